@@ -1,0 +1,30 @@
+"""Settings: the only place toolrun reads the environment (prefix ``TOOLRUN_``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class Settings(BaseSettings):
+    """Process-wide configuration, passed down explicitly to whoever needs it."""
+
+    model_config = SettingsConfigDict(env_prefix="TOOLRUN_", extra="ignore")
+
+    workspace: Path = Field(default_factory=Path.cwd, description="Root that tool paths stay in.")
+    sandbox_path: str = Field(DEFAULT_SANDBOX_PATH, description="PATH given to tool subprocesses.")
+    bash_default_timeout_s: float = Field(10.0, gt=0)
+    bash_max_timeout_s: float = Field(600.0, gt=0)
+    kill_grace_s: float = Field(1.0, ge=0, description="Wait between SIGTERM and SIGKILL.")
+    max_memory_bytes: int = Field(4 * 1024**3, gt=0, description="RLIMIT_AS per subprocess.")
+    max_file_size_bytes: int = Field(1024**3, gt=0, description="RLIMIT_FSIZE per subprocess.")
+    max_open_files: int = Field(1024, gt=0, description="RLIMIT_NOFILE per subprocess.")
+    output_head_lines: int = Field(200, gt=0, description="Lines kept from the start of output.")
+    output_tail_lines: int = Field(200, gt=0, description="Lines kept from the end of output.")
+    output_max_line_chars: int = Field(2000, gt=0)
+    glob_max_results: int = Field(1000, gt=0)
+    rg_path: Path | None = Field(None, description="ripgrep binary; found next to Python if unset.")

@@ -1,0 +1,51 @@
+"""Errors raised by toolrun; callers catch the family they can handle.
+
+ToolrunError
+├── ToolNotFound           no registered tool matches a name (and version)
+├── InvalidArguments       arguments do not satisfy the tool's parameter schema
+├── InvalidDescriptor      a tool descriptor fails validation at registration
+├── DuplicateTool          name@version is already registered
+├── SandboxViolation       a path or process request leaves the sandbox
+└── ToolExecutionError     a tool ran and failed; may carry partial output
+    └── ToolTimeout        a tool ran past its time limit
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ToolrunError(Exception):
+    """Root of every error toolrun raises on purpose."""
+
+
+class ToolNotFound(ToolrunError):
+    """No registered tool matches the requested name and version."""
+
+
+class InvalidArguments(ToolrunError):
+    """Arguments do not satisfy the tool's parameter schema."""
+
+
+class InvalidDescriptor(ToolrunError):
+    """A tool descriptor is malformed (schema, version, examples...)."""
+
+
+class DuplicateTool(ToolrunError):
+    """A tool with the same name@version is already registered."""
+
+
+class SandboxViolation(ToolrunError):
+    """A request would leave the workspace or break a sandbox rule."""
+
+
+class ToolExecutionError(ToolrunError):
+    """A tool ran and failed; `output` keeps what it produced before failing."""
+
+    def __init__(self, message: str, *, output: Any = None) -> None:
+        super().__init__(message)
+        self.output = output
+
+
+class ToolTimeout(ToolExecutionError):
+    """A tool ran past its time limit and was stopped."""

@@ -1,0 +1,78 @@
+"""Approvers decide whether a call that needs confirmation may run."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+from rich.console import Console
+from rich.prompt import Confirm
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What a human is asked to approve: one call, its arguments and why it is risky."""
+
+    call_id: str
+    tool_name: str
+    tool_version: str
+    arguments: dict[str, Any]
+    warning: str
+    risk: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An approver's answer; `reason` is shown to the caller when denied."""
+
+    approved: bool
+    reason: str = ""
+
+
+class Approver(Protocol):
+    """Asks someone (or something) whether a call may run."""
+
+    def decide(self, request: ApprovalRequest) -> Decision: ...
+
+
+class AutoApprover:
+    """Approves everything: the CLI's ``--yes``."""
+
+    def decide(self, request: ApprovalRequest) -> Decision:
+        return Decision(approved=True, reason="approved in advance (--yes)")
+
+
+class DenyApprover:
+    """Denies everything: the answer when no human can be asked."""
+
+    def decide(self, request: ApprovalRequest) -> Decision:
+        return Decision(
+            approved=False,
+            reason="needs confirmation but nobody can be asked (not interactive); "
+            "pass --yes to approve",
+        )
+
+
+@dataclass
+class TtyApprover:
+    """Asks y/N on a terminal; anything but yes is a denial."""
+
+    stream: TextIO = field(default_factory=lambda: sys.stdin)
+    console: Console = field(default_factory=lambda: Console(stderr=True))
+
+    def decide(self, request: ApprovalRequest) -> Decision:
+        self.console.print(
+            f"[bold yellow]{request.tool_name}[/] {request.tool_version} "
+            f"(risk {request.risk}) needs confirmation: {request.warning}"
+        )
+        self.console.print_json(data=request.arguments)
+        approved = Confirm.ask("Run it?", default=False, console=self.console, stream=self.stream)
+        return Decision(approved=approved, reason="" if approved else "denied at the prompt")
+
+
+def default_approver(*, assume_yes: bool, interactive: bool) -> Approver:
+    """The approver the CLI uses: --yes approves, a TTY asks, anything else denies."""
+    if assume_yes:
+        return AutoApprover()
+    return TtyApprover() if interactive else DenyApprover()

@@ -1,0 +1,31 @@
+"""Permission levels, ordered, and the one place queue names are derived from."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class PermissionLevel(StrEnum):
+    """What a tool may touch; an agent's ceiling is one of these too."""
+
+    READ_ONLY = "read_only"
+    READ_WRITE = "read_write"
+    EXECUTE = "execute"
+    ADMIN = "admin"
+
+    @property
+    def rank(self) -> int:
+        """Position in the order read_only < read_write < execute < admin."""
+        return _ORDER.index(self)
+
+    @property
+    def queue_name(self) -> str:
+        """The broker queue whose workers run tools of this level."""
+        return f"tools.{self.value}"
+
+    def allows(self, needed: PermissionLevel) -> bool:
+        """True when a ceiling of this level covers a tool that needs `needed`."""
+        return needed.rank <= self.rank
+
+
+_ORDER = list(PermissionLevel)

@@ -1,0 +1,42 @@
+"""Resource limits applied to every tool subprocess, set in the child before exec."""
+
+from __future__ import annotations
+
+import math
+import resource
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """Per-process caps; None leaves a limit as inherited."""
+
+    cpu_seconds: int | None = None
+    memory_bytes: int | None = None
+    file_size_bytes: int | None = None
+    open_files: int | None = None
+
+    def with_cpu_for(self, timeout_s: float) -> ResourceLimits:
+        """Copy whose CPU cap backs up a wall-clock timeout (one second of slack)."""
+        return ResourceLimits(
+            cpu_seconds=math.ceil(timeout_s) + 1,
+            memory_bytes=self.memory_bytes,
+            file_size_bytes=self.file_size_bytes,
+            open_files=self.open_files,
+        )
+
+    def apply(self) -> None:
+        """Lower this process's limits; runs in the child between fork and exec."""
+        _lower(resource.RLIMIT_CORE, 0)
+        _lower(resource.RLIMIT_CPU, self.cpu_seconds)
+        _lower(resource.RLIMIT_AS, self.memory_bytes)
+        _lower(resource.RLIMIT_FSIZE, self.file_size_bytes)
+        _lower(resource.RLIMIT_NOFILE, self.open_files)
+
+
+def _lower(which: int, value: int | None) -> None:
+    if value is None:
+        return
+    _soft, hard = resource.getrlimit(which)
+    capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(which, (capped, capped))

@@ -1,0 +1,54 @@
+"""Workspace confinement: every user path is resolved, symlinks included, inside one root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolrun.errors import SandboxViolation
+
+OUTSIDE = "path is outside the workspace"
+
+
+class Workspace:
+    """A directory that tool paths may not leave."""
+
+    def __init__(self, root: Path | str) -> None:
+        resolved = Path(root).resolve(strict=False)
+        if not resolved.is_dir():
+            raise SandboxViolation(f"workspace is not a directory: {root}")
+        self.root = resolved
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    def resolve(self, path: object) -> Path:
+        """Return the real absolute path for `path`, refusing anything that ends up outside.
+
+        Relative paths are taken from the root; absolute ones must already be inside it.
+        Every existing component is resolved (link chains and dangling links included), so
+        a link inside the workspace that points out is refused like a plain `..` escape.
+
+        Raises:
+            SandboxViolation: non-string, empty, NUL-containing or escaping paths.
+        """
+        if not isinstance(path, str):
+            raise SandboxViolation(f"{OUTSIDE} (path must be a string, got {type(path).__name__})")
+        if not path.strip():
+            raise SandboxViolation(f"{OUTSIDE} (empty path)")
+        if "\x00" in path:
+            raise SandboxViolation(f"{OUTSIDE} (NUL byte in path)")
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        resolved = candidate.resolve(strict=False)
+        if not resolved.is_relative_to(self.root):
+            raise SandboxViolation(f"{OUTSIDE}: {path}")
+        return resolved
+
+    def relative(self, resolved: Path) -> Path:
+        """`resolved` (already inside) relative to the root."""
+        return resolved.relative_to(self.root)
+
+    def display(self, resolved: Path) -> str:
+        """How a path is shown to agents: relative to the root, '.' for the root itself."""
+        return str(self.relative(resolved)) or "."

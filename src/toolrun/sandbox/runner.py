@@ -1,0 +1,156 @@
+"""Runs tool subprocesses confined: own session, no stdin, scrubbed env, limits, tree kill."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import psutil
+
+from toolrun.errors import SandboxViolation
+from toolrun.sandbox.limits import ResourceLimits
+from toolrun.sandbox.output import OutputSink
+
+# Every process a call starts inherits this variable; descendants that leave the process
+# group (setsid, double fork) are still found by it and killed with the rest.
+CALL_MARKER_VAR = "TOOLRUN_CALL_MARKER"
+_READ_CHUNK = 1 << 16
+_POLL_S = 0.02
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How a subprocess ended; output went to the sinks given to `run`."""
+
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class ProcessRunner:
+    """Starts subprocesses inside the sandbox rules; one instance per workspace."""
+
+    cwd: Path
+    env: dict[str, str]
+    limits: ResourceLimits
+    kill_grace_s: float = 1.0
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdout: OutputSink,
+        stderr: OutputSink,
+    ) -> ProcessResult:
+        """Run `argv` to completion or `timeout_s`, then make sure nothing of it survives.
+
+        The whole process tree is killed at the end either way: background jobs do not
+        outlive the call.
+
+        Raises:
+            SandboxViolation: the program cannot be started.
+        """
+        marker = secrets.token_hex(12)
+        limits = self.limits.with_cpu_for(timeout_s)
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=self.cwd,
+                env={**self.env, CALL_MARKER_VAR: marker},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=limits.apply,  # noqa: PLW1509 - setrlimit must run in the child
+            )
+        except OSError as exc:
+            raise SandboxViolation(f"cannot start {argv[0]}: {exc.strerror}") from exc
+        pumps = [_pump(proc.stdout, stdout), _pump(proc.stderr, stderr)]
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill_tree(proc, marker, self.kill_grace_s)
+        for pump in pumps:
+            pump.join()
+        return ProcessResult(
+            exit_code=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            duration_s=time.monotonic() - started,
+        )
+
+
+def _pump(stream: IO[bytes] | None, sink: OutputSink) -> threading.Thread:
+    if stream is None:
+        raise SandboxViolation("subprocess started without an output pipe")
+
+    def copy() -> None:
+        with stream:
+            fd = stream.fileno()
+            while chunk := os.read(fd, _READ_CHUNK):
+                sink.feed(chunk)
+
+    thread = threading.Thread(target=copy, daemon=True)
+    thread.start()
+    return thread
+
+
+def _kill_tree(proc: subprocess.Popen[bytes], marker: str, grace_s: float) -> None:
+    """TERM what is left of the call (its group and marked strays), wait `grace_s`, KILL."""
+    pgid = proc.pid
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while survivors := _survivors(pgid, marker):
+        if time.monotonic() >= deadline:
+            for process in survivors:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+            break
+        for process in survivors:
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=_POLL_S)
+    proc.wait()
+
+
+def _survivors(pgid: int, marker: str) -> list[psutil.Process]:
+    """Live (non-zombie) processes in the call's group or carrying its marker."""
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if os.getpgid(process.pid) == pgid or process.environ().get(CALL_MARKER_VAR) == marker:
+                found.append(process)
+    return found
+
+
+def sandbox_env(*, path: str, home: Path) -> dict[str, str]:
+    """The only environment a tool subprocess sees: nothing inherited from the host."""
+    return {
+        "PATH": path,
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+        "PAGER": "cat",
+        "GIT_PAGER": "cat",
+        "GIT_TERMINAL_PROMPT": "0",
+    }

@@ -1,0 +1,87 @@
+"""What a tool is: a descriptor plus `run`, and the context a run gets."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from toolrun.config import Settings
+from toolrun.permissions.approvals import Approver, DenyApprover
+from toolrun.sandbox.limits import ResourceLimits
+from toolrun.sandbox.paths import Workspace
+from toolrun.sandbox.runner import ProcessRunner, sandbox_env
+from toolrun.tools.model import ToolDescriptor
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What a file looked like when an agent last read or wrote it."""
+
+    mtime_ns: int
+    size: int
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may use: it never opens user paths or starts processes otherwise."""
+
+    workspace: Workspace
+    runner: ProcessRunner
+    settings: Settings
+    approver: Approver = field(default_factory=DenyApprover)
+    # Files this agent session has seen, so writes can refuse files changed behind its back.
+    file_stamps: dict[Path, FileStamp] = field(default_factory=dict)
+
+    @classmethod
+    def create(
+        cls, settings: Settings, *, workspace: Path | None = None, approver: Approver | None = None
+    ) -> ToolContext:
+        """A context for one agent session in `workspace` (default: the settings' one)."""
+        space = Workspace(workspace if workspace is not None else settings.workspace)
+        runner = ProcessRunner(
+            cwd=space.root,
+            env=sandbox_env(path=settings.sandbox_path, home=space.root),
+            limits=ResourceLimits(
+                memory_bytes=settings.max_memory_bytes,
+                file_size_bytes=settings.max_file_size_bytes,
+                open_files=settings.max_open_files,
+            ),
+            kill_grace_s=settings.kill_grace_s,
+        )
+        return cls(space, runner, settings, approver or DenyApprover())
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a successful run returns; `metadata` is merged into the result's metadata."""
+
+    output: Any
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Tool(ABC):
+    """A runnable tool. Subclasses set `descriptor` and implement `run`."""
+
+    descriptor: ToolDescriptor
+
+    def __init__(self) -> None:
+        self.validator = jsonschema.Draft202012Validator(self.descriptor.parameters)
+
+    def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
+        """Why this call needs a human's yes, or None when it may run at once."""
+        if self.descriptor.requires_confirmation:
+            return f"{self.descriptor.name} requires confirmation"
+        return None
+
+    @abstractmethod
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run with validated arguments (schema defaults filled in).
+
+        Raises:
+            ToolExecutionError: the tool failed; ToolTimeout when it ran out of time.
+            SandboxViolation: the arguments ask for something outside the sandbox.
+        """

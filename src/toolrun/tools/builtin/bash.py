@@ -1,0 +1,120 @@
+"""bash: a shell command in the workspace, in its own process group, killed on timeout."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from toolrun.errors import ToolExecutionError, ToolTimeout
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.sandbox.output import CappedLines
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+
+BASH = "/bin/bash"
+DEFAULT_TIMEOUT_S = 10
+
+DESCRIPTOR = ToolDescriptor(
+    name="bash",
+    version="1.0.0",
+    description=(
+        "Run a bash command with the workspace as working directory and return stdout, "
+        "stderr, exit_code, timed_out and duration_s. Runs in its own session with stdin "
+        "from /dev/null, a scrubbed environment and resource limits. On timeout the whole "
+        "process tree is killed; background jobs never outlive the call. Long output keeps "
+        "its head and tail with '[N lines omitted]' between."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "minLength": 1, "description": "The command line."},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "default": DEFAULT_TIMEOUT_S,
+                "description": "Seconds before the command is killed (operator sets the maximum).",
+            },
+            "description": {"type": "string", "description": "What the command does, for humans."},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+    returns={
+        "type": "object",
+        "properties": {
+            "stdout": {"type": "string"},
+            "stderr": {"type": "string"},
+            "exit_code": {"type": ["integer", "null"], "description": "null when timed out."},
+            "timed_out": {"type": "boolean"},
+            "duration_s": {"type": "number"},
+        },
+    },
+    examples=[
+        ToolExample(
+            description="Run the test suite", arguments={"command": "pytest -q", "timeout": 120}
+        ),
+        ToolExample(
+            description="Show recent commits",
+            arguments={"command": "git log --oneline -5", "description": "recent history"},
+        ),
+        ToolExample(description="Count lines of Python", arguments={"command": "cat *.py | wc -l"}),
+    ],
+    notes=[
+        "A non-zero exit code is reported as status error with the output kept.",
+        "Every call requires confirmation.",
+        "CPU time, memory (address space), file size and open files are capped per call.",
+    ],
+    permission=PermissionLevel.EXECUTE,
+    risk=Risk.HIGH,
+    tags=["shell", "execute"],
+    category="execution",
+    time_limit_s=600,
+    requires_confirmation=True,
+)
+
+
+class BashTool(Tool):
+    descriptor = DESCRIPTOR
+
+    def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
+        return f"bash runs a shell command: {arguments['command']}"
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        timeout = float(arguments["timeout"])
+        limit = ctx.settings.bash_max_timeout_s
+        if timeout > limit:
+            raise ToolExecutionError(f"timeout {timeout:g} s is above the maximum of {limit:g} s")
+        settings = ctx.settings
+        sinks = [
+            CappedLines(
+                head=settings.output_head_lines,
+                tail=settings.output_tail_lines,
+                max_line_chars=settings.output_max_line_chars,
+            )
+            for _ in range(2)
+        ]
+        argv = [BASH, "--noprofile", "--norc", "-c", arguments["command"]]
+        ended = ctx.runner.run(argv, timeout_s=timeout, stdout=sinks[0], stderr=sinks[1])
+        output = {
+            "stdout": sinks[0].text(),
+            "stderr": sinks[1].text(),
+            "exit_code": ended.exit_code,
+            "timed_out": ended.timed_out,
+            "duration_s": round(ended.duration_s, 3),
+        }
+        if ended.timed_out:
+            raise ToolTimeout(f"command timed out after {timeout:g} s", output=output)
+        code = ended.exit_code
+        if code is not None and code < 0:
+            raise ToolExecutionError(
+                f"command killed by signal {signal.Signals(-code).name}", output=output
+            )
+        if code:
+            raise ToolExecutionError(f"command exited with code {code}", output=output)
+        return ToolOutput(
+            output=output,
+            metadata={
+                "stdout_lines": sinks[0].total_lines,
+                "stdout_lines_omitted": sinks[0].omitted_lines,
+            },
+        )

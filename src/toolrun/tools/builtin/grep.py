@@ -1,0 +1,176 @@
+"""grep: regex search over workspace files with ripgrep, in three output modes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolrun.errors import ToolExecutionError, ToolTimeout
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun.tools.builtin._ripgrep import run_rg
+from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+
+MODES = ("files_with_matches", "content", "count")
+MAX_COLUMNS = 500
+_CONTEXT = {"type": "integer", "minimum": 0, "maximum": 1000}
+
+DESCRIPTOR = ToolDescriptor(
+    name="grep",
+    version="1.0.0",
+    description=(
+        "Search file contents with a regular expression (ripgrep syntax). "
+        "`files_with_matches` lists matching files, `content` shows matching lines as "
+        "`path:line:text` (with -A/-B/-C context), `count` gives matches per file. "
+        "Honours .gitignore; filter with `glob` or `type`; page with `offset` and `head_limit`."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "minLength": 1, "description": "Regular expression."},
+            "path": {"type": "string", "description": "File or directory (default: workspace)."},
+            "glob": {
+                "type": "string",
+                "description": "Only files matching this glob, e.g. `*.py`.",
+            },
+            "type": {"type": "string", "description": "Only files of this rg type, e.g. `py`."},
+            "output_mode": {"type": "string", "enum": list(MODES), "default": "files_with_matches"},
+            "-A": {**_CONTEXT, "description": "Lines of context after each match (content)."},
+            "-B": {**_CONTEXT, "description": "Lines of context before each match (content)."},
+            "-C": {**_CONTEXT, "description": "Lines of context around each match (content)."},
+            "-i": {"type": "boolean", "default": False, "description": "Ignore case."},
+            "-n": {"type": "boolean", "default": True, "description": "Line numbers (content)."},
+            "multiline": {
+                "type": "boolean",
+                "default": False,
+                "description": "Let patterns span lines (`.` matches newlines).",
+            },
+            "head_limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Most entries returned.",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Entries skipped.",
+            },
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    },
+    returns={
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": list(MODES)},
+            "files": {"type": "array", "items": {"type": "string"}},
+            "content": {"type": "string"},
+            "counts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"path": {"type": "string"}, "count": {"type": "integer"}},
+                },
+            },
+            "returned": {
+                "type": "integer",
+                "description": "Entries (files, lines, counts) returned.",
+            },
+            "total": {"type": "integer", "description": "Entries before offset/head_limit."},
+            "truncated": {"type": "boolean"},
+            "warnings": {"type": ["string", "null"]},
+        },
+    },
+    examples=[
+        ToolExample(description="Files that define a class", arguments={"pattern": r"^class \w+"}),
+        ToolExample(
+            description="TODO lines in Python files with two lines of context",
+            arguments={"pattern": "TODO", "type": "py", "output_mode": "content", "-C": 2},
+        ),
+        ToolExample(
+            description="Count case-insensitive 'error' per log file",
+            arguments={"pattern": "error", "glob": "*.log", "output_mode": "count", "-i": True},
+        ),
+    ],
+    notes=[
+        "A pattern starting with '-' is a pattern, never an option.",
+        f"Lines longer than {MAX_COLUMNS} characters are shown as a preview.",
+        "Files are listed in path order; content is sorted by path so paging is stable.",
+        "Symlinks are not followed, so the search never leaves the workspace.",
+    ],
+    permission=PermissionLevel.READ_ONLY,
+    risk=Risk.LOW,
+    tags=["search", "read"],
+    category="search",
+    time_limit_s=30,
+)
+
+
+class GrepTool(Tool):
+    descriptor = DESCRIPTOR
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        target = ctx.workspace.resolve(arguments.get("path", "."))
+        if not target.exists():
+            raise ToolExecutionError(f"path not found: {ctx.workspace.display(target)}")
+        mode = arguments["output_mode"]
+        search = run_rg(
+            ctx,
+            [*rg_flags(arguments), "--", ctx.workspace.display(target)],
+            timeout_s=self.descriptor.time_limit_s,
+        )
+        if search.exit_code not in (0, 1) and not search.lines and not search.timed_out:
+            raise ToolExecutionError(f"grep failed: {search.stderr.removeprefix('rg: ')}")
+        entries = [line.removeprefix("./") for line in search.lines]
+        if mode != "content":
+            entries.sort()
+        start = arguments["offset"]
+        end = start + arguments["head_limit"] if "head_limit" in arguments else None
+        page = entries[start:end]
+        output: dict[str, Any] = {
+            "mode": mode,
+            "returned": len(page),
+            "total": len(entries),
+            "truncated": (end is not None and end < len(entries)) or search.truncated,
+            "warnings": search.stderr or None,
+        }
+        if mode == "files_with_matches":
+            output["files"] = page
+        elif mode == "count":
+            output["counts"] = [_count_entry(line) for line in page]
+        else:
+            output["content"] = "\n".join(page)
+        if search.timed_out:
+            raise ToolTimeout(
+                f"grep timed out after {self.descriptor.time_limit_s:g} s; results are partial",
+                output=output,
+            )
+        return ToolOutput(output=output)
+
+
+def rg_flags(arguments: dict[str, Any]) -> list[str]:
+    """The rg options for a grep call (path excluded); shared with the benchmark."""
+    mode = arguments["output_mode"]
+    flags = [f"--max-columns={MAX_COLUMNS}", "--max-columns-preview"]
+    if mode == "files_with_matches":
+        flags.append("--files-with-matches")
+    elif mode == "count":
+        flags += ["--count", "--with-filename"]
+    else:
+        flags += ["--no-heading", "--with-filename", "--sort=path"]
+        flags.append("--line-number" if arguments["-n"] else "--no-line-number")
+        flags += [f"{k}{arguments[k]}" for k in ("-A", "-B", "-C") if k in arguments]
+    if arguments["-i"]:
+        flags.append("--ignore-case")
+    if arguments["multiline"]:
+        flags += ["--multiline", "--multiline-dotall"]
+    if "glob" in arguments:
+        flags += ["--glob", arguments["glob"]]
+    if "type" in arguments:
+        flags += ["--type", arguments["type"]]
+    return [*flags, "--regexp", arguments["pattern"]]
+
+
+def _count_entry(line: str) -> dict[str, Any]:
+    path, _, count = line.rpartition(":")
+    return {"path": path, "count": int(count)}

@@ -1,0 +1,142 @@
+"""read: a text file with line numbers, paged, whatever its encoding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolrun.errors import ToolExecutionError
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun.tools.builtin._files import load_text, remember
+from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+CUT_MARK = " … [line truncated]"
+
+DESCRIPTOR = ToolDescriptor(
+    name="read",
+    version="1.0.0",
+    description=(
+        "Read a text file in the workspace and return its lines numbered like `cat -n` "
+        "(right-aligned number, tab, text). Reads up to `limit` lines from `offset`; a longer "
+        "file returns one page and says how to get the next. Detects the encoding (BOM, "
+        "UTF-8, then detection, e.g. GBK) and refuses binary files."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "file_path": {
+                "type": "string",
+                "description": "File to read: relative to the workspace, or absolute inside it.",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "default": 1,
+                "description": "First line to return (1-based).",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "default": DEFAULT_LIMIT,
+                "description": "Most lines to return.",
+            },
+        },
+        "required": ["file_path"],
+        "additionalProperties": False,
+    },
+    returns={
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "description": "Numbered lines, `cat -n` style."},
+            "start_line": {"type": "integer"},
+            "lines_returned": {"type": "integer"},
+            "total_lines": {"type": "integer"},
+            "partial": {"type": "boolean", "description": "True when more lines follow."},
+            "next_offset": {"type": ["integer", "null"], "description": "Offset of the next page."},
+            "encoding": {"type": "string"},
+            "line_ending": {"type": "string", "enum": ["LF", "CRLF"]},
+            "notice": {"type": ["string", "null"], "description": "Paging hint or warning."},
+        },
+    },
+    examples=[
+        ToolExample(description="Read a whole source file", arguments={"file_path": "src/app.py"}),
+        ToolExample(
+            description="Read lines 100-149 of a log",
+            arguments={"file_path": "logs/server.log", "offset": 100, "limit": 50},
+        ),
+        ToolExample(
+            description="Read by absolute path inside the workspace",
+            arguments={"file_path": "/workspace/README.md", "limit": 20},
+        ),
+    ],
+    notes=[
+        f"Returns at most {DEFAULT_LIMIT} lines by default; lines over {MAX_LINE_CHARS} "
+        "characters are cut and marked.",
+        "A 10 MB file reads in tens of milliseconds; only the requested page is formatted.",
+        "Paths are confined to the workspace; symlinks pointing outside it are refused.",
+    ],
+    permission=PermissionLevel.READ_ONLY,
+    risk=Risk.LOW,
+    tags=["filesystem", "read"],
+    category="filesystem",
+    time_limit_s=10,
+)
+
+
+class ReadTool(Tool):
+    descriptor = DESCRIPTOR
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        path = ctx.workspace.resolve(arguments["file_path"])
+        name = ctx.workspace.display(path)
+        text_file, info, size = load_text(ctx, path)
+        remember(ctx, path, info)
+        offset: int = arguments["offset"]
+        text = text_file.normalized
+        total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        if total == 0:
+            lines: list[str] = []
+            notice: str | None = f"{name} is empty"
+        elif offset > total:
+            raise ToolExecutionError(
+                f"offset {offset} is past the end of {name}, which has {total} lines"
+            )
+        else:
+            end = min(offset - 1 + arguments["limit"], total)
+            lines = text.split("\n", end)[offset - 1 : end]
+            notice = None
+            if end < total:
+                notice = (
+                    f"partial: showing lines {offset}-{end} of {total}; "
+                    f"call read with offset={end + 1} to continue"
+                )
+        cut = sum(1 for line in lines if len(line) > MAX_LINE_CHARS)
+        content = "\n".join(
+            f"{number:>6}\t{_clip(line)}" for number, line in enumerate(lines, start=offset)
+        )
+        next_offset = offset + len(lines) if offset + len(lines) <= total else None
+        return ToolOutput(
+            output={
+                "content": content,
+                "start_line": offset,
+                "lines_returned": len(lines),
+                "total_lines": total,
+                "partial": next_offset is not None,
+                "next_offset": next_offset,
+                "encoding": text_file.encoding,
+                "line_ending": "CRLF" if text_file.newline == "\r\n" else "LF",
+                "notice": notice,
+            },
+            metadata={
+                "file_size_bytes": size,
+                "total_lines": total,
+                "lines_returned": len(lines),
+                "lines_truncated": cut,
+            },
+        )
+
+
+def _clip(line: str) -> str:
+    return line[:MAX_LINE_CHARS] + CUT_MARK if len(line) > MAX_LINE_CHARS else line

@@ -1,0 +1,101 @@
+"""write: create or replace a file atomically, keeping an existing file's style."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.sandbox.fs import read_bytes
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun.tools.builtin._files import ensure_unchanged, store_text
+from toolrun.tools.builtin._text import TextFile, decode, is_binary
+from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+
+DESCRIPTOR = ToolDescriptor(
+    name="write",
+    version="1.0.0",
+    description=(
+        "Write text to a file in the workspace, creating parent directories. The write is "
+        "atomic (temporary file, then rename). Replacing an existing file needs confirmation "
+        "and keeps that file's encoding and line endings; it is refused when the file changed "
+        "since this session last read it."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "file_path": {
+                "type": "string",
+                "description": "File to write: relative to the workspace, or absolute inside it.",
+            },
+            "content": {"type": "string", "description": "The file's complete new content."},
+        },
+        "required": ["file_path", "content"],
+        "additionalProperties": False,
+    },
+    returns={
+        "type": "object",
+        "properties": {
+            "file_path": {"type": "string"},
+            "bytes_written": {"type": "integer"},
+            "created": {
+                "type": "boolean",
+                "description": "False when an existing file was replaced.",
+            },
+            "encoding": {"type": "string"},
+            "line_ending": {"type": "string", "enum": ["LF", "CRLF"]},
+        },
+    },
+    examples=[
+        ToolExample(
+            description="Create a new module",
+            arguments={"file_path": "src/util.py", "content": "def add(a, b):\n    return a + b\n"},
+        ),
+        ToolExample(
+            description="Create a file in a new directory",
+            arguments={"file_path": "docs/notes/todo.md", "content": "# To do\n"},
+        ),
+        ToolExample(
+            description="Replace a config file (asks for confirmation)",
+            arguments={"file_path": "config.toml", "content": "debug = false\n"},
+        ),
+    ],
+    notes=[
+        "Atomic: readers see the old or the new content, never a half-written file.",
+        "Writes never follow a symlink out of the workspace.",
+        "Replacing an existing file requires confirmation.",
+    ],
+    permission=PermissionLevel.READ_WRITE,
+    risk=Risk.MEDIUM,
+    tags=["filesystem", "write"],
+    category="filesystem",
+    time_limit_s=10,
+)
+
+
+class WriteTool(Tool):
+    descriptor = DESCRIPTOR
+
+    def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
+        path = ctx.workspace.resolve(arguments["file_path"])
+        if path.exists():
+            return f"write replaces the existing file {ctx.workspace.display(path)}"
+        return None
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        path = ctx.workspace.resolve(arguments["file_path"])
+        like = TextFile("")  # a new or binary file becomes plain UTF-8 text with LF endings
+        if path.exists():
+            data, info = read_bytes(ctx.workspace, path)
+            ensure_unchanged(ctx, path, info)
+            if not is_binary(data):
+                like = decode(data, ctx.workspace.display(path))
+        written, created = store_text(ctx, path, like, arguments["content"])
+        return ToolOutput(
+            output={
+                "file_path": ctx.workspace.display(path),
+                "bytes_written": written,
+                "created": created,
+                "encoding": like.encoding,
+                "line_ending": "CRLF" if like.newline == "\r\n" else "LF",
+            }
+        )

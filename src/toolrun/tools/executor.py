@@ -1,0 +1,86 @@
+"""Runs one call in-process: resolve, validate, confirm, run, and shape the result."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from toolrun.errors import InvalidArguments, SandboxViolation, ToolExecutionError, ToolTimeout
+from toolrun.permissions.approvals import ApprovalRequest
+from toolrun.tools.base import Tool, ToolContext
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.tools.registry import ToolRegistry
+from toolrun.tools.validation import validate_arguments, with_defaults
+
+log = logging.getLogger(__name__)
+
+
+class Executor:
+    """Executes calls against a registry; never raises for anything a caller sent."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+
+    def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Run `call` and return its ToolResult (status error/denied/timeout, never a raise)."""
+        started = time.perf_counter()
+        tool = self.registry.get(call.tool_name, call.version)
+        result = self._unknown_tool(call) if tool is None else self._execute_tool(tool, call, ctx)
+        result.metadata["execution_time_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return result
+
+    def _unknown_tool(self, call: ToolCall) -> ToolResult:
+        wanted = call.tool_name + (f"@{call.version}" if call.version else "")
+        available = ", ".join(self.registry.names()) or "(none)"
+        return ToolResult(
+            call_id=call.id,
+            tool_name=call.tool_name,
+            status=ToolStatus.ERROR,
+            error=f"unknown tool: {wanted}; available tools: {available}",
+        )
+
+    def _execute_tool(self, tool: Tool, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        descriptor = tool.descriptor
+
+        def result(status: ToolStatus, output: Any = None, error: str | None = None) -> ToolResult:
+            return ToolResult(
+                call_id=call.id,
+                tool_name=descriptor.name,
+                tool_version=descriptor.version,
+                status=status,
+                output=output,
+                error=error,
+            )
+
+        try:
+            validate_arguments(tool.validator, call.arguments)
+            arguments = with_defaults(descriptor.parameters, call.arguments)
+            warning = tool.confirmation(arguments, ctx)
+            if warning is not None:
+                request = ApprovalRequest(
+                    call_id=call.id,
+                    tool_name=descriptor.name,
+                    tool_version=descriptor.version,
+                    arguments=arguments,
+                    warning=warning,
+                    risk=descriptor.risk.value,
+                )
+                decision = ctx.approver.decide(request)
+                if not decision.approved:
+                    return result(ToolStatus.DENIED, error=f"{warning}: {decision.reason}")
+            produced = tool.run(arguments, ctx)
+        except InvalidArguments as exc:
+            return result(ToolStatus.ERROR, error=f"invalid arguments: {exc}")
+        except SandboxViolation as exc:
+            return result(ToolStatus.BLOCKED, error=str(exc))
+        except ToolTimeout as exc:
+            return result(ToolStatus.TIMEOUT, output=exc.output, error=str(exc))
+        except ToolExecutionError as exc:
+            return result(ToolStatus.ERROR, output=exc.output, error=str(exc))
+        except Exception as exc:  # a bug in a tool must still give the caller a result
+            log.exception("tool %s crashed on call %s", descriptor.tool_id, call.id)
+            return result(ToolStatus.ERROR, error=f"internal error in {descriptor.name}: {exc!r}")
+        final = result(ToolStatus.SUCCESS, output=produced.output)
+        final.metadata.update(produced.metadata)
+        return final

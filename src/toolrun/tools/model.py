@@ -1,0 +1,149 @@
+"""The tool model: descriptors, calls and results, in the JSON shapes the API speaks."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from enum import StrEnum
+from typing import Any, Self
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.semver import Version
+from toolrun.tools.validation import argument_errors
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+MIN_EXAMPLES = 3
+
+
+class Risk(StrEnum):
+    """How much harm a tool can do when misused."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class ToolExample(BaseModel):
+    """One documented way to call a tool; validated against the tool's parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = Field(min_length=1)
+    arguments: dict[str, Any]
+
+
+class ToolDescriptor(BaseModel):
+    """Everything an agent or operator needs to know about a tool, without running it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    version: str
+    description: str = Field(min_length=1)
+    parameters: dict[str, Any]
+    returns: dict[str, Any]
+    examples: list[ToolExample]
+    notes: list[str] = Field(default_factory=list)
+    permission: PermissionLevel
+    risk: Risk = Risk.LOW
+    tags: list[str] = Field(default_factory=list)
+    category: str = "general"
+    time_limit_s: float = Field(10.0, gt=0)
+    requires_confirmation: bool = False
+
+    @property
+    def tool_id(self) -> str:
+        """Unique id in a registry: ``name@version``."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def semver(self) -> Version:
+        return Version.parse(self.version)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not _NAME.match(name):
+            raise ValueError(
+                f"tool name {name!r} must be lowercase letters, digits and '_', "
+                "starting with a letter (at most 64 characters)"
+            )
+        return name
+
+    @field_validator("version")
+    @classmethod
+    def _check_version(cls, version: str) -> str:
+        Version.parse(version)
+        return version
+
+    @field_validator("parameters", "returns")
+    @classmethod
+    def _check_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+            raise ValueError(
+                f"not a valid JSON Schema (Draft 2020-12) at {where}: {exc.message}"
+            ) from exc
+        return schema
+
+    @model_validator(mode="after")
+    def _check_parameters_and_examples(self) -> Self:
+        if self.parameters.get("type") != "object":
+            raise ValueError('parameters must be a JSON Schema with "type": "object"')
+        if len(self.examples) < MIN_EXAMPLES:
+            raise ValueError(
+                f"at least {MIN_EXAMPLES} examples are required, got {len(self.examples)}"
+            )
+        validator = jsonschema.Draft202012Validator(self.parameters)
+        for index, example in enumerate(self.examples, start=1):
+            problems = argument_errors(validator, example.arguments)
+            if problems:
+                raise ValueError(
+                    f"example {index} ({example.description!r}) is invalid: {problems}"
+                )
+        return self
+
+
+class ToolStatus(StrEnum):
+    """How a call ended (or where it waits)."""
+
+    SUCCESS = "success"
+    ERROR = "error"
+    BLOCKED = "blocked"
+    TIMEOUT = "timeout"
+    AWAITING_APPROVAL = "awaiting_approval"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
+
+
+class ToolCall(BaseModel):
+    """A request to run one tool with arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1, max_length=128)
+    tool_name: str = Field(min_length=1)
+    version: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    agent_id: str | None = None
+
+
+class ToolResult(BaseModel):
+    """The outcome of a call; `metadata` always carries execution_time_ms."""
+
+    call_id: str
+    tool_name: str
+    tool_version: str | None = None
+    status: ToolStatus
+    output: Any = None
+    error: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ToolStatus.SUCCESS

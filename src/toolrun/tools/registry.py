@@ -1,0 +1,86 @@
+"""The registry: tools by name and SemVer version, several versions side by side."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+
+from toolrun.errors import DuplicateTool, ToolNotFound
+from toolrun.tools.base import Tool
+from toolrun.tools.builtin import builtin_tools
+from toolrun.tools.semver import Version
+
+
+class ToolRegistry:
+    """Tools keyed by name, then version; ids are ``name@version``."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, dict[Version, Tool]] = {}
+        for tool in tools:
+            self.register(tool)
+
+    @classmethod
+    def with_builtins(cls) -> ToolRegistry:
+        """A registry holding the built-in tools."""
+        return cls(builtin_tools())
+
+    def register(self, tool: Tool) -> str:
+        """Add a tool; returns its id.
+
+        Raises:
+            DuplicateTool: the same name@version is already registered.
+        """
+        descriptor = tool.descriptor
+        versions = self._tools.setdefault(descriptor.name, {})
+        version = descriptor.semver
+        if version in versions:
+            raise DuplicateTool(f"tool {descriptor.tool_id} is already registered")
+        versions[version] = tool
+        return descriptor.tool_id
+
+    def unregister(self, tool_id: str) -> None:
+        """Remove ``name@version``.
+
+        Raises:
+            ToolNotFound: no such tool id.
+        """
+        name, _, version_text = tool_id.partition("@")
+        versions = self._tools.get(name, {})
+        try:
+            del versions[Version.parse(version_text)]
+        except (KeyError, ValueError) as exc:
+            raise ToolNotFound(f"no tool with id {tool_id!r}") from exc
+        if not versions:
+            del self._tools[name]
+
+    def get(self, name: str, version: str | None = None) -> Tool | None:
+        """The tool `name` at `version`, or its newest version; None when absent."""
+        versions = self._tools.get(name)
+        if not versions:
+            return None
+        if version is None:
+            return versions[max(versions)]
+        try:
+            return versions.get(Version.parse(version))
+        except ValueError:
+            return None
+
+    def list(self) -> builtins.list[Tool]:
+        """Every registered tool version, by name then version."""
+        return [
+            self._tools[name][v] for name in sorted(self._tools) for v in sorted(self._tools[name])
+        ]
+
+    def names(self) -> builtins.list[str]:
+        return sorted(self._tools)
+
+    def filter(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry with only the named tools (all their versions); unknown names ignored."""
+        wanted = set(names)
+        return ToolRegistry(tool for tool in self.list() if tool.descriptor.name in wanted)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return sum(len(versions) for versions in self._tools.values())

@@ -1,0 +1,95 @@
+"""Argument validation that names each problem in one line an agent can act on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError
+
+from toolrun.errors import InvalidArguments
+
+_TYPE_NAMES = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
+_BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+
+
+def validate_arguments(validator: jsonschema.protocols.Validator, arguments: object) -> None:
+    """Raises InvalidArguments listing every problem, most specific first."""
+    problems = argument_errors(validator, arguments)
+    if problems:
+        raise InvalidArguments(problems)
+
+
+def argument_errors(validator: jsonschema.protocols.Validator, arguments: object) -> str:
+    """All schema violations of `arguments` as one '; '-joined line ('' when valid)."""
+    if not isinstance(arguments, Mapping):
+        return f"arguments must be an object, got {_describe(arguments)}"
+    errors = sorted(
+        validator.iter_errors(arguments), key=lambda e: (list(e.absolute_path), e.validator)
+    )
+    return "; ".join(dict.fromkeys(_explain(error) for error in errors))
+
+
+def with_defaults(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """`arguments` plus the top-level defaults the schema declares for missing parameters."""
+    filled = dict(arguments)
+    for name, spec in schema.get("properties", {}).items():
+        if name not in filled and isinstance(spec, Mapping) and "default" in spec:
+            filled[name] = spec["default"]
+    return filled
+
+
+def _explain(error: ValidationError) -> str:
+    where = _path(error)
+    kind = error.validator
+    if kind == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        prefix = f"{where}." if where else ""
+        return f"missing required parameter: {prefix}{missing}"
+    if kind == "additionalProperties":
+        known = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
+        given = error.instance if isinstance(error.instance, Mapping) else {}
+        extras = sorted(set(given) - set(known))
+        return "unknown parameter" + ("s" if len(extras) > 1 else "") + ": " + ", ".join(extras)
+    subject = f"parameter '{where}'" if where else "arguments"
+    if kind == "type":
+        expected = error.validator_value
+        wanted = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        return f"{subject} must be {wanted}, got {_describe(error.instance)}"
+    if kind == "enum":
+        options = ", ".join(json.dumps(v) for v in _as_list(error.validator_value))
+        return f"{subject} must be one of {options}; got {_describe(error.instance)}"
+    if kind in _BOUNDS:
+        bound = f"{_BOUNDS[str(kind)]} {error.validator_value}"
+        return f"{subject} must be {bound}, got {_describe(error.instance)}"
+    if kind == "minLength" and error.validator_value == 1:
+        return f"{subject} must not be empty"
+    return f"{subject}: {error.message}"
+
+
+def _as_list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _path(error: ValidationError) -> str:
+    parts = [str(p) if isinstance(p, str) else f"[{p}]" for p in error.absolute_path]
+    return ".".join(parts).replace(".[", "[")
+
+
+def _describe(value: object) -> str:
+    text = json.dumps(value, default=repr)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    if isinstance(value, str):
+        return text
+    return f"{_TYPE_NAMES.get(type(value), type(value).__name__)} {text}"

@@ -1,0 +1,56 @@
+"""Shared fixtures: a real workspace on disk, a context, and a one-line way to call a tool."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolrun.config import Settings
+from toolrun.permissions.approvals import Approver, AutoApprover
+from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult
+
+CallTool = Callable[..., ToolResult]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace directory, with a sibling `outside` directory for escape tests."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("top secret\n")
+    return root
+
+
+@pytest.fixture
+def settings(workspace: Path) -> Settings:
+    return Settings(workspace=workspace, kill_grace_s=0.5)
+
+
+@pytest.fixture
+def approver() -> Approver:
+    return AutoApprover()
+
+
+@pytest.fixture
+def ctx(settings: Settings, approver: Approver) -> ToolContext:
+    return ToolContext.create(settings, approver=approver)
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return ToolRegistry.with_builtins()
+
+
+@pytest.fixture
+def call_tool(registry: ToolRegistry, ctx: ToolContext) -> CallTool:
+    """`call_tool("read", file_path="a.txt")` runs the call in-process and returns the result."""
+    executor = Executor(registry)
+
+    def run(name: str, /, **arguments: Any) -> ToolResult:
+        return executor.execute(ToolCall(tool_name=name, arguments=arguments), ctx)
+
+    return run

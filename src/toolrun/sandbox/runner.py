@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import psutil
-
 from toolrun.errors import SandboxViolation
 from toolrun.sandbox.limits import ResourceLimits
 from toolrun.sandbox.output import OutputSink
@@ -79,15 +77,24 @@ class ProcessRunner:
         except OSError as exc:
             raise SandboxViolation(f"cannot start {argv[0]}: {exc.strerror}") from exc
         pumps = [_pump(proc.stdout, stdout), _pump(proc.stderr, stderr)]
-        timed_out = False
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM)
+
+        # A timer plus a blocking wait: Popen.wait(timeout) polls with growing sleeps.
+        timer = threading.Timer(timeout_s, expire)
+        timer.start()
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            proc.wait()
         finally:
+            timer.cancel()
             _kill_tree(proc, marker, self.kill_grace_s)
         for pump in pumps:
             pump.join()
+        timed_out = expired.is_set()
         return ProcessResult(
             exit_code=None if timed_out else proc.returncode,
             timed_out=timed_out,
@@ -117,29 +124,43 @@ def _kill_tree(proc: subprocess.Popen[bytes], marker: str, grace_s: float) -> No
         os.killpg(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while survivors := _survivors(pgid, marker):
-        if time.monotonic() >= deadline:
-            for process in survivors:
-                with contextlib.suppress(psutil.Error):
-                    process.kill()
+        final = time.monotonic() >= deadline
+        for pid in survivors:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL if final else signal.SIGTERM)
+        if final:
             break
-        for process in survivors:
-            with contextlib.suppress(psutil.Error):
-                process.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=_POLL_S)
     proc.wait()
 
 
-def _survivors(pgid: int, marker: str) -> list[psutil.Process]:
-    """Live (non-zombie) processes in the call's group or carrying its marker."""
+def _survivors(pgid: int, marker: str) -> list[int]:
+    """Live (non-zombie) pids in the call's process group or carrying its marker.
+
+    Reads /proc directly: psutil costs about 0.3 ms a process, this about 10 µs.
+    """
+    needle = f"{CALL_MARKER_VAR}={marker}".encode()
     found = []
-    for process in psutil.process_iter():
-        with contextlib.suppress(psutil.Error, OSError):
-            if process.status() == psutil.STATUS_ZOMBIE:
-                continue
-            if os.getpgid(process.pid) == pgid or process.environ().get(CALL_MARKER_VAR) == marker:
-                found.append(process)
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        with contextlib.suppress(OSError):
+            mine = os.getpgid(pid) == pgid or needle in _read_proc(name, "environ")
+            if mine and not _is_zombie(name):
+                found.append(pid)
     return found
+
+
+def _is_zombie(pid: str) -> bool:
+    stat = _read_proc(pid, "stat")
+    return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"Z"
+
+
+def _read_proc(pid: str, entry: str) -> bytes:
+    with open(f"/proc/{pid}/{entry}", "rb") as handle:
+        return handle.read()
 
 
 def sandbox_env(*, path: str, home: Path) -> dict[str, str]:

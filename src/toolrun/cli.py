@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,6 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
 from toolrun.config import Settings
@@ -30,7 +32,7 @@ err = Console(stderr=True)
 
 
 def _usage_error(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/] {message}")
+    err.print(f"[red]error:[/] {escape(message)}")
     return typer.Exit(EXIT_USAGE)
 
 
@@ -139,12 +141,13 @@ def _print_result(result: ToolResult) -> None:
         out.print_json(data=output)
     status = "green" if result.ok else "red"
     line = (
-        f"[{status}]{result.status}[/] {result.tool_name} {result.tool_version or ''} "
+        f"[{status}]{result.status}[/] {escape(result.tool_name)} {result.tool_version or ''} "
         f"in {result.metadata['execution_time_ms']:.1f} ms"
     )
-    err.print(line + (f" — {result.error}" if result.error else ""), highlight=False)
+    err.print(line + (f" — {escape(result.error)}" if result.error else ""), highlight=False)
 
 
 def main() -> None:
     """Console-script entry point."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     app()

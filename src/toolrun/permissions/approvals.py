@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.prompt import Confirm
 
 
@@ -58,13 +58,13 @@ class DenyApprover:
 class TtyApprover:
     """Asks y/N on a terminal; anything but yes is a denial."""
 
-    stream: TextIO = field(default_factory=lambda: sys.stdin)
+    stream: TextIO | None = None  # None reads the console itself, so Enter takes the default
     console: Console = field(default_factory=lambda: Console(stderr=True))
 
     def decide(self, request: ApprovalRequest) -> Decision:
         self.console.print(
-            f"[bold yellow]{request.tool_name}[/] {request.tool_version} "
-            f"(risk {request.risk}) needs confirmation: {request.warning}"
+            f"[bold yellow]{escape(request.tool_name)}[/] {escape(request.tool_version)} "
+            f"(risk {escape(request.risk)}) needs confirmation: {escape(request.warning)}"
         )
         self.console.print_json(data=request.arguments)
         approved = Confirm.ask("Run it?", default=False, console=self.console, stream=self.stream)

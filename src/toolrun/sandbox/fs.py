@@ -51,6 +51,10 @@ def _open_parent(workspace: Workspace, path: Path, *, create: bool) -> Iterator[
         os.close(fd)
 
 
+def _directory(workspace: Workspace, path: Path) -> ToolExecutionError:
+    return ToolExecutionError(f"{workspace.display(path)} is a directory, not a file")
+
+
 def read_bytes(workspace: Workspace, path: Path) -> tuple[bytes, os.stat_result]:
     """Read a regular file inside the workspace; returns its bytes and its stat.
 
@@ -59,24 +63,25 @@ def read_bytes(workspace: Workspace, path: Path) -> tuple[bytes, os.stat_result]
         SandboxViolation: a component turned into a symlink after resolution.
     """
     if path == workspace.root:
-        raise ToolExecutionError(f"{workspace.display(path)} is a directory, not a file")
+        raise _directory(workspace, path)
     try:
         with _open_parent(workspace, path, create=False) as parent:
             fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
     except FileNotFoundError as exc:
         raise ToolExecutionError(f"file not found: {workspace.display(path)}") from exc
     except IsADirectoryError as exc:
-        raise ToolExecutionError(f"{workspace.display(path)} is a directory, not a file") from exc
+        raise _directory(workspace, path) from exc
     except OSError as exc:
         if exc.errno in _LINK_ERRNOS:
             raise _swapped(path) from exc
         raise ToolExecutionError(f"cannot open {workspace.display(path)}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise ToolExecutionError(f"{workspace.display(path)} is a directory, not a file")
-        if not stat.S_ISREG(info.st_mode):
-            raise ToolExecutionError(f"{workspace.display(path)} is not a regular file")
+            raise _directory(workspace, path)
+        raise ToolExecutionError(f"{workspace.display(path)} is not a regular file")
+    with os.fdopen(fd, "rb") as handle:
         return handle.read(), info
 
 
@@ -91,11 +96,11 @@ def write_bytes_atomic(workspace: Workspace, path: Path, data: bytes) -> bool:
         SandboxViolation: a component turned into a symlink after resolution.
     """
     if path == workspace.root:
-        raise ToolExecutionError(f"{workspace.display(path)} is a directory, not a file")
+        raise _directory(workspace, path)
     with _open_parent(workspace, path, create=True) as parent:
         existing = _lstat_at(parent, path.name)
         if existing is not None and stat.S_ISDIR(existing.st_mode):
-            raise ToolExecutionError(f"{workspace.display(path)} is a directory, not a file")
+            raise _directory(workspace, path)
         mode = existing.st_mode & 0o7777 if existing is not None else 0o644
         temp = f".{path.name}.toolrun-{secrets.token_hex(6)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

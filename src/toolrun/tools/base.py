@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from toolrun.config import Settings
 from toolrun.permissions.approvals import Approver, DenyApprover
 from toolrun.sandbox.limits import ResourceLimits
 from toolrun.sandbox.paths import Workspace
 from toolrun.sandbox.runner import ProcessRunner, sandbox_env
 from toolrun.tools.model import ToolDescriptor
+from toolrun.tools.validation import validator_for
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ class Tool(ABC):
     descriptor: ToolDescriptor
 
     def __init__(self) -> None:
-        self.validator = jsonschema.Draft202012Validator(self.descriptor.parameters)
+        self.validator = validator_for(self.descriptor.parameters)
 
     def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
         """Why this call needs a human's yes, or None when it may run at once."""

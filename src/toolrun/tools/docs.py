@@ -48,7 +48,7 @@ def _properties_table(schema: dict[str, Any]) -> list[str]:
     for name, spec in properties.items():
         default = json.dumps(spec["default"]) if "default" in spec else ""
         rows.append(
-            f"| `{name}` | {_type_of(spec)} | {'yes' if name in required else 'no'} | "
+            f"| `{name}` | {_cell(_type_of(spec))} | {'yes' if name in required else 'no'} | "
             f"{_cell(default)} | {_cell(spec.get('description', ''))} |"
         )
     return rows

@@ -8,7 +8,7 @@ from typing import Any
 
 from toolrun.errors import InvalidArguments, SandboxViolation, ToolExecutionError, ToolTimeout
 from toolrun.permissions.approvals import ApprovalRequest
-from toolrun.tools.base import Tool, ToolContext
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 from toolrun.tools.validation import validate_arguments, with_defaults
@@ -70,6 +70,8 @@ class Executor:
                 if not decision.approved:
                     return result(ToolStatus.DENIED, error=f"{warning}: {decision.reason}")
             produced = tool.run(arguments, ctx)
+            if not isinstance(produced, ToolOutput):
+                raise TypeError(f"run() returned {type(produced).__name__}, not ToolOutput")
         except InvalidArguments as exc:
             return result(ToolStatus.ERROR, error=f"invalid arguments: {exc}")
         except SandboxViolation as exc:
@@ -79,7 +81,13 @@ class Executor:
         except ToolExecutionError as exc:
             return result(ToolStatus.ERROR, output=exc.output, error=str(exc))
         except Exception as exc:  # a bug in a tool must still give the caller a result
-            log.exception("tool %s crashed on call %s", descriptor.tool_id, call.id)
+            log.error(
+                "tool %s crashed on call %s: %r",
+                descriptor.tool_id,
+                call.id,
+                exc,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
             return result(ToolStatus.ERROR, error=f"internal error in {descriptor.name}: {exc!r}")
         final = result(ToolStatus.SUCCESS, output=produced.output)
         final.metadata.update(produced.metadata)

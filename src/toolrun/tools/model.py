@@ -8,11 +8,19 @@ from enum import StrEnum
 from typing import Any, Self
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from toolrun.errors import InvalidDescriptor
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.semver import Version
-from toolrun.tools.validation import argument_errors
+from toolrun.tools.validation import argument_errors, validator_for
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 MIN_EXAMPLES = 3
@@ -54,6 +62,22 @@ class ToolDescriptor(BaseModel):
     time_limit_s: float = Field(10.0, gt=0)
     requires_confirmation: bool = False
 
+    @classmethod
+    def parse(cls, data: object) -> ToolDescriptor:
+        """Build a descriptor from its JSON form (a plugin's descriptor file, an API body).
+
+        Raises:
+            InvalidDescriptor: every problem, one per line, each with where it is.
+        """
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = [
+                f"{'.'.join(str(p) for p in error['loc']) or '(root)'}: {error['msg']}"
+                for error in exc.errors()
+            ]
+            raise InvalidDescriptor("invalid tool descriptor:\n" + "\n".join(problems)) from exc
+
     @property
     def tool_id(self) -> str:
         """Unique id in a registry: ``name@version``."""
@@ -66,7 +90,7 @@ class ToolDescriptor(BaseModel):
     @field_validator("name")
     @classmethod
     def _check_name(cls, name: str) -> str:
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise ValueError(
                 f"tool name {name!r} must be lowercase letters, digits and '_', "
                 "starting with a letter (at most 64 characters)"
@@ -99,7 +123,7 @@ class ToolDescriptor(BaseModel):
             raise ValueError(
                 f"at least {MIN_EXAMPLES} examples are required, got {len(self.examples)}"
             )
-        validator = jsonschema.Draft202012Validator(self.parameters)
+        validator = validator_for(self.parameters)
         for index, example in enumerate(self.examples, start=1):
             problems = argument_errors(validator, example.arguments)
             if problems:

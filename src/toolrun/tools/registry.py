@@ -54,12 +54,13 @@ class ToolRegistry:
             del self._tools[name]
 
     def get(self, name: str, version: str | None = None) -> Tool | None:
-        """The tool `name` at `version`, or its newest version; None when absent."""
+        """`name` at `version`, else its newest release (or pre-release); None when absent."""
         versions = self._tools.get(name)
         if not versions:
             return None
         if version is None:
-            return versions[max(versions)]
+            releases = [v for v in versions if not v.prerelease]
+            return versions[max(releases or versions)]
         try:
             return versions.get(Version.parse(version))
         except ValueError:

@@ -27,7 +27,7 @@ class Version:
     @classmethod
     def parse(cls, text: str) -> Version:
         """Raises ValueError when `text` is not a SemVer 2.0.0 version."""
-        match = _SEMVER.match(text)
+        match = _SEMVER.fullmatch(text)
         if match is None:
             raise ValueError(f"not a semantic version (MAJOR.MINOR.PATCH): {text!r}")
         major, minor, patch, pre, build = match.groups()

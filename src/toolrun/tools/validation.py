@@ -20,7 +20,25 @@ _TYPE_NAMES = {
     dict: "object",
     type(None): "null",
 }
+
+
+def _strict_integer(_checker: object, value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# Draft 2020-12 counts 1.0 as an integer; tools index and slice with integers, so we don't.
+_TYPE_CHECKER = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer)
+_Validator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator, type_checker=_TYPE_CHECKER
+)
+
 _BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+
+
+def validator_for(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+    """A Draft 2020-12 validator for a (meta-schema-checked) parameters schema."""
+    validator: jsonschema.protocols.Validator = _Validator(schema)
+    return validator
 
 
 def validate_arguments(validator: jsonschema.protocols.Validator, arguments: object) -> None:
@@ -31,7 +49,7 @@ def validate_arguments(validator: jsonschema.protocols.Validator, arguments: obj
 
 
 def argument_errors(validator: jsonschema.protocols.Validator, arguments: object) -> str:
-    """All schema violations of `arguments` as one '; '-joined line ('' when valid)."""
+    """All schema violations of `arguments`, in parameter order, as one '; '-joined line."""
     if not isinstance(arguments, Mapping):
         return f"arguments must be an object, got {_describe(arguments)}"
     errors = sorted(
@@ -68,7 +86,7 @@ def _explain(error: ValidationError) -> str:
         return f"{subject} must be {wanted}, got {_describe(error.instance)}"
     if kind == "enum":
         options = ", ".join(json.dumps(v) for v in _as_list(error.validator_value))
-        return f"{subject} must be one of {options}; got {_describe(error.instance)}"
+        return f"{subject} must be one of {options}, got {_describe(error.instance)}"
     if kind in _BOUNDS:
         bound = f"{_BOUNDS[str(kind)]} {error.validator_value}"
         return f"{subject} must be {bound}, got {_describe(error.instance)}"

@@ -18,6 +18,9 @@ _BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's.
 )
 _BINARY_PROBE_BYTES = 8192
 _DETECTION_SAMPLE_BYTES = 1 << 20
+# Unrestricted detection calls short GBK text Korean and Latin-1 text Central European;
+# these are the legacy encodings agents' files actually come in.
+_LEGACY_ENCODINGS = ["gb18030", "big5", "shift_jis", "cp1252"]
 
 
 @dataclass(frozen=True)
@@ -27,22 +30,30 @@ class TextFile:
     text: str
     encoding: str = "utf-8"
     bom: bytes = b""
-    newline: str = "\n"
+    # None: text is written exactly as given (a new file takes the caller's line endings).
+    newline: str | None = "\n"
 
     @property
     def normalized(self) -> str:
         """The text with CRLF turned into LF, the form tools match and count lines on."""
-        return self.text.replace("\r\n", "\n") if self.newline == "\r\n" else self.text
+        return self.text.replace("\r\n", "\n")
 
-    def encode(self, normalized_text: str) -> bytes:
-        """Bytes for LF-normalised text in this file's encoding, BOM and line endings.
+    @property
+    def line_ending(self) -> str:
+        """ "CRLF" or "LF": the style this file is written in."""
+        newline = _newline_of(self.text) if self.newline is None else self.newline
+        return "CRLF" if newline == "\r\n" else "LF"
+
+    def encode(self, text: str) -> bytes:
+        """Bytes for `text` in this file's encoding, BOM and line endings.
 
         Raises:
             ToolExecutionError: the text has characters the encoding cannot represent.
         """
-        text = normalized_text.replace("\r\n", "\n")
-        if self.newline == "\r\n":
-            text = text.replace("\n", "\r\n")
+        if self.newline is not None:
+            text = text.replace("\r\n", "\n")
+            if self.newline == "\r\n":
+                text = text.replace("\n", "\r\n")
         try:
             return self.bom + text.encode(self.encoding)
         except UnicodeEncodeError as exc:
@@ -83,9 +94,11 @@ def is_binary(data: bytes) -> bool:
 
 
 def _detect(data: bytes) -> str:
-    best = from_bytes(data[:_DETECTION_SAMPLE_BYTES]).best()
+    best = from_bytes(data[:_DETECTION_SAMPLE_BYTES], cp_isolation=_LEGACY_ENCODINGS).best()
     return codecs.lookup(best.encoding).name if best is not None else "latin-1"
 
 
 def _newline_of(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
+    """The majority line ending; a file with mixed endings is written back in it."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf > text.count("\n") - crlf else "\n"

@@ -126,7 +126,7 @@ class ReadTool(Tool):
                 "partial": next_offset is not None,
                 "next_offset": next_offset,
                 "encoding": text_file.encoding,
-                "line_ending": "CRLF" if text_file.newline == "\r\n" else "LF",
+                "line_ending": text_file.line_ending,
                 "notice": notice,
             },
             metadata={

@@ -77,13 +77,14 @@ class WriteTool(Tool):
 
     def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
         path = ctx.workspace.resolve(arguments["file_path"])
-        if path.exists():
+        if path.is_file():
             return f"write replaces the existing file {ctx.workspace.display(path)}"
         return None
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         path = ctx.workspace.resolve(arguments["file_path"])
-        like = TextFile("")  # a new or binary file becomes plain UTF-8 text with LF endings
+        # A new (or binary) file gets the content verbatim, in UTF-8.
+        like = TextFile(arguments["content"], newline=None)
         if path.exists():
             data, info = read_bytes(ctx.workspace, path)
             ensure_unchanged(ctx, path, info)
@@ -96,6 +97,6 @@ class WriteTool(Tool):
                 "bytes_written": written,
                 "created": created,
                 "encoding": like.encoding,
-                "line_ending": "CRLF" if like.newline == "\r\n" else "LF",
+                "line_ending": like.line_ending,
             }
         )

@@ -1,0 +1,422 @@
+"""The `toolrun` command, in-process through CliRunner and as a real console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from toolrun.cli import app
+from toolrun.tools import ToolDescriptor, ToolRegistry, render_markdown
+
+BUILTINS = ["bash", "edit", "glob", "grep", "read", "write"]
+TOOLRUN = Path(sys.executable).parent / "toolrun"
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+RESULT_KEYS = {"call_id", "tool_name", "tool_version", "status", "output", "error", "metadata"}
+
+
+def _flat(text: str) -> str:
+    """Output with colours removed and rich's line wrapping undone."""
+    return " ".join(ANSI.sub("", text).split())
+
+
+def invoke(*args: str, env: dict[str, str | None] | None = None) -> Result:
+    result = CliRunner().invoke(app, list(args), env=env)
+    # Anything but a clean exit is an exception CliRunner swallowed: a crash, not a message.
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
+    assert "Traceback" not in result.output
+    return result
+
+
+def run_toolrun(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return _run_process([str(TOOLRUN), *args], cwd=cwd)
+
+
+def _run_process(argv: list[str], *, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRUN_")}
+    completed = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert "Traceback" not in completed.stdout + completed.stderr
+    return completed
+
+
+@pytest.fixture
+def project(workspace: Path) -> Path:
+    (workspace / "a.txt").write_text("hello\nworld\n")
+    return workspace
+
+
+def _call(project: Path, name: str, arguments: dict[str, Any], *extra: str) -> Result:
+    return invoke(
+        "call",
+        name,
+        "--local",
+        "--args",
+        json.dumps(arguments),
+        "--workspace",
+        str(project),
+        *extra,
+    )
+
+
+def test_tools_list_shows_the_six_tools() -> None:
+    result = invoke("tools", "list")
+
+    assert result.exit_code == 0
+    names = [line.split("│")[1].strip() for line in result.stdout.splitlines() if "│" in line]
+    assert [name for name in names if name] == BUILTINS
+
+
+def test_tools_list_json_has_full_descriptors(registry: ToolRegistry) -> None:
+    result = invoke("tools", "list", "--json")
+
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert [item["name"] for item in data] == BUILTINS
+    for item in data:
+        tool = registry.get(item["name"])
+        assert tool is not None
+        assert item == tool.descriptor.model_dump(mode="json")
+        assert ToolDescriptor.model_validate(item) == tool.descriptor
+
+
+def test_tools_show_markdown(registry: ToolRegistry) -> None:
+    read = registry.get("read")
+    assert read is not None
+
+    result = invoke("tools", "show", "read", "--markdown")
+
+    assert result.exit_code == 0
+    assert result.stdout == render_markdown(read.descriptor)
+
+
+def test_tools_show_json(registry: ToolRegistry) -> None:
+    read = registry.get("read")
+    assert read is not None
+
+    result = invoke("tools", "show", "read", "--json")
+
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == read.descriptor.model_dump(mode="json")
+
+
+def test_tools_show_renders_docs() -> None:
+    result = invoke("tools", "show", "bash", "--version", "1.0.0")
+
+    assert result.exit_code == 0
+    text = _flat(result.stdout)
+    for section in ["Description", "Parameters", "Returns", "Examples", "Notes"]:
+        assert section in text
+
+
+def test_tools_show_unknown_tool_is_a_usage_error() -> None:
+    result = invoke("tools", "show", "nope")
+
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert _flat(result.stderr) == (
+        "error: unknown tool: nope; available tools: bash, edit, glob, grep, read, write"
+    )
+
+
+def test_tools_show_unknown_version_is_a_usage_error() -> None:
+    result = invoke("tools", "show", "read", "--version", "9.9.9")
+
+    assert result.exit_code == 2
+    assert "unknown tool: read@9.9.9" in _flat(result.stderr)
+
+
+def test_tools_show_prints_an_unknown_name_literally() -> None:
+    result = invoke("tools", "show", "[/]nope")
+
+    assert result.exit_code == 2
+    assert "unknown tool: [/]nope" in _flat(result.stderr)
+
+
+def test_call_read_prints_the_content(project: Path) -> None:
+    result = _call(project, "read", {"file_path": "a.txt"})
+
+    assert result.exit_code == 0
+    assert "     1\thello\n     2\tworld\n" in result.stdout
+    assert _flat(result.stderr).startswith("success read 1.0.0 in ")
+
+
+def test_call_json_prints_a_tool_result(project: Path) -> None:
+    result = _call(project, "read", {"file_path": "a.txt", "limit": 1}, "--json")
+
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert set(data) == RESULT_KEYS
+    assert data["status"] == "success"
+    assert data["tool_name"] == "read"
+    assert data["tool_version"] == "1.0.0"
+    assert data["error"] is None
+    assert data["output"]["content"] == "     1\thello"
+    assert isinstance(data["metadata"]["execution_time_ms"], float)
+
+
+def test_call_tool_error_exits_1(project: Path) -> None:
+    result = _call(project, "read", {"file_path": "missing.txt"})
+
+    assert result.exit_code == 1
+    stderr = _flat(result.stderr)
+    assert stderr.startswith("error read 1.0.0 in ")
+    assert "file not found: missing.txt" in stderr
+
+
+def test_call_tool_error_as_json_exits_1(project: Path) -> None:
+    result = _call(project, "read", {"file_path": "missing.txt"}, "--json")
+
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["status"] == "error"
+    assert "missing.txt" in data["error"]
+
+
+def test_call_error_messages_are_printed_literally(project: Path) -> None:
+    result = _call(project, "read", {"file_path": "[bold]missing.txt"})
+
+    assert result.exit_code == 1
+    assert "file not found: [bold]missing.txt" in _flat(result.stderr)
+
+
+def test_call_invalid_arguments_exits_1(project: Path) -> None:
+    result = _call(project, "read", {"limit": "ten"})
+
+    assert result.exit_code == 1
+    assert (
+        "invalid arguments: missing required parameter: file_path; "
+        "parameter 'limit' must be integer, got \"ten\""
+    ) in _flat(result.stderr)
+
+
+def test_call_unknown_tool_exits_1_and_lists_tools(project: Path) -> None:
+    result = _call(project, "nope", {})
+
+    assert result.exit_code == 1
+    assert "unknown tool: nope; available tools: bash, edit, glob, grep, read, write" in _flat(
+        result.stderr
+    )
+
+
+@pytest.mark.parametrize("args", ["{bad", '{"file_path": }', ""])
+def test_call_bad_json_is_a_usage_error(project: Path, args: str) -> None:
+    result = invoke("call", "read", "--local", "--args", args, "--workspace", str(project))
+
+    assert result.exit_code == 2
+    assert _flat(result.stderr).startswith("error: --args is not valid JSON: ")
+
+
+@pytest.mark.parametrize("args", ["[1, 2]", '"a.txt"', "3", "null"])
+def test_call_args_must_be_an_object(project: Path, args: str) -> None:
+    result = invoke("call", "read", "--local", "--args", args, "--workspace", str(project))
+
+    assert result.exit_code == 2
+    assert _flat(result.stderr) == (
+        'error: --args must be a JSON object, e.g. \'{"file_path": "a.txt"}\''
+    )
+
+
+def test_call_bash_without_yes_is_denied(project: Path) -> None:
+    result = _call(project, "bash", {"command": "touch ran.txt"}, "--json")
+
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["status"] == "denied"
+    assert "pass --yes to approve" in data["error"]
+    assert not (project / "ran.txt").exists()
+
+
+def test_call_bash_denied_shows_the_command_literally(project: Path) -> None:
+    result = _call(project, "bash", {"command": "echo [/]"})
+
+    assert result.exit_code == 1
+    assert "denied bash 1.0.0" in _flat(result.stderr)
+    assert "bash runs a shell command: echo [/]" in _flat(result.stderr)
+
+
+@pytest.mark.parametrize("flag", ["--yes", "-y"])
+def test_call_bash_with_yes_runs(project: Path, flag: str) -> None:
+    result = _call(project, "bash", {"command": "echo hi && touch ran.txt"}, flag)
+
+    assert result.exit_code == 0
+    assert result.stdout.startswith("hi\n")
+    assert (project / "ran.txt").exists()
+
+
+def test_call_bash_failure_keeps_its_output(project: Path) -> None:
+    result = _call(project, "bash", {"command": "echo out; exit 3"}, "--yes", "--json")
+
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["status"] == "error"
+    assert data["error"] == "command exited with code 3"
+    assert data["output"]["stdout"].startswith("out")
+
+
+def test_call_missing_workspace_is_a_usage_error(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+
+    result = invoke("call", "read", "--local", "--args", "{}", "--workspace", str(missing))
+
+    assert result.exit_code == 2
+    assert _flat(result.stderr) == f"error: workspace is not a directory: {missing}"
+
+
+def test_call_workspace_that_is_a_file_is_a_usage_error(project: Path) -> None:
+    result = invoke(
+        "call", "read", "--local", "--args", "{}", "--workspace", str(project / "a.txt")
+    )
+
+    assert result.exit_code == 2
+    assert "workspace is not a directory" in _flat(result.stderr)
+
+
+def test_call_without_local_is_a_usage_error(project: Path) -> None:
+    result = invoke("call", "read", "--args", '{"file_path": "a.txt"}')
+
+    assert result.exit_code == 2
+    assert "only --local (in-process) calls are available" in _flat(result.stderr)
+    assert result.stdout == ""
+
+
+def test_call_uses_the_workspace_setting(project: Path) -> None:
+    result = invoke(
+        "call",
+        "read",
+        "--local",
+        "--args",
+        '{"file_path": "a.txt"}',
+        env={"TOOLRUN_WORKSPACE": str(project)},
+    )
+
+    assert result.exit_code == 0
+    assert "hello" in result.stdout
+
+
+def test_call_with_a_bad_setting_is_a_usage_error(project: Path) -> None:
+    result = invoke(
+        "call",
+        "read",
+        "--local",
+        "--args",
+        '{"file_path": "a.txt"}',
+        "--workspace",
+        str(project),
+        env={"TOOLRUN_MAX_OPEN_FILES": "lots"},
+    )
+
+    assert result.exit_code == 2
+    assert _flat(result.stderr).startswith("error: bad TOOLRUN_ setting: ")
+
+
+def test_no_arguments_shows_help() -> None:
+    result = invoke()
+
+    assert result.exit_code == 2
+    assert "Usage" in result.output
+
+
+def test_console_script_lists_tools(tmp_path: Path) -> None:
+    completed = run_toolrun("tools", "list", "--json", cwd=tmp_path)
+
+    assert completed.returncode == 0
+    assert [item["name"] for item in json.loads(completed.stdout)] == BUILTINS
+
+
+def test_console_script_reads_a_file(project: Path) -> None:
+    completed = run_toolrun(
+        "call",
+        "read",
+        "--local",
+        "--args",
+        '{"file_path": "a.txt"}',
+        "--workspace",
+        str(project),
+        cwd=project.parent,
+    )
+
+    assert completed.returncode == 0
+    assert "     1\thello\n     2\tworld\n" in completed.stdout
+    assert "success read 1.0.0" in completed.stderr
+
+
+def test_console_script_bad_json(project: Path) -> None:
+    completed = run_toolrun("call", "read", "--local", "--args", "{bad", cwd=project)
+
+    assert completed.returncode == 2
+    assert "--args is not valid JSON" in completed.stderr
+
+
+def test_console_script_bash_denied_without_a_tty(project: Path) -> None:
+    completed = run_toolrun(
+        "call", "bash", "--local", "--json", "--args", '{"command": "touch ran.txt"}', cwd=project
+    )
+
+    assert completed.returncode == 1
+    assert json.loads(completed.stdout)["status"] == "denied"
+    assert not (project / "ran.txt").exists()
+
+
+def test_console_script_bash_with_yes(project: Path) -> None:
+    completed = run_toolrun(
+        "call", "bash", "--local", "--yes", "--args", '{"command": "echo hi"}', cwd=project
+    )
+
+    assert completed.returncode == 0
+    assert completed.stdout.startswith("hi\n")
+
+
+def test_console_script_unknown_tool_markup_is_not_a_crash(tmp_path: Path) -> None:
+    completed = run_toolrun("tools", "show", "[/]", cwd=tmp_path)
+
+    assert completed.returncode == 2
+    assert "unknown tool: [/]" in completed.stderr
+
+
+def test_console_script_float_arguments_are_not_a_crash(project: Path) -> None:
+    # A crash inside a tool must come back as a result, not a traceback on stderr.
+    completed = run_toolrun(
+        "call", "read", "--local", "--args", '{"file_path": "a.txt", "limit": 1.0}', cwd=project
+    )
+
+    assert "internal error" not in completed.stderr
+    assert completed.returncode in {0, 1}
+
+
+CRASHING_READ = """
+import sys
+from toolrun.cli import main
+from toolrun.tools.builtin.read import ReadTool
+
+def crash(self, arguments, ctx):
+    raise RuntimeError("kaboom")
+
+ReadTool.run = crash
+sys.argv = ["toolrun", "call", "read", "--local", "--args", '{"file_path": "a.txt"}']
+main()
+"""
+
+
+def test_a_crashing_tool_prints_a_result_not_a_traceback(project: Path) -> None:
+    completed = _run_process([sys.executable, "-c", CRASHING_READ], cwd=project)
+
+    assert completed.returncode == 1
+    assert "internal error in read: RuntimeError('kaboom')" in _flat(completed.stderr)

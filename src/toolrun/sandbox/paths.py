@@ -40,7 +40,10 @@ class Workspace:
         candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.root / candidate
-        resolved = candidate.resolve(strict=False)
+        try:
+            resolved = candidate.resolve(strict=False)
+        except (RuntimeError, OSError) as exc:  # 3.11 raises RuntimeError on a link loop
+            raise SandboxViolation(f"{OUTSIDE} (symlink loop or unreadable path): {path}") from exc
         if not resolved.is_relative_to(self.root):
             raise SandboxViolation(f"{OUTSIDE}: {path}")
         return resolved

@@ -50,17 +50,26 @@ class ProcessRunner:
         timeout_s: float,
         stdout: OutputSink,
         stderr: OutputSink,
+        cwd_fd: int | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> ProcessResult:
         """Run `argv` to completion or `timeout_s`, then make sure nothing of it survives.
 
         The whole process tree is killed at the end either way: background jobs do not
-        outlive the call.
+        outlive the call. `cwd_fd`, an open directory, replaces the workspace root as the
+        working directory: reached by fd, it cannot be swapped for a link in between.
 
         Raises:
             SandboxViolation: the program cannot be started.
         """
         marker = secrets.token_hex(12)
         limits = self.limits.with_cpu_for(timeout_s)
+
+        def prepare_child() -> None:
+            limits.apply()
+            if cwd_fd is not None:
+                os.fchdir(cwd_fd)
+
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -72,17 +81,20 @@ class ProcessRunner:
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 close_fds=True,
-                preexec_fn=limits.apply,  # noqa: PLW1509 - setrlimit must run in the child
+                pass_fds=tuple(pass_fds),
+                preexec_fn=prepare_child,  # noqa: PLW1509 - setrlimit must run in the child
             )
         except OSError as exc:
             raise SandboxViolation(f"cannot start {argv[0]}: {exc.strerror}") from exc
         pumps = [_pump(proc.stdout, stdout), _pump(proc.stderr, stderr)]
         expired = threading.Event()
+        # A process that ignores SIGTERM still has to let the blocking wait below return.
+        escalate = threading.Timer(self.kill_grace_s, _signal_group, (proc.pid, signal.SIGKILL))
 
         def expire() -> None:
             expired.set()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGTERM)
+            _signal_group(proc.pid, signal.SIGTERM)
+            escalate.start()
 
         # A timer plus a blocking wait: Popen.wait(timeout) polls with growing sleeps.
         timer = threading.Timer(timeout_s, expire)
@@ -91,6 +103,7 @@ class ProcessRunner:
             proc.wait()
         finally:
             timer.cancel()
+            escalate.cancel()
             _kill_tree(proc, marker, self.kill_grace_s)
         for pump in pumps:
             pump.join()
@@ -120,8 +133,7 @@ def _pump(stream: IO[bytes] | None, sink: OutputSink) -> threading.Thread:
 def _kill_tree(proc: subprocess.Popen[bytes], marker: str, grace_s: float) -> None:
     """TERM what is left of the call (its group and marked strays), wait `grace_s`, KILL."""
     pgid = proc.pid
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
+    _signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while survivors := _survivors(pgid, marker):
         final = time.monotonic() >= deadline
@@ -133,6 +145,11 @@ def _kill_tree(proc: subprocess.Popen[bytes], marker: str, grace_s: float) -> No
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=_POLL_S)
     proc.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
 
 
 def _survivors(pgid: int, marker: str) -> list[int]:

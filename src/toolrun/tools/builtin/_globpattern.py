@@ -46,7 +46,9 @@ def _translate(pattern: str, whole: str) -> str:
             body = pattern[i + 1 : close]
             negate = body[:1] in {"!", "^"}
             body = body[1:] if negate else body
-            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
+            # No class matches '/'; set-operator look-alikes ([, &&, ~~, ||) are escaped.
+            escaped = re.sub(r"([\\\[&~|])", r"\\\1", body)
+            out.append("(?!/)[" + ("^" if negate else "") + escaped + "]")
             i = close
         elif char == "{":
             close = _matching_brace(pattern, i, whole)

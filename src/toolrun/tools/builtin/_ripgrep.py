@@ -40,8 +40,15 @@ def _find_rg(configured: Path | None) -> str:
     return found
 
 
-def run_rg(ctx: ToolContext, args: list[str], *, timeout_s: float) -> RipgrepRun:
-    """Run rg with `args` from the workspace root; lines are decoded leniently."""
+def run_rg(
+    ctx: ToolContext,
+    args: list[str],
+    *,
+    timeout_s: float,
+    cwd_fd: int | None = None,
+    pass_fds: tuple[int, ...] = (),
+) -> RipgrepRun:
+    """Run rg with `args` (in `cwd_fd`, else the workspace root); lines decoded leniently."""
     stdout = BoundedBytes(MAX_OUTPUT_BYTES)
     stderr = BoundedBytes(64 * 1024)
     result = ctx.runner.run(
@@ -49,6 +56,8 @@ def run_rg(ctx: ToolContext, args: list[str], *, timeout_s: float) -> RipgrepRun
         timeout_s=timeout_s,
         stdout=stdout,
         stderr=stderr,
+        cwd_fd=cwd_fd,
+        pass_fds=pass_fds,
     )
     text = stdout.data().decode("utf-8", errors="replace")
     lines = text.split("\n")

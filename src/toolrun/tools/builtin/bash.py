@@ -12,7 +12,6 @@ from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
 
 BASH = "/bin/bash"
-DEFAULT_TIMEOUT_S = 10
 
 DESCRIPTOR = ToolDescriptor(
     name="bash",
@@ -31,8 +30,8 @@ DESCRIPTOR = ToolDescriptor(
             "timeout": {
                 "type": "number",
                 "exclusiveMinimum": 0,
-                "default": DEFAULT_TIMEOUT_S,
-                "description": "Seconds before the command is killed (operator sets the maximum).",
+                "description": "Seconds before the command is killed. Default: the operator's "
+                "setting (10 s unless configured); the operator also sets the maximum.",
             },
             "description": {"type": "string", "description": "What the command does, for humans."},
         },
@@ -80,11 +79,11 @@ class BashTool(Tool):
         return f"bash runs a shell command: {arguments['command']}"
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        timeout = float(arguments["timeout"])
-        limit = ctx.settings.bash_max_timeout_s
+        settings = ctx.settings
+        limit = settings.bash_max_timeout_s
+        timeout = float(arguments.get("timeout", min(settings.bash_default_timeout_s, limit)))
         if timeout > limit:
             raise ToolExecutionError(f"timeout {timeout:g} s is above the maximum of {limit:g} s")
-        settings = ctx.settings
         sinks = [
             CappedLines(
                 head=settings.output_head_lines,

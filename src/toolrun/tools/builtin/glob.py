@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 from typing import Any
 
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.sandbox.fs import open_directory
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.builtin._globpattern import compile_glob
 from toolrun.tools.builtin._ripgrep import run_rg
@@ -89,14 +89,17 @@ class GlobTool(Tool):
             flags.append("--no-ignore")
         if arguments["include_hidden"]:
             flags += ["--hidden", "--glob", "!.git"]
-        listing = run_rg(ctx, [*flags, "--", str(base)], timeout_s=self.descriptor.time_limit_s)
-        if listing.exit_code not in (0, 1, None) and not listing.lines:
-            raise ToolExecutionError(f"listing files failed: {listing.stderr}")
-        prefix = len(str(base)) + 1
-        matches = [line for line in listing.lines if matcher.match(line[prefix:])]
-        dated = _newest_first(ctx, matches)
+        with open_directory(ctx.workspace, base) as base_fd:
+            listing = run_rg(
+                ctx, [*flags, "--", "."], timeout_s=self.descriptor.time_limit_s, cwd_fd=base_fd
+            )
+            if listing.exit_code not in (0, 1, None) and not listing.lines:
+                raise ToolExecutionError(f"listing files failed: {listing.stderr}")
+            matches = [e for line in listing.lines if matcher.match(e := line.removeprefix("./"))]
+            dated = _newest_first(base_fd, matches)
+        prefix = "" if base == ctx.workspace.root else f"{ctx.workspace.display(base)}/"
         cap = ctx.settings.glob_max_results
-        files = dated[:cap]
+        files = [prefix + path for path in dated[:cap]]
         notice = None
         if listing.timed_out:
             notice = (
@@ -116,18 +119,15 @@ class GlobTool(Tool):
         )
 
 
-def _newest_first(ctx: ToolContext, paths: list[str]) -> list[str]:
-    """Workspace-relative paths sorted by mtime, newest first (ties by path)."""
-    root = ctx.workspace.root
+def _newest_first(base_fd: int, paths: list[str]) -> list[str]:
+    """Paths (relative to `base_fd`) sorted by mtime, newest first, ties by path."""
     dated: list[tuple[int, str]] = []
-    for raw in paths:
+    for path in paths:
         try:
-            info = os.lstat(raw)
+            info = os.stat(path, dir_fd=base_fd, follow_symlinks=False)
         except OSError:
             continue  # vanished since listing
-        if stat.S_ISLNK(info.st_mode):
-            continue  # rg does not list links; one here was swapped in since
-        relative = Path(raw).relative_to(root)
-        dated.append((-info.st_mtime_ns, str(relative)))
+        if not stat.S_ISLNK(info.st_mode):  # rg lists no links; one here was swapped in since
+            dated.append((-info.st_mtime_ns, path))
     dated.sort()
     return [path for _, path in dated]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.sandbox.fs import open_directory, open_file
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
-from toolrun.tools.builtin._ripgrep import run_rg
+from toolrun.tools.builtin._ripgrep import RipgrepRun, run_rg
 from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
 
 MODES = ("files_with_matches", "content", "count")
@@ -114,14 +117,9 @@ class GrepTool(Tool):
         if not target.exists():
             raise ToolExecutionError(f"path not found: {ctx.workspace.display(target)}")
         mode = arguments["output_mode"]
-        search = run_rg(
-            ctx,
-            [*rg_flags(arguments), "--", ctx.workspace.display(target)],
-            timeout_s=self.descriptor.time_limit_s,
-        )
+        search, entries = self._search(ctx, target, rg_flags(arguments))
         if search.exit_code not in (0, 1) and not search.lines and not search.timed_out:
             raise ToolExecutionError(f"grep failed: {search.stderr.removeprefix('rg: ')}")
-        entries = [line.removeprefix("./") for line in search.lines]
         if mode != "content":
             entries.sort()
         start = arguments["offset"]
@@ -146,6 +144,32 @@ class GrepTool(Tool):
                 output=output,
             )
         return ToolOutput(output=output)
+
+    def _search(
+        self, ctx: ToolContext, target: Path, flags: list[str]
+    ) -> tuple[RipgrepRun, list[str]]:
+        """Run rg on `target` opened by fd (never through a swapped-in link).
+
+        Returns the run and its lines with workspace-relative paths.
+        """
+        limit = self.descriptor.time_limit_s
+        name = ctx.workspace.display(target)
+        if target.is_dir():
+            prefix = "" if target == ctx.workspace.root else f"{name}/"
+            with open_directory(ctx.workspace, target) as fd:
+                search = run_rg(ctx, [*flags, "--", "."], timeout_s=limit, cwd_fd=fd)
+            lines = [prefix + line[2:] if line.startswith("./") else line for line in search.lines]
+            return search, lines
+        fd, _info = open_file(ctx.workspace, target)
+        try:
+            alias = f"/dev/fd/{fd}"
+            search = run_rg(ctx, [*flags, "--", alias], timeout_s=limit, pass_fds=(fd,))
+        finally:
+            os.close(fd)
+        lines = [
+            name + line[len(alias) :] if line.startswith(alias) else line for line in search.lines
+        ]
+        return search, lines
 
 
 def rg_flags(arguments: dict[str, Any]) -> list[str]:

@@ -1,0 +1,224 @@
+"""ProcessRunner: confined subprocesses whose whole tree is gone when `run` returns."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from toolrun.config import Settings
+from toolrun.errors import SandboxViolation
+from toolrun.sandbox.limits import ResourceLimits
+from toolrun.sandbox.output import BoundedBytes, CappedLines
+from toolrun.sandbox.runner import CALL_MARKER_VAR, ProcessResult, ProcessRunner, sandbox_env
+from toolrun.tools import ToolContext
+
+SH = "/bin/sh"
+
+
+@pytest.fixture
+def runner(settings: Settings) -> ProcessRunner:
+    return ToolContext.create(settings).runner
+
+
+@pytest.fixture
+def leftovers() -> Iterator[list[int]]:
+    """Pids started by a test; whatever still runs at teardown is killed."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process = psutil.Process(pid)
+            if process.status() != psutil.STATUS_ZOMBIE:
+                process.kill()
+
+
+def gone(pid: int) -> bool:
+    try:
+        status = psutil.Process(pid).status()
+    except psutil.NoSuchProcess:
+        return True
+    return status == psutil.STATUS_ZOMBIE
+
+
+def sinks() -> tuple[BoundedBytes, BoundedBytes]:
+    return BoundedBytes(1 << 20), BoundedBytes(1 << 20)
+
+
+def sh(runner: ProcessRunner, script: str, timeout_s: float = 10) -> tuple[int | None, bool, str]:
+    """Run `script`; exit code, whether it timed out, and its stdout."""
+    out, err = sinks()
+    ended = runner.run([SH, "-c", script], timeout_s=timeout_s, stdout=out, stderr=err)
+    return ended.exit_code, ended.timed_out, out.data().decode()
+
+
+def test_output_goes_to_the_right_sinks(runner: ProcessRunner) -> None:
+    out, err = sinks()
+
+    ended = runner.run([SH, "-c", "echo out; echo err >&2"], timeout_s=10, stdout=out, stderr=err)
+
+    assert ended.exit_code == 0
+    assert ended.timed_out is False
+    assert ended.duration_s >= 0
+    assert out.data() == b"out\n"
+    assert err.data() == b"err\n"
+
+
+@pytest.mark.parametrize("code", [0, 1, 3, 255])
+def test_exit_codes_are_reported(runner: ProcessRunner, code: int) -> None:
+    assert sh(runner, f"exit {code}")[:2] == (code, False)
+
+
+def test_death_by_signal_is_a_negative_exit_code(runner: ProcessRunner) -> None:
+    assert sh(runner, "kill -KILL $$")[0] == -9
+
+
+def test_timeout_kills_the_whole_group(runner: ProcessRunner, leftovers: list[int]) -> None:
+    out, err = sinks()
+    started = time.monotonic()
+
+    ended = runner.run(
+        [SH, "-c", "sleep 300 & echo $!; sleep 300"], timeout_s=0.5, stdout=out, stderr=err
+    )
+    leftovers.append(int(out.data().split()[0]))
+
+    assert ended.timed_out is True
+    assert ended.exit_code is None
+    assert time.monotonic() - started < 10
+    assert gone(leftovers[0])
+
+
+def test_processes_ignoring_sigterm_are_killed(runner: ProcessRunner, leftovers: list[int]) -> None:
+    # An ignored signal stays ignored across fork and exec, so both the shell and its sleep
+    # shrug off the TERM; only a KILL after the grace period ends them. The call runs in a
+    # thread so that a runner stuck waiting fails this test instead of hanging the suite.
+    out, err = sinks()
+    outcome: list[ProcessResult] = []
+    argv = [SH, "-c", "trap '' TERM; sleep 300 & echo $$ $!; wait"]
+    worker = threading.Thread(
+        target=lambda: outcome.append(runner.run(argv, timeout_s=0.5, stdout=out, stderr=err)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=8)
+    leftovers.extend(int(pid) for pid in out.data().split())
+    stuck = worker.is_alive()
+    if stuck:  # unblock the runner: kill the two processes this test started
+        for pid in leftovers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        worker.join(timeout=15)
+
+    assert not stuck, "run() did not return 8 s after a 0.5 s timeout: TERM was ignored"
+    assert outcome[0].timed_out is True
+    assert outcome[0].exit_code is None
+    assert all(gone(pid) for pid in leftovers)
+
+
+def test_background_job_is_killed_when_the_leader_exits(
+    runner: ProcessRunner, leftovers: list[int]
+) -> None:
+    code, timed_out, stdout = sh(runner, "sleep 300 & echo $!")
+    leftovers.append(int(stdout.split()[0]))
+
+    assert (code, timed_out) == (0, False)
+    assert gone(leftovers[0])
+
+
+def test_missing_program_is_a_sandbox_violation(runner: ProcessRunner, workspace: Path) -> None:
+    out, err = sinks()
+
+    with pytest.raises(SandboxViolation, match="cannot start"):
+        runner.run([str(workspace / "no-such-program")], timeout_s=5, stdout=out, stderr=err)
+
+
+def test_non_executable_program_is_a_sandbox_violation(
+    runner: ProcessRunner, workspace: Path
+) -> None:
+    script = workspace / "script.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o644)
+    out, err = sinks()
+
+    with pytest.raises(SandboxViolation, match="cannot start"):
+        runner.run([str(script)], timeout_s=5, stdout=out, stderr=err)
+
+
+def test_stdin_is_empty_and_closed(runner: ProcessRunner) -> None:
+    started = time.monotonic()
+
+    assert sh(runner, "cat; echo done", 5) == (0, False, "done\n")
+    assert time.monotonic() - started < 5
+
+
+def test_cwd_is_the_workspace(runner: ProcessRunner, workspace: Path) -> None:
+    assert sh(runner, "pwd")[2] == f"{workspace.resolve()}\n"
+
+
+def test_environment_is_only_the_sandbox_one(
+    runner: ProcessRunner, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LEAKY_HOST_SECRET", "hunter2")
+    out, err = sinks()
+
+    runner.run(["/usr/bin/env"], timeout_s=5, stdout=out, stderr=err)
+
+    seen = dict(line.split("=", 1) for line in out.data().decode().splitlines())
+    marker = seen.pop(CALL_MARKER_VAR)
+    assert seen == sandbox_env(path=runner.env["PATH"], home=workspace.resolve())
+    assert len(marker) == 24
+
+
+def test_each_call_gets_its_own_marker(runner: ProcessRunner) -> None:
+    first = sh(runner, f"echo ${CALL_MARKER_VAR}")[2]
+    second = sh(runner, f"echo ${CALL_MARKER_VAR}")[2]
+
+    assert first.strip()
+    assert first != second
+
+
+def test_resource_limits_are_applied_in_the_child(workspace: Path) -> None:
+    runner = ProcessRunner(
+        cwd=workspace,
+        env=sandbox_env(path="/usr/bin:/bin", home=workspace),
+        limits=ResourceLimits(file_size_bytes=8192, open_files=64),
+    )
+
+    _, _, stdout = sh(runner, "ulimit -c; ulimit -n; ulimit -t", timeout_s=2.5)
+
+    assert stdout.split() == ["0", "64", "4"]
+    assert sh(runner, "head -c 100000 /dev/zero > big.bin")[0] != 0
+    assert (workspace / "big.bin").stat().st_size <= 8192
+
+
+def test_output_beyond_the_sink_cap_is_drained_not_blocking(runner: ProcessRunner) -> None:
+    out, err = BoundedBytes(1000), BoundedBytes(1000)
+    started = time.monotonic()
+
+    ended = runner.run(
+        [SH, "-c", "head -c 5000000 /dev/zero"], timeout_s=10, stdout=out, stderr=err
+    )
+
+    assert ended.exit_code == 0
+    assert ended.timed_out is False
+    assert out.truncated is True
+    assert len(out.data()) == 1000
+    assert time.monotonic() - started < 10
+
+
+def test_capped_lines_sink_receives_the_stream(runner: ProcessRunner) -> None:
+    out = CappedLines(head=2, tail=2, max_line_chars=100)
+    err = CappedLines(head=2, tail=2, max_line_chars=100)
+
+    ended = runner.run([SH, "-c", "seq 1 50"], timeout_s=10, stdout=out, stderr=err)
+
+    assert ended.exit_code == 0
+    assert out.text() == "1\n2\n[46 lines omitted]\n49\n50"
+    assert err.text() == ""

@@ -19,6 +19,9 @@ class Settings(BaseSettings):
     sandbox_path: str = Field(DEFAULT_SANDBOX_PATH, description="PATH given to tool subprocesses.")
     bash_default_timeout_s: float = Field(10.0, gt=0)
     bash_max_timeout_s: float = Field(600.0, gt=0)
+    use_cgroups: bool = Field(
+        True, description="Track each call's processes in its own cgroup where writable."
+    )
     kill_grace_s: float = Field(1.0, ge=0, description="Wait between SIGTERM and SIGKILL.")
     max_memory_bytes: int = Field(4 * 1024**3, gt=0, description="RLIMIT_AS per subprocess.")
     max_file_size_bytes: int = Field(1024**3, gt=0, description="RLIMIT_FSIZE per subprocess.")

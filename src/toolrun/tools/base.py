@@ -50,6 +50,7 @@ class ToolContext:
                 open_files=settings.max_open_files,
             ),
             kill_grace_s=settings.kill_grace_s,
+            use_cgroups=settings.use_cgroups,
         )
         return cls(space, runner, settings, approver or DenyApprover())
 

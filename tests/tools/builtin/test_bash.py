@@ -14,6 +14,7 @@ import pytest
 from toolrun.config import Settings
 from toolrun.permissions.approvals import Approver, AutoApprover, DenyApprover
 from toolrun.sandbox.output import LINE_CUT_MARK
+from toolrun.sandbox.tracking import isolation_kind
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult, ToolStatus
 
 CallTool = Callable[..., ToolResult]
@@ -135,41 +136,54 @@ def test_timeout_stops_the_command_quickly(call_tool: CallTool) -> None:
     assert time.monotonic() - started < 10
 
 
-@pytest.mark.parametrize(
-    ("command", "timeout", "status"),
-    [
-        pytest.param(
-            "sleep 300 & echo $!; wait", 1, ToolStatus.TIMEOUT, id="timeout-background-job"
-        ),
-        pytest.param(
-            "setsid sh -c 'echo $$; exec sleep 300' & wait",
-            1,
-            ToolStatus.TIMEOUT,
-            id="timeout-setsid-daemon",
-        ),
-        pytest.param("sleep 300 & echo $!", 10, ToolStatus.SUCCESS, id="success-background-job"),
-        pytest.param(DAEMON.format(prefix=""), 10, ToolStatus.SUCCESS, id="success-setsid-daemon"),
-        # `env -i` also strips the call marker the runner looks for: nothing the daemon
-        # controls should let it outlive the call.
-        pytest.param(
-            DAEMON.format(prefix="env -i "),
-            10,
-            ToolStatus.SUCCESS,
-            id="success-setsid-daemon-with-empty-environment",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known gap: leaving the group AND clearing the environment escapes "
-                "the sweep until per-call cgroups land",
-            ),
-        ),
-    ],
+ESCAPES = [
+    pytest.param("sleep 300 & echo $!; wait", 1, ToolStatus.TIMEOUT, id="timeout-background-job"),
+    pytest.param(
+        "setsid sh -c 'echo $$; exec sleep 300' & wait",
+        1,
+        ToolStatus.TIMEOUT,
+        id="timeout-setsid-daemon",
+    ),
+    pytest.param("sleep 300 & echo $!", 10, ToolStatus.SUCCESS, id="success-background-job"),
+    pytest.param(DAEMON.format(prefix=""), 10, ToolStatus.SUCCESS, id="success-setsid-daemon"),
+]
+# `env -i` also strips the call marker the sweep looks for; only a cgroup still holds it.
+EMPTY_ENV_DAEMON = pytest.param(
+    DAEMON.format(prefix="env -i "),
+    10,
+    ToolStatus.SUCCESS,
+    id="success-setsid-daemon-with-empty-environment",
 )
-def test_no_descendant_outlives_the_call(
-    call_tool: CallTool, strays: list[int], command: str, timeout: float, status: ToolStatus
+needs_cgroups = pytest.mark.skipif(
+    isolation_kind(use_cgroups=True) != "cgroup", reason="cgroup v2 is not writable here"
+)
+
+
+@needs_cgroups
+@pytest.mark.parametrize(("command", "timeout", "status"), [*ESCAPES, EMPTY_ENV_DAEMON])
+def test_no_descendant_outlives_the_call_in_a_cgroup(
+    workspace: Path, strays: list[int], command: str, timeout: float, status: ToolStatus
 ) -> None:
     started = time.monotonic()
 
-    result = call_tool("bash", command=command, timeout=timeout)
+    result = run_bash(
+        Settings(workspace=workspace, kill_grace_s=0.5), command=command, timeout=timeout
+    )
+    strays.append(first_pid(result))
+
+    assert result.status is status, result.error
+    assert time.monotonic() - started < 10
+    assert is_dead(strays[0])
+
+
+@pytest.mark.parametrize(("command", "timeout", "status"), ESCAPES)
+def test_no_descendant_outlives_the_call_without_cgroups(
+    workspace: Path, strays: list[int], command: str, timeout: float, status: ToolStatus
+) -> None:
+    settings = Settings(workspace=workspace, kill_grace_s=0.5, use_cgroups=False)
+    started = time.monotonic()
+
+    result = run_bash(settings, command=command, timeout=timeout)
     strays.append(first_pid(result))
 
     assert result.status is status, result.error

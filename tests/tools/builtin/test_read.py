@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolrun.tools import ToolResult
+from toolrun.tools.builtin.read import _number_prefixes
 
 CallTool = Callable[..., ToolResult]
 
@@ -350,3 +351,12 @@ def test_absolute_path_inside_the_workspace(workspace: Path, call_tool: CallTool
 
     assert result.status == "success"
     assert result.output["content"] == "     1\t# Title"
+
+
+@pytest.mark.parametrize(
+    ("first", "count"),
+    [(1, 5), (249_998, 5), (250_001, 3), (7, 0), (1_000_000, 2)],
+    ids=["start", "across-the-cache-end", "past-the-cache", "empty", "seven-digits"],
+)
+def test_number_prefixes_match_cat_n_formatting(first: int, count: int) -> None:
+    assert _number_prefixes(first, count) == [f"{n:>6}\t" for n in range(first, first + count)]

@@ -18,9 +18,9 @@ COMMON_FLAGS = ("--no-config", "--no-require-git", "--color=never")
 
 @dataclass(frozen=True)
 class RipgrepRun:
-    """What rg printed and how it ended."""
+    """What rg printed (whole lines, no final newline) and how it ended."""
 
-    lines: list[str]
+    text: str
     stderr: str
     exit_code: int | None
     timed_out: bool
@@ -40,6 +40,19 @@ def _find_rg(configured: Path | None) -> str:
     return found
 
 
+def split_lines(text: str) -> list[str]:
+    return text.split("\n") if text else []
+
+
+def rename_paths(text: str, old: str, new: str) -> str:
+    """Replace the path prefix `old` with `new` at the start of every line."""
+    if not text or old == new:
+        return text
+    if not old:
+        return new + text.replace("\n", "\n" + new)
+    return ("\n" + text).replace("\n" + old, "\n" + new)[1:]
+
+
 def run_rg(
     ctx: ToolContext,
     args: list[str],
@@ -48,7 +61,11 @@ def run_rg(
     cwd_fd: int | None = None,
     pass_fds: tuple[int, ...] = (),
 ) -> RipgrepRun:
-    """Run rg with `args` (in `cwd_fd`, else the workspace root); lines decoded leniently."""
+    """Run rg with `args` (in `cwd_fd`, else the workspace root); lines decoded leniently.
+
+    Without a path argument rg searches its working directory (stdin is /dev/null, which rg
+    does not read) and prints paths relative to it, with no "./" to strip.
+    """
     stdout = BoundedBytes(MAX_OUTPUT_BYTES)
     stderr = BoundedBytes(64 * 1024)
     result = ctx.runner.run(
@@ -59,14 +76,15 @@ def run_rg(
         cwd_fd=cwd_fd,
         pass_fds=pass_fds,
     )
-    text = stdout.data().decode("utf-8", errors="replace")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if (result.timed_out or stdout.truncated) and lines:
-        lines.pop()  # the last line may have been cut mid-way
+    data = stdout.data()
+    end = len(data)
+    if result.timed_out or stdout.truncated:
+        end = data.rfind(b"\n") + 1  # the last line may have been cut mid-way
+    if end and data[end - 1] == ord("\n"):
+        end -= 1
     return RipgrepRun(
-        lines=lines,
+        # Decoded through a memoryview: slicing tens of MB of bytes first would copy them.
+        text=str(memoryview(data)[:end], "utf-8", "replace"),
         stderr=stderr.data().decode("utf-8", errors="replace").strip(),
         exit_code=result.exit_code,
         timed_out=result.timed_out,

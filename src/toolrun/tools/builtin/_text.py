@@ -100,5 +100,7 @@ def _detect(data: bytes) -> str:
 
 def _newline_of(text: str) -> str:
     """The majority line ending; a file with mixed endings is written back in it."""
+    if "\r" not in text:  # the common case, found at memchr speed
+        return "\n"
     crlf = text.count("\r\n")
     return "\r\n" if crlf > text.count("\n") - crlf else "\n"

@@ -11,7 +11,7 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.sandbox.fs import open_directory
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.builtin._globpattern import compile_glob
-from toolrun.tools.builtin._ripgrep import run_rg
+from toolrun.tools.builtin._ripgrep import run_rg, split_lines
 from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
 
 DESCRIPTOR = ToolDescriptor(
@@ -90,12 +90,10 @@ class GlobTool(Tool):
         if arguments["include_hidden"]:
             flags += ["--hidden", "--glob", "!.git"]
         with open_directory(ctx.workspace, base) as base_fd:
-            listing = run_rg(
-                ctx, [*flags, "--", "."], timeout_s=self.descriptor.time_limit_s, cwd_fd=base_fd
-            )
-            if listing.exit_code not in (0, 1, None) and not listing.lines:
+            listing = run_rg(ctx, flags, timeout_s=self.descriptor.time_limit_s, cwd_fd=base_fd)
+            if listing.exit_code not in (0, 1, None) and not listing.text:
                 raise ToolExecutionError(f"listing files failed: {listing.stderr}")
-            matches = [e for line in listing.lines if matcher.match(e := line.removeprefix("./"))]
+            matches = [path for path in split_lines(listing.text) if matcher.match(path)]
             dated = _newest_first(base_fd, matches)
         prefix = "" if base == ctx.workspace.root else f"{ctx.workspace.display(base)}/"
         cap = ctx.settings.glob_max_results

@@ -10,11 +10,12 @@ from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.sandbox.fs import open_directory, open_file
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
-from toolrun.tools.builtin._ripgrep import RipgrepRun, run_rg
+from toolrun.tools.builtin._ripgrep import RipgrepRun, rename_paths, run_rg, split_lines
 from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
 
 MODES = ("files_with_matches", "content", "count")
 MAX_COLUMNS = 500
+NO_FILES_SEARCHED = "No files were searched"
 _CONTEXT = {"type": "integer", "minimum": 0, "maximum": 1000}
 
 DESCRIPTOR = ToolDescriptor(
@@ -117,19 +118,31 @@ class GrepTool(Tool):
         if not target.exists():
             raise ToolExecutionError(f"path not found: {ctx.workspace.display(target)}")
         mode = arguments["output_mode"]
-        search, entries = self._search(ctx, target, rg_flags(arguments))
-        if search.exit_code not in (0, 1) and not search.lines and not search.timed_out:
+        search, text = self._search(ctx, target, rg_flags(arguments))
+        # rg exits 2 when filters leave no file to search: for us an empty result, with
+        # its explanation kept in `warnings`.
+        nothing_searched = NO_FILES_SEARCHED in search.stderr
+        failed = search.exit_code not in (0, 1) and not nothing_searched
+        if failed and not text and not search.timed_out:
             raise ToolExecutionError(f"grep failed: {search.stderr.removeprefix('rg: ')}")
-        if mode != "content":
-            entries.sort()
         start = arguments["offset"]
         end = start + arguments["head_limit"] if "head_limit" in arguments else None
-        page = entries[start:end]
+        if mode == "content" and start == 0 and end is None:
+            # The whole output: no need to split 100k lines only to join them again.
+            total = text.count("\n") + 1 if text else 0
+            page, returned = [text], total
+        else:
+            entries = split_lines(text)
+            if mode != "content":
+                entries.sort()
+            total = len(entries)
+            page = entries[start:end]
+            returned = len(page)
         output: dict[str, Any] = {
             "mode": mode,
-            "returned": len(page),
-            "total": len(entries),
-            "truncated": (end is not None and end < len(entries)) or search.truncated,
+            "returned": returned,
+            "total": total,
+            "truncated": (end is not None and end < total) or search.truncated,
             "warnings": search.stderr or None,
         }
         if mode == "files_with_matches":
@@ -145,31 +158,25 @@ class GrepTool(Tool):
             )
         return ToolOutput(output=output)
 
-    def _search(
-        self, ctx: ToolContext, target: Path, flags: list[str]
-    ) -> tuple[RipgrepRun, list[str]]:
+    def _search(self, ctx: ToolContext, target: Path, flags: list[str]) -> tuple[RipgrepRun, str]:
         """Run rg on `target` opened by fd (never through a swapped-in link).
 
-        Returns the run and its lines with workspace-relative paths.
+        Returns the run and its output with workspace-relative paths.
         """
         limit = self.descriptor.time_limit_s
         name = ctx.workspace.display(target)
         if target.is_dir():
             prefix = "" if target == ctx.workspace.root else f"{name}/"
             with open_directory(ctx.workspace, target) as fd:
-                search = run_rg(ctx, [*flags, "--", "."], timeout_s=limit, cwd_fd=fd)
-            lines = [prefix + line[2:] if line.startswith("./") else line for line in search.lines]
-            return search, lines
+                search = run_rg(ctx, flags, timeout_s=limit, cwd_fd=fd)
+            return search, rename_paths(search.text, "", prefix)
         fd, _info = open_file(ctx.workspace, target)
         try:
             alias = f"/dev/fd/{fd}"
             search = run_rg(ctx, [*flags, "--", alias], timeout_s=limit, pass_fds=(fd,))
         finally:
             os.close(fd)
-        lines = [
-            name + line[len(alias) :] if line.startswith(alias) else line for line in search.lines
-        ]
-        return search, lines
+        return search, rename_paths(search.text, alias, name)
 
 
 def rg_flags(arguments: dict[str, Any]) -> list[str]:

@@ -112,10 +112,11 @@ class ReadTool(Tool):
                     f"partial: showing lines {offset}-{end} of {total}; "
                     f"call read with offset={end + 1} to continue"
                 )
-        cut = sum(1 for line in lines if len(line) > MAX_LINE_CHARS)
-        content = "\n".join(
-            f"{number:>6}\t{_clip(line)}" for number, line in enumerate(lines, start=offset)
-        )
+        cut = 0
+        if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+            cut = sum(1 for line in lines if len(line) > MAX_LINE_CHARS)
+            lines = [_clip(line) for line in lines]
+        content = "\n".join(map(str.__add__, _number_prefixes(offset, len(lines)), lines))
         next_offset = offset + len(lines) if offset + len(lines) <= total else None
         return ToolOutput(
             output={
@@ -136,6 +137,24 @@ class ReadTool(Tool):
                 "lines_truncated": cut,
             },
         )
+
+
+_PREFIX_CACHE_LINES = 250_000
+_prefixes: list[str] = []
+
+
+def _number_prefixes(first: int, count: int) -> list[str]:
+    """`cat -n` prefixes ("     7\t") for lines first..first+count-1.
+
+    Formatting 100k integers costs more than everything else in a whole-file read, so the
+    prefixes of the first 250k lines are made once per process and sliced.
+    """
+    end = first + count
+    if end - 1 > _PREFIX_CACHE_LINES:
+        return [f"{number:>6}\t" for number in range(first, end)]
+    if len(_prefixes) < end - 1:
+        _prefixes.extend(f"{number:>6}\t" for number in range(len(_prefixes) + 1, end))
+    return _prefixes[first - 1 : end - 1]
 
 
 def _clip(line: str) -> str:

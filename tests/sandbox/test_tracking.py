@@ -1,0 +1,84 @@
+"""Trackers find every process of a call, including ones that left its process group."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from toolrun.sandbox.tracking import (
+    CALL_MARKER_VAR,
+    CgroupTracker,
+    SweepTracker,
+    Tracker,
+    isolation_kind,
+    new_tracker,
+)
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@contextlib.contextmanager
+def escaping_daemon(tracker: Tracker, marker: str) -> Iterator[int]:
+    """`sh` double-forks a sleep into a new session; yields the sleep's pid."""
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", "setsid sh -c 'echo $$; exec sleep 300' </dev/null & wait"],
+        env={"PATH": os.environ["PATH"], CALL_MARKER_VAR: marker},
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=tracker.enter,  # noqa: PLW1509 - the tracker must be entered before exec
+    )
+    tracker.attach(proc.pid)
+    try:
+        assert proc.stdout is not None
+        yield int(proc.stdout.readline())
+    finally:
+        tracker.kill_all()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        tracker.close()
+
+
+@pytest.mark.parametrize("kind", ["sweep", "cgroup"])
+def test_tracker_finds_and_kills_a_setsid_daemon(kind: str) -> None:
+    if kind == "cgroup" and isolation_kind(use_cgroups=True) != "cgroup":
+        pytest.skip("cgroup v2 is not writable here")
+    marker = os.urandom(8).hex()
+    tracker = new_tracker(marker, use_cgroups=kind == "cgroup")
+    assert isinstance(tracker, CgroupTracker if kind == "cgroup" else SweepTracker)
+    with escaping_daemon(tracker, marker) as daemon:
+        assert os.getpgid(daemon) != os.getpgid(0)
+        assert daemon in tracker.survivors()
+
+        tracker.kill_all()
+
+        assert wait_until(lambda: daemon not in tracker.survivors())
+
+
+def test_cgroup_tracker_removes_its_group() -> None:
+    if isolation_kind(use_cgroups=True) != "cgroup":
+        pytest.skip("cgroup v2 is not writable here")
+    tracker = new_tracker(os.urandom(8).hex(), use_cgroups=True)
+    assert isinstance(tracker, CgroupTracker)
+    assert tracker.group.is_dir()
+
+    tracker.close()
+
+    assert not tracker.group.exists()
+
+
+def test_sweep_is_used_when_cgroups_are_off() -> None:
+    assert isinstance(new_tracker("x", use_cgroups=False), SweepTracker)
+    assert isolation_kind(use_cgroups=False) == "sweep"

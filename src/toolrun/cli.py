@@ -28,7 +28,7 @@ tools_app = typer.Typer(help="Inspect the tool registry.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 def _usage_error(message: str) -> typer.Exit:

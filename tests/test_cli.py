@@ -289,12 +289,23 @@ def test_call_workspace_that_is_a_file_is_a_usage_error(project: Path) -> None:
     assert "workspace is not a directory" in _flat(result.stderr)
 
 
-def test_call_without_local_is_a_usage_error(project: Path) -> None:
-    result = invoke("call", "read", "--args", '{"file_path": "a.txt"}')
+def test_call_through_an_unreachable_api_is_a_usage_error(project: Path) -> None:
+    result = invoke(
+        "call", "read", "--api", "http://127.0.0.1:9", "--args", '{"file_path": "a.txt"}'
+    )
 
     assert result.exit_code == 2
-    assert "only --local (in-process) calls are available" in _flat(result.stderr)
+    message = _flat(result.stderr)
+    assert "cannot reach the toolrun API at http://127.0.0.1:9" in message
+    assert "toolrun up" in message
     assert result.stdout == ""
+
+
+def test_local_only_options_need_local(project: Path) -> None:
+    result = invoke("call", "read", "--yes", "--args", '{"file_path": "a.txt"}')
+
+    assert result.exit_code == 2
+    assert "--workspace and --yes apply to --local calls only" in _flat(result.stderr)
 
 
 def test_call_uses_the_workspace_setting(project: Path) -> None:
@@ -324,7 +335,7 @@ def test_call_with_a_bad_setting_is_a_usage_error(project: Path) -> None:
     )
 
     assert result.exit_code == 2
-    assert _flat(result.stderr).startswith("error: bad TOOLRUN_ setting: ")
+    assert _flat(result.stderr).startswith("error: bad TOOLRUN_MAX_OPEN_FILES setting: ")
 
 
 def test_no_arguments_shows_help() -> None:

@@ -31,3 +31,25 @@ class Settings(BaseSettings):
     output_max_line_chars: int = Field(2000, gt=0)
     glob_max_results: int = Field(1000, gt=0)
     rg_path: Path | None = Field(None, description="ripgrep binary; found next to Python if unset.")
+
+    # The platform: broker, API, workers.
+    home: Path = Field(Path(".toolrun"), description="State of the embedded platform.")
+    redis_url: str | None = Field(
+        None, description="Broker and call store; unset: `toolrun up` starts its own Redis."
+    )
+    api: str = Field("http://127.0.0.1:8000", description="API base URL used by CLI and SDK.")
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(8000, ge=0, le=65535)
+    flower_port: int = Field(5555, ge=0, le=65535)
+    max_deliveries: int = Field(
+        3, ge=1, description="Deliveries of one call before it is dead-lettered."
+    )
+    call_ttl_s: int = Field(7 * 24 * 3600, gt=0, description="How long call records are kept.")
+    max_body_bytes: int = Field(1024 * 1024, gt=0, description="Largest API request body.")
+    max_wait_s: float = Field(300.0, gt=0, description="Longest `wait` a caller may ask for.")
+    auto_approve: bool = Field(
+        False, description="Run calls that need confirmation without asking (trusted setups)."
+    )
+    tool_modules: list[str] = Field(
+        default_factory=list, description="Extra modules whose TOOLS list is registered."
+    )

@@ -285,8 +285,10 @@ def test_tool_result_json_shape() -> None:
     assert not result.model_copy(update={"status": ToolStatus.DENIED}).ok
 
 
-def test_statuses_are_the_documented_seven() -> None:
+def test_statuses_are_the_documented_ones() -> None:
     assert {status.value for status in ToolStatus} == {
+        "queued",
+        "running",
         "success",
         "error",
         "blocked",

@@ -77,6 +77,10 @@ class Tool(ABC):
             return f"{self.descriptor.name} requires confirmation"
         return None
 
+    def time_limit_s(self, arguments: dict[str, Any], settings: Settings) -> float:
+        """How long this call may run; the platform's Celery limits are set above it."""
+        return self.descriptor.time_limit_s
+
     @abstractmethod
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run with validated arguments (schema defaults filled in).

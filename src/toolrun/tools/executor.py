@@ -19,8 +19,12 @@ log = logging.getLogger(__name__)
 class Executor:
     """Executes calls against a registry; never raises for anything a caller sent."""
 
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(
+        self, registry: ToolRegistry, *, propagate: tuple[type[BaseException], ...] = ()
+    ) -> None:
+        """`propagate`: exceptions that must reach the caller (e.g. a worker's soft limit)."""
         self.registry = registry
+        self.propagate = propagate
 
     def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run `call` and return its ToolResult (status error/denied/timeout, never a raise)."""
@@ -81,6 +85,8 @@ class Executor:
         except ToolExecutionError as exc:
             return result(ToolStatus.ERROR, output=exc.output, error=str(exc))
         except Exception as exc:  # a bug in a tool must still give the caller a result
+            if isinstance(exc, self.propagate):
+                raise
             log.error(
                 "tool %s crashed on call %s: %r",
                 descriptor.tool_id,

@@ -134,8 +134,10 @@ class ToolDescriptor(BaseModel):
 
 
 class ToolStatus(StrEnum):
-    """How a call ended (or where it waits)."""
+    """Where a call is: waiting (queued, running, awaiting_approval) or how it ended."""
 
+    QUEUED = "queued"
+    RUNNING = "running"
     SUCCESS = "success"
     ERROR = "error"
     BLOCKED = "blocked"
@@ -171,3 +173,11 @@ class ToolResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.status is ToolStatus.SUCCESS
+
+    @property
+    def final(self) -> bool:
+        """True once the call has ended; queued, running and awaiting_approval are not."""
+        return self.status not in _PENDING
+
+
+_PENDING = {ToolStatus.QUEUED, ToolStatus.RUNNING, ToolStatus.AWAITING_APPROVAL}

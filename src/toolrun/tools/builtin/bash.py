@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+from toolrun.config import Settings
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.sandbox.output import CappedLines
@@ -78,10 +79,14 @@ class BashTool(Tool):
     def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
         return f"bash runs a shell command: {arguments['command']}"
 
+    def time_limit_s(self, arguments: dict[str, Any], settings: Settings) -> float:
+        default = min(settings.bash_default_timeout_s, settings.bash_max_timeout_s)
+        return float(arguments.get("timeout", default))
+
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         settings = ctx.settings
         limit = settings.bash_max_timeout_s
-        timeout = float(arguments.get("timeout", min(settings.bash_default_timeout_s, limit)))
+        timeout = self.time_limit_s(arguments, settings)
         if timeout > limit:
             raise ToolExecutionError(f"timeout {timeout:g} s is above the maximum of {limit:g} s")
         sinks = [

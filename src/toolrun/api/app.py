@@ -1,0 +1,62 @@
+"""The FastAPI app factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import redis.asyncio as aioredis
+from fastapi import FastAPI
+
+from toolrun import __version__
+from toolrun.api import calls, health, tools
+from toolrun.api.errors import install_error_handlers
+from toolrun.api.limits import BodySizeLimit
+from toolrun.api.state import ApiState
+from toolrun.calls.store import AsyncCallStore
+from toolrun.config import Settings
+from toolrun.tools.base import ToolContext
+from toolrun.tools.loading import registry_with
+from toolrun.workers.app import create_celery_app
+
+CONNECT_TIMEOUT_S = 2.0
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The API for the broker and workspace in `settings`."""
+    registry = registry_with(settings.tool_modules)
+    longest = max(tool.descriptor.time_limit_s for tool in registry.list())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # No socket timeout: waiting callers block in BLPOP for up to max_wait_s.
+        client = aioredis.from_url(
+            str(settings.redis_url), socket_connect_timeout=CONNECT_TIMEOUT_S
+        )
+        celery = create_celery_app(settings, longest_time_limit_s=longest)
+        app.state.toolrun = ApiState(
+            settings=settings,
+            registry=registry,
+            celery=celery,
+            redis=client,
+            store=AsyncCallStore(client, ttl_s=settings.call_ttl_s),
+            context=ToolContext.create(settings),
+        )
+        try:
+            yield
+        finally:
+            await client.aclose()
+            celery.close()
+
+    app = FastAPI(
+        title="toolrun",
+        version=__version__,
+        description="Run AI-agent tool calls on isolated workers.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(tools.router)
+    app.include_router(calls.router)
+    app.include_router(health.router)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    return app

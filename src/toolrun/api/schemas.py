@@ -1,0 +1,31 @@
+"""Request bodies of the API (responses are the core models: ToolDescriptor, ToolResult)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CALL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+
+
+class CallRequest(BaseModel):
+    """A tool call submitted by an agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(
+        None, pattern=CALL_ID_PATTERN, description="Idempotency key; generated when absent."
+    )
+    tool_name: str = Field(min_length=1, max_length=64)
+    version: str | None = Field(None, max_length=64, description="Default: newest version.")
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Health(BaseModel):
+    """What /healthz reports."""
+
+    status: str
+    redis: str
+    database: str
+    sandbox: str

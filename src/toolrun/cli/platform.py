@@ -1,0 +1,174 @@
+"""`toolrun up`, `api`, `worker`, `flower`: the platform's processes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+import uvicorn
+
+from toolrun.api import create_app
+from toolrun.cli._console import err, load_settings, out, usage_error
+from toolrun.config import Settings
+from toolrun.embedded import RedisServer, Supervisor
+from toolrun.errors import ToolrunError
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.loading import registry_with
+from toolrun.workers.app import create_celery_app
+from toolrun.workers.runtime import WorkerRuntime
+from toolrun.workers.tasks import register_tasks
+
+_READY_TIMEOUT_S = 60.0
+
+
+def _platform_settings() -> Settings:
+    settings = load_settings()
+    if settings.redis_url is None:
+        raise usage_error("TOOLRUN_REDIS_URL is not set; `toolrun up` starts everything for you")
+    return settings
+
+
+def api(
+    host: Annotated[
+        str | None, typer.Option(help="Bind address (default TOOLRUN_API_HOST).")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default TOOLRUN_API_PORT).")] = None,
+) -> None:
+    """Serve the HTTP API (needs TOOLRUN_REDIS_URL)."""
+    settings = _platform_settings()
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.api_host,
+        port=settings.api_port if port is None else port,
+        log_level="warning",
+        access_log=False,
+    )
+
+
+def worker(
+    level: Annotated[PermissionLevel, typer.Option(help="The only queue this worker consumes.")],
+    concurrency: Annotated[int, typer.Option(min=1, help="Pool processes.")] = 1,
+) -> None:
+    """Run a Celery worker for one permission level (needs TOOLRUN_REDIS_URL)."""
+    settings = _platform_settings()
+    try:
+        registry = registry_with(settings.tool_modules)
+    except ToolrunError as exc:
+        raise usage_error(str(exc)) from exc
+    longest = max(tool.descriptor.time_limit_s for tool in registry.list())
+    app = create_celery_app(settings, longest_time_limit_s=longest)
+    register_tasks(app, WorkerRuntime(settings, level, registry))
+    app.worker_main(
+        [
+            "worker",
+            f"--queues={level.queue_name}",
+            f"--concurrency={concurrency}",
+            "--pool=prefork",
+            f"--hostname={level}@%h",
+            "--loglevel=INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--task-events",
+        ]
+    )
+
+
+def flower(
+    port: Annotated[int | None, typer.Option(help="Port (default TOOLRUN_FLOWER_PORT).")] = None,
+) -> None:
+    """Run Flower against the platform's broker (needs TOOLRUN_REDIS_URL)."""
+    settings = _platform_settings()
+    app = create_celery_app(settings)
+    chosen = settings.flower_port if port is None else port
+    app.start(["flower", "--address=127.0.0.1", f"--port={chosen}"])
+
+
+def up(
+    host: Annotated[str | None, typer.Option(help="API bind address.")] = None,
+    port: Annotated[int | None, typer.Option(help="API port.")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Root that tools are confined to (default: cwd).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Pool processes per worker.")] = 1,
+) -> None:
+    """Start the whole platform on this machine: Redis, API, one worker per level, Flower."""
+    settings = load_settings()
+    home = settings.home.resolve()
+    space = (workspace or settings.workspace).resolve()
+    if not space.is_dir():
+        raise usage_error(f"workspace is not a directory: {space}")
+    api_host = host or settings.api_host
+    api_port = settings.api_port if port is None else port
+    redis_server = None
+    redis_url = settings.redis_url
+    if redis_url is None:
+        redis_server = RedisServer(home / "redis")
+        try:
+            redis_server.start()
+        except ToolrunError as exc:
+            raise usage_error(str(exc)) from exc
+        redis_url = redis_server.url
+    env = {
+        **os.environ,
+        "TOOLRUN_REDIS_URL": redis_url,
+        "TOOLRUN_WORKSPACE": str(space),
+        "TOOLRUN_HOME": str(home),
+    }
+    supervisor = Supervisor(env)
+    me = [sys.executable, "-m", "toolrun"]
+    supervisor.start("api", [*me, "api", f"--host={api_host}", f"--port={api_port}"])
+    for level in PermissionLevel:
+        supervisor.start(
+            f"worker {level}", [*me, "worker", f"--level={level}", f"--concurrency={concurrency}"]
+        )
+    supervisor.start("flower", [*me, "flower", f"--port={settings.flower_port}"])
+    # Explicit for SIGINT too: a shell starts background jobs with SIGINT ignored.
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        base = f"http://{api_host}:{api_port}"
+        _wait_until_healthy(base, supervisor)
+        out.print(f"toolrun is up — workspace {space}")
+        out.print(f"  API      {base}")
+        out.print(f"  API docs {base}/docs")
+        out.print(f"  Flower   http://127.0.0.1:{settings.flower_port}")
+        out.print(f"  Redis    {redis_url}")
+        out.print("Ctrl-C stops everything.")
+        ended = supervisor.wait()
+        err.print(f"[red]{ended} exited; stopping the platform[/]")
+        code = 1
+    except ToolrunError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        code = 1
+    except KeyboardInterrupt:
+        code = 0
+    finally:
+        out.print("stopping…")
+        supervisor.stop()
+        if redis_server is not None:
+            redis_server.stop()
+    raise typer.Exit(code)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _wait_until_healthy(base: str, supervisor: Supervisor) -> None:
+    deadline = time.monotonic() + _READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
+                return
+        for child in supervisor.children:
+            if child.process is not None and child.process.poll() is not None:
+                raise ToolrunError(f"{child.name} exited during start-up")
+        time.sleep(0.2)
+    raise ToolrunError(f"the API did not become healthy within {_READY_TIMEOUT_S:g} s")

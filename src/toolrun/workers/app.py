@@ -1,0 +1,47 @@
+"""The Celery app, built from Settings: one queue per permission level and no others."""
+
+from __future__ import annotations
+
+from celery import Celery
+from kombu import Exchange, Queue
+
+from toolrun.config import Settings
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.workers.dispatch import HARD_LIMIT_MARGIN_S
+
+# Redis redelivers an unacknowledged message after the visibility timeout; it must exceed
+# the longest hard limit or a long call would run twice.
+MIN_VISIBILITY_TIMEOUT_S = 3600
+
+
+def create_celery_app(settings: Settings, *, longest_time_limit_s: float = 600.0) -> Celery:
+    """A Celery app for the broker in `settings`; tasks are added by `toolrun.workers.tasks`."""
+    if settings.redis_url is None:
+        raise ValueError("TOOLRUN_REDIS_URL is not set (toolrun up sets it for its children)")
+    app = Celery("toolrun", broker=settings.redis_url, set_as_current=False)
+    visibility = max(MIN_VISIBILITY_TIMEOUT_S, 2 * (longest_time_limit_s + HARD_LIMIT_MARGIN_S))
+    app.conf.update(
+        # An exchange per queue: left to defaults, every queue would be bound to the default
+        # queue's exchange and key, and one message would reach all four queues.
+        task_queues=[
+            Queue(level.queue_name, Exchange(level.queue_name, "direct"), level.queue_name)
+            for level in PermissionLevel
+        ],
+        task_default_queue=PermissionLevel.READ_ONLY.queue_name,
+        task_create_missing_queues=False,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        worker_prefetch_multiplier=1,
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+        broker_transport_options={"visibility_timeout": visibility},
+        broker_connection_retry_on_startup=True,
+        task_ignore_result=True,  # results live in the call store, not Celery's backend
+        task_serializer="json",
+        accept_content=["json"],
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        worker_hijack_root_logger=False,
+        enable_utc=True,
+    )
+    return app

@@ -1,0 +1,114 @@
+"""What one worker process needs to run calls: settings, its level, the registry, the store."""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import redis
+from celery.exceptions import SoftTimeLimitExceeded
+
+from toolrun.calls.store import CallStore
+from toolrun.config import Settings
+from toolrun.permissions.approvals import AutoApprover, DenyApprover
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.sandbox.metering import measure
+from toolrun.tools.base import ToolContext
+from toolrun.tools.executor import Executor
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.tools.registry import ToolRegistry
+
+
+@dataclass
+class WorkerRuntime:
+    """Runs calls for the workers of one permission level."""
+
+    settings: Settings
+    level: PermissionLevel
+    registry: ToolRegistry
+    hostname: str = field(default_factory=socket.gethostname)
+
+    @cached_property
+    def store(self) -> CallStore:
+        # redis-py notices a fork and reconnects, so pool children may share this lazily.
+        client = redis.Redis.from_url(str(self.settings.redis_url))
+        return CallStore(client, ttl_s=self.settings.call_ttl_s)
+
+    @cached_property
+    def executor(self) -> Executor:
+        return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
+
+    def run(self, call: ToolCall, *, approved: bool, queued_at: float) -> ToolResult:
+        """Run one delivery of `call` and store its final state."""
+        started_at = time.time()
+        deliveries = self.store.count_delivery(call.id)
+        facts = {
+            "worker": f"{self.level}@{self.hostname}",
+            "deliveries": deliveries,
+            "queued_at": queued_at,
+            "started_at": started_at,
+            "queue_wait_ms": round((started_at - queued_at) * 1000, 3),
+        }
+        result = self._refusal(call, deliveries)
+        if result is None:
+            self.store.save(self._state(call, ToolStatus.RUNNING, facts))
+            result = self._execute(call, approved=approved)
+        result.metadata.update(facts)
+        self.store.finish(result)
+        return result
+
+    def _refusal(self, call: ToolCall, deliveries: int) -> ToolResult | None:
+        """A final result when the call must not run here, else None."""
+        if deliveries > self.settings.max_deliveries:
+            self.store.dead_letter(call.id)
+            return self._state(
+                call,
+                ToolStatus.ERROR,
+                error=f"worker lost {deliveries - 1} times while running this call; "
+                "it was dead-lettered and will not be retried",
+            )
+        tool = self.registry.get(call.tool_name, call.version)
+        if tool is not None and not self.level.allows(tool.descriptor.permission):
+            needed = tool.descriptor.permission
+            return self._state(
+                call,
+                ToolStatus.BLOCKED,
+                error=f"a {self.level} worker may not run {tool.descriptor.tool_id} "
+                f"(needs {needed})",
+            )
+        return None
+
+    def _execute(self, call: ToolCall, *, approved: bool) -> ToolResult:
+        ctx = ToolContext.create(
+            self.settings, approver=AutoApprover() if approved else DenyApprover()
+        )
+        with measure() as usage:
+            try:
+                result = self.executor.execute(call, ctx)
+            except SoftTimeLimitExceeded:
+                result = self._state(
+                    call, ToolStatus.TIMEOUT, error="call exceeded its time limit and was stopped"
+                )
+        result.metadata["cpu_s"] = usage.cpu_s
+        result.metadata["peak_rss_bytes"] = usage.peak_rss_bytes
+        return result
+
+    def _state(
+        self,
+        call: ToolCall,
+        status: ToolStatus,
+        metadata: dict[str, object] | None = None,
+        *,
+        error: str | None = None,
+    ) -> ToolResult:
+        tool = self.registry.get(call.tool_name, call.version)
+        return ToolResult(
+            call_id=call.id,
+            tool_name=call.tool_name,
+            tool_version=tool.descriptor.version if tool else call.version,
+            status=status,
+            error=error,
+            metadata=dict(metadata or {}),
+        )

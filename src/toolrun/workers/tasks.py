@@ -1,0 +1,49 @@
+"""The execute task, and the request class that settles calls whose pool child was killed."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Celery, Task
+from celery.worker.request import Request
+
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.workers.dispatch import EXECUTE_TASK
+from toolrun.workers.runtime import WorkerRuntime
+
+log = logging.getLogger(__name__)
+
+
+def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
+    """Add `toolrun.execute` to `app`, running calls with `runtime`."""
+
+    class ToolRequest(Request):
+        """Runs in the worker's main process, which outlives a killed pool child."""
+
+        def on_timeout(self, soft: bool, timeout: float) -> None:
+            super().on_timeout(soft, timeout)
+            if not soft:  # the pool child was killed: nothing else will settle the call
+                _settle(runtime, self, ToolStatus.TIMEOUT, f"hard time limit ({timeout:g} s) hit")
+
+    class ToolTask(Task[Any, None]):
+        Request = ToolRequest  # type: ignore[assignment]  # Celery takes a class or a path
+
+    @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True)
+    def execute(self: ToolTask, payload: dict[str, Any], approved: bool, queued_at: float) -> None:
+        runtime.run(ToolCall.model_validate(payload), approved=approved, queued_at=queued_at)
+
+
+def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error: str) -> None:
+    payload, _approved, _queued_at = request.args
+    call = ToolCall.model_validate(payload)
+    log.error("call %s (%s): %s", call.id, call.tool_name, error)
+    runtime.store.finish(
+        ToolResult(
+            call_id=call.id,
+            tool_name=call.tool_name,
+            tool_version=call.version,
+            status=status,
+            error=error,
+        )
+    )

@@ -29,9 +29,11 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # No socket timeout: waiting callers block in BLPOP for up to max_wait_s.
+        # Waiting callers block in BLPOP for up to max_wait_s: reads may take that long.
         client = aioredis.from_url(
-            str(settings.redis_url), socket_connect_timeout=CONNECT_TIMEOUT_S
+            str(settings.redis_url),
+            socket_connect_timeout=CONNECT_TIMEOUT_S,
+            socket_timeout=settings.max_wait_s + CONNECT_TIMEOUT_S,
         )
         celery = create_celery_app(settings, longest_time_limit_s=longest)
         app.state.toolrun = ApiState(

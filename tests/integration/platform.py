@@ -1,0 +1,131 @@
+"""Real platform processes for integration tests: API and workers, each its own process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import redis
+
+from toolrun.permissions.levels import PermissionLevel
+
+SUPPORT = Path(__file__).parent / "support"
+READY_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_for(predicate: object, timeout_s: float, what: str) -> None:
+    """Poll `predicate` until true; fail with `what` after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            if callable(predicate) and predicate():
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+@dataclass
+class Platform:
+    """An API process and one worker process per level, sharing one Redis and workspace."""
+
+    redis_url: str
+    workspace: Path
+    logs: Path
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    levels: tuple[PermissionLevel, ...] = tuple(PermissionLevel)
+    api_port: int = field(default_factory=free_port)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        python_path = os.pathsep.join(filter(None, [str(SUPPORT), os.environ.get("PYTHONPATH")]))
+        return {
+            **os.environ,
+            "PYTHONPATH": python_path,
+            "TOOLRUN_REDIS_URL": self.redis_url,
+            "TOOLRUN_WORKSPACE": str(self.workspace),
+            "TOOLRUN_TOOL_MODULES": '["toolrun_testtools"]',
+            "TOOLRUN_KILL_GRACE_S": "0.5",
+            **self.extra_env,
+        }
+
+    def start_process(self, name: str, *args: str) -> None:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        with (self.logs / f"{name}.log").open("ab") as log:
+            self.processes[name] = subprocess.Popen(
+                [sys.executable, "-m", "toolrun", *args],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def start(self) -> None:
+        for level in self.levels:
+            self.start_worker(level)
+        self.start_process("api", "api", f"--port={self.api_port}")
+        wait_for(self.healthy, READY_TIMEOUT_S, "the API to become healthy")
+        for level in self.levels:
+            wait_for(lambda lv=level: self.worker_ready(lv), READY_TIMEOUT_S, f"{level} worker")
+
+    def start_worker(self, level: PermissionLevel, concurrency: int = 2) -> None:
+        self.start_process(
+            f"worker-{level}", "worker", f"--level={level}", f"--concurrency={concurrency}"
+        )
+
+    def worker_ready(self, level: PermissionLevel) -> bool:
+        return b"ready." in (self.logs / f"worker-{level}.log").read_bytes()
+
+    def healthy(self) -> bool:
+        return httpx.get(f"{self.base_url}/healthz", timeout=2).status_code == 200
+
+    def pool_pids(self, level: PermissionLevel) -> list[int]:
+        """Pids of the pool processes of a level's worker."""
+        main = self.processes[f"worker-{level}"].pid
+        children = Path(f"/proc/{main}/task/{main}/children").read_text().split()
+        return [int(pid) for pid in children]
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+@contextlib.contextmanager
+def running(platform: Platform) -> Iterator[Platform]:
+    try:
+        platform.start()
+        yield platform
+    finally:
+        platform.stop()
+
+
+def record_keys(client: redis.Redis) -> set[bytes]:
+    return set(client.scan_iter("toolrun:call:*"))

@@ -1,0 +1,87 @@
+"""Tools that misbehave on purpose, loaded by test workers through TOOLRUN_TOOL_MODULES."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun.tools.model import ToolDescriptor, ToolExample
+
+_SECONDS = {"type": "number", "minimum": 0}
+_PID_FILE = {"type": "string", "description": "Workspace file that receives the pool pid."}
+
+
+def _descriptor(name: str, description: str, time_limit_s: float) -> ToolDescriptor:
+    return ToolDescriptor(
+        name=name,
+        version="1.0.0",
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {"seconds": _SECONDS, "pid_file": _PID_FILE},
+            "additionalProperties": False,
+        },
+        returns={"type": "object"},
+        examples=[
+            ToolExample(description="default", arguments={}),
+            ToolExample(description="short", arguments={"seconds": 0.1}),
+            ToolExample(description="with pid", arguments={"seconds": 1, "pid_file": "pid"}),
+        ],
+        permission=PermissionLevel.READ_ONLY,
+        time_limit_s=time_limit_s,
+        tags=["test"],
+    )
+
+
+def _note_pid(arguments: dict[str, Any], ctx: ToolContext) -> None:
+    """Append this process's pid to the pid file (one line per delivery)."""
+    if "pid_file" in arguments:
+        path = Path(ctx.workspace.resolve(arguments["pid_file"]))
+        with path.open("a") as handle:
+            handle.write(f"{os.getpid()}\n")
+
+
+class Sleepy(Tool):
+    """Sleeps in Python (no subprocess): only Celery's soft limit can stop it."""
+
+    descriptor = _descriptor("sleepy", "Sleep in-process for `seconds`.", time_limit_s=2)
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        _note_pid(arguments, ctx)
+        time.sleep(arguments.get("seconds", 1))
+        return ToolOutput({"slept": arguments.get("seconds", 1), "pid": os.getpid()})
+
+
+class Stubborn(Tool):
+    """Swallows the soft limit and keeps sleeping: only the hard limit stops it."""
+
+    descriptor = _descriptor("stubborn", "Ignore the soft time limit.", time_limit_s=1)
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        _note_pid(arguments, ctx)
+        deadline = time.monotonic() + arguments.get("seconds", 60)
+        while time.monotonic() < deadline:
+            try:
+                time.sleep(0.05)
+            except Exception:  # noqa: S112 - the point of this tool
+                continue
+        return ToolOutput({"survived": True})
+
+
+class Suicidal(Tool):
+    """Kills its own pool process on every delivery."""
+
+    descriptor = _descriptor("suicidal", "SIGKILL the process running it.", time_limit_s=5)
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        _note_pid(arguments, ctx)
+        os.kill(os.getpid(), signal.SIGKILL)
+        return ToolOutput({})
+
+
+TOOLS: list[Tool] = [Sleepy(), Stubborn(), Suicidal()]

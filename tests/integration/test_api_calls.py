@@ -1,0 +1,229 @@
+"""Calls through the real API process onto real Celery workers, one per permission level."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from tests.integration.platform import Platform, record_keys, wait_for
+from toolrun.config import Settings
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.model import ToolCall
+from toolrun.workers.app import create_celery_app
+from toolrun.workers.dispatch import enqueue
+
+
+def submit(api: httpx.Client, tool: str, wait: float = 30, **arguments: Any) -> httpx.Response:
+    return api.post(
+        "/v1/calls", params={"wait": wait}, json={"tool_name": tool, "arguments": arguments}
+    )
+
+
+def test_read_runs_on_the_read_only_worker(api: httpx.Client) -> None:
+    response = submit(api, "read", file_path="hello.txt")
+
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["status"] == "success"
+    assert result["output"]["content"] == "     1\thello from the workspace"
+    meta = result["metadata"]
+    assert meta["worker"].startswith("read_only@")
+    assert meta["execution_time_ms"] > 0
+    assert meta["cpu_s"] >= 0
+    assert meta["peak_rss_bytes"] > 1_000_000
+    assert meta["deliveries"] == 1
+    assert meta["queue_wait_ms"] >= 0
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "level"),
+    [
+        ("grep", {"pattern": "hello"}, "read_only"),
+        ("write", {"file_path": "made-by-api.txt", "content": "x\n"}, "read_write"),
+        ("bash", {"command": "echo ran"}, "execute"),
+    ],
+)
+def test_each_level_runs_on_its_own_worker(
+    api: httpx.Client, tool: str, arguments: dict[str, Any], level: str
+) -> None:
+    result = submit(api, tool, **arguments).json()
+
+    assert result["status"] == "success", result
+    assert result["metadata"]["worker"].startswith(f"{level}@")
+
+
+def test_without_wait_the_call_is_queued_then_completes(api: httpx.Client) -> None:
+    response = submit(api, "read", wait=0, file_path="hello.txt")
+
+    assert response.status_code == 202
+    queued = response.json()
+    assert queued["status"] == "queued"
+    call_id = queued["call_id"]
+    wait_for(
+        lambda: api.get(f"/v1/calls/{call_id}").json()["status"] == "success",
+        30,
+        "the queued call to finish",
+    )
+    assert api.get(f"/v1/calls/{call_id}").status_code == 200
+
+
+def test_the_four_queues_exist_and_only_they(platform: Platform) -> None:
+    app = create_celery_app(Settings(redis_url=platform.redis_url))
+    names = {queue.name for queue in app.conf.task_queues}
+    assert names == {f"tools.{level}" for level in PermissionLevel}
+    assert app.conf.task_create_missing_queues is False
+
+
+def test_a_message_put_on_a_lower_queue_by_hand_is_refused(
+    platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    app = create_celery_app(Settings(redis_url=platform.redis_url))
+    call = ToolCall(tool_name="bash", arguments={"command": "touch pwned"})
+
+    enqueue(
+        app,
+        call,
+        level=PermissionLevel.READ_ONLY,
+        tool_limit_s=5,
+        approved=True,
+        queued_at=time.time(),
+    )
+
+    wait_for(lambda: api.get(f"/v1/calls/{call.id}").status_code == 200, 30, "the refusal")
+    result = api.get(f"/v1/calls/{call.id}").json()
+    assert result["status"] == "blocked"
+    assert result["error"] == "a read_only worker may not run bash@1.0.0 (needs execute)"
+    assert result["metadata"]["worker"].startswith("read_only@")
+    assert not (platform_workspace / "pwned").exists()
+    app.close()
+
+
+@pytest.mark.parametrize("level", list(PermissionLevel))
+def test_a_message_reaches_only_its_own_queue(redis_url: str, level: PermissionLevel) -> None:
+    """On a database no worker consumes, count what lands in each queue."""
+    idle_url = redis_url.rsplit("/", 1)[0] + "/14"
+    idle = redis.Redis.from_url(idle_url)
+    idle.flushdb()
+    app = create_celery_app(Settings(redis_url=idle_url))
+    try:
+        call = ToolCall(tool_name="read", arguments={"file_path": "hello.txt"})
+        enqueue(app, call, level=level, tool_limit_s=5, approved=False, queued_at=time.time())
+
+        lengths = {other: idle.llen(other.queue_name) for other in PermissionLevel}
+        assert lengths == {other: int(other is level) for other in PermissionLevel}
+    finally:
+        app.close()
+        idle.flushdb()
+        idle.close()
+
+
+BAD_REQUESTS = [
+    pytest.param(
+        b'{"tool_name": "read", "arguments": ', 400, "malformed JSON body", id="malformed-json"
+    ),
+    pytest.param(
+        b'{"tool_name": "nope", "arguments": {}}',
+        404,
+        "unknown tool: nope; available tools: bash",
+        id="unknown-tool",
+    ),
+    pytest.param(
+        b'{"tool_name": "read", "arguments": {}}',
+        422,
+        "invalid arguments: missing required parameter: file_path",
+        id="missing-argument",
+    ),
+    pytest.param(
+        b'{"tool_name": "read", "arguments": {"file_path": "a", "limit": "ten"}}',
+        422,
+        "invalid arguments: parameter 'limit' must be integer, got \\\"ten\\\"",
+        id="wrong-type",
+    ),
+    pytest.param(
+        b'{"tool_name": "read", "arguments": {"file_path": "a"}, "extra": 1}',
+        422,
+        "extra: Extra inputs are not permitted",
+        id="unknown-field",
+    ),
+    pytest.param(
+        b'{"tool_name": "read", "arguments": []}',
+        422,
+        "arguments: Input should be a valid dictionary",
+        id="arguments-not-object",
+    ),
+    pytest.param(b'["read"]', 422, "Input should be a valid dictionary", id="body-not-object"),
+    pytest.param(
+        b'{"id": "bad id!", "tool_name": "read", "arguments": {"file_path": "a"}}',
+        422,
+        "id: String should match pattern",
+        id="bad-call-id",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "message"), BAD_REQUESTS)
+def test_bad_requests_get_a_clear_4xx_and_enqueue_nothing(
+    api: httpx.Client, redis_client: redis.Redis, body: bytes, status: int, message: str
+) -> None:
+    before = record_keys(redis_client)
+
+    response = api.post("/v1/calls", content=body, headers={"content-type": "application/json"})
+
+    assert response.status_code == status, response.text
+    assert message in response.text
+    assert "Traceback" not in response.text
+    assert record_keys(redis_client) == before
+
+
+def test_an_oversized_body_is_refused_before_it_is_read(
+    api: httpx.Client, redis_client: redis.Redis
+) -> None:
+    before = record_keys(redis_client)
+    content = "x" * (2 * 1024 * 1024)
+
+    response = submit(api, "write", file_path="big.txt", content=content)
+
+    assert response.status_code == 413
+    assert response.json() == {"detail": "request body is larger than 1048576 bytes"}
+    assert record_keys(redis_client) == before
+
+
+def test_a_wait_above_the_maximum_is_refused(api: httpx.Client) -> None:
+    response = submit(api, "read", wait=10_000, file_path="hello.txt")
+
+    assert response.status_code == 422
+    assert response.json()["detail"] == "wait must be at most 300 seconds"
+
+
+def test_a_reused_call_id_is_a_conflict(api: httpx.Client) -> None:
+    body = {
+        "id": f"fixed-{uuid.uuid4().hex}",
+        "tool_name": "read",
+        "arguments": {"file_path": "hello.txt"},
+    }
+    assert api.post("/v1/calls", json=body).status_code in (200, 202)
+
+    again = api.post("/v1/calls", json=body)
+
+    assert again.status_code == 409
+    assert "already exists" in again.json()["detail"]
+
+
+def test_an_unknown_call_id_is_404(api: httpx.Client) -> None:
+    response = api.get("/v1/calls/does-not-exist")
+
+    assert response.status_code == 404
+    assert response.json() == {"detail": "no call with id 'does-not-exist'"}
+
+
+def test_a_path_outside_the_workspace_is_blocked_by_the_worker(api: httpx.Client) -> None:
+    result = submit(api, "read", file_path="../../etc/passwd").json()
+
+    assert result["status"] == "blocked"
+    assert result["error"].startswith("path is outside the workspace")

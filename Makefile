@@ -24,7 +24,8 @@ test: lint
 	$(BIN)/pytest
 
 bench: $(STAMP)
-	$(BIN)/python bench/core_tools.py
+	$(BIN)/python -m bench.core_tools
+	$(BIN)/python -m bench.platform_roundtrip
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -7,7 +7,8 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
-from fastapi.responses import JSONResponse
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
 
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
 from toolrun.api.state import ApiState, get_state
@@ -34,7 +35,7 @@ async def submit_call(
     body: CallRequest,
     state: State,
     wait: Annotated[float, Query(ge=0, description="Seconds to wait for the result.")] = 0,
-) -> JSONResponse:
+) -> Response:
     """Validate a call, then enqueue it on its permission level's queue.
 
     With `wait`, answers 200 with the final ToolResult if the call ends in time, else 202
@@ -74,7 +75,9 @@ async def submit_call(
         return await _record_final(state, result)
     if not await state.store.create(result):
         raise HTTPException(409, f"a call with id {call.id!r} already exists")
-    enqueue(
+    # kombu publishes with blocking socket I/O: off the event loop, or every caller waits.
+    await run_in_threadpool(
+        enqueue,
         state.celery,
         call,
         level=descriptor.permission,
@@ -82,8 +85,12 @@ async def submit_call(
         approved=warning is not None,
         queued_at=result.metadata["queued_at"],
     )
-    current = await state.store.wait(call.id, wait) if wait else result
-    return _respond(current or result)
+    if wait:
+        finished = await state.store.wait_final(call.id, wait)
+        if finished is not None:  # already JSON: passed through without a parse
+            return Response(finished, media_type="application/json")
+        result = await state.store.get(call.id) or result
+    return _respond(result)
 
 
 @router.get(

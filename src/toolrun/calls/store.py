@@ -1,8 +1,8 @@
 """Call records in Redis: created by the API, advanced by workers, awaited by callers.
 
 A record is the call's ToolResult in its latest state (queued, running, then final). When
-a call ends its worker also pushes a token on a per-call list, so waiters block in BLPOP
-instead of polling.
+a call ends its worker also pushes the final result on a per-call list, so a waiter blocks
+in BLPOP and gets the result in the same round trip, instead of polling.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import redis.asyncio as aioredis
 from toolrun.calls import keys
 from toolrun.tools.model import ToolResult
 
-_DONE_TOKEN = "1"  # noqa: S105 - a wake-up token, not a secret
 _DONE_TTL_S = 600
 
 
@@ -30,26 +29,28 @@ class CallStore:
         raw = self.client.get(keys.record(call_id))
         return None if raw is None else ToolResult.model_validate_json(raw)
 
-    def save(self, result: ToolResult) -> None:
-        """Store a non-final state (running)."""
-        self.client.set(keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s)
+    def start(self, running: ToolResult) -> int:
+        """Count one more delivery of the call and store its running state, in one round trip.
 
-    def finish(self, result: ToolResult) -> None:
-        """Store the final state and wake every waiter."""
-        result.metadata.setdefault("finished_at", time.time())
-        pipe = self.client.pipeline()
-        pipe.set(keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s)
-        pipe.rpush(keys.done(result.call_id), _DONE_TOKEN)
-        pipe.expire(keys.done(result.call_id), _DONE_TTL_S)
-        pipe.execute()
-
-    def count_delivery(self, call_id: str) -> int:
-        """Record one more start of the call; returns how many there have been."""
-        pipe = self.client.pipeline()
+        Returns how many deliveries there have been, this one included.
+        """
+        call_id = running.call_id
+        pipe = self.client.pipeline(transaction=False)
         pipe.incr(keys.deliveries(call_id))
         pipe.expire(keys.deliveries(call_id), self.ttl_s)
-        count, _ = pipe.execute()
+        pipe.set(keys.record(call_id), running.model_dump_json(), ex=self.ttl_s)
+        count, _, _ = pipe.execute()
         return int(count)
+
+    def finish(self, result: ToolResult) -> None:
+        """Store the final state and hand it to every waiter."""
+        result.metadata.setdefault("finished_at", time.time())
+        encoded = result.model_dump_json()
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(keys.record(result.call_id), encoded, ex=self.ttl_s)
+        pipe.rpush(keys.done(result.call_id), encoded)
+        pipe.expire(keys.done(result.call_id), _DONE_TTL_S)
+        pipe.execute()
 
     def dead_letter(self, call_id: str) -> None:
         self.client.rpush(keys.DEAD_LETTERS, call_id)
@@ -81,13 +82,12 @@ class AsyncCallStore:
         """Store a state the API decided itself (e.g. awaiting_approval), no worker involved."""
         await self.client.set(keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s)
 
-    async def wait(self, call_id: str, timeout_s: float) -> ToolResult | None:
-        """The call's state once it has ended, or its current state after `timeout_s`."""
-        current = await self.get(call_id)
-        if current is None or current.final or timeout_s <= 0:
-            return current
+    async def wait_final(self, call_id: str, timeout_s: float) -> bytes | None:
+        """The call's final result as JSON if it ends within `timeout_s`, else None."""
         woke = await self.client.blpop([keys.done(call_id)], timeout=timeout_s)
-        if woke is not None:
-            # Put the token back so that other callers waiting on the same call wake too.
-            await self.client.lpush(keys.done(call_id), _DONE_TOKEN)
-        return await self.get(call_id)
+        if woke is None:
+            return None
+        _key, encoded = woke
+        # Put it back: another caller may be waiting on the same call.
+        await self.client.lpush(keys.done(call_id), encoded)
+        return encoded.encode() if isinstance(encoded, str) else encoded

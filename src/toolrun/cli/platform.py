@@ -55,6 +55,9 @@ def api(
 def worker(
     level: Annotated[PermissionLevel, typer.Option(help="The only queue this worker consumes.")],
     concurrency: Annotated[int, typer.Option(min=1, help="Pool processes.")] = 1,
+    loglevel: Annotated[
+        str, typer.Option(help="Celery log level (INFO logs every task).")
+    ] = "INFO",
 ) -> None:
     """Run a Celery worker for one permission level (needs TOOLRUN_REDIS_URL)."""
     settings = _platform_settings()
@@ -72,7 +75,7 @@ def worker(
             f"--concurrency={concurrency}",
             "--pool=prefork",
             f"--hostname={level}@%h",
-            "--loglevel=INFO",
+            f"--loglevel={loglevel}",
             "--without-gossip",
             "--without-mingle",
             "--task-events",
@@ -82,12 +85,13 @@ def worker(
 
 def flower(
     port: Annotated[int | None, typer.Option(help="Port (default TOOLRUN_FLOWER_PORT).")] = None,
+    address: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
 ) -> None:
     """Run Flower against the platform's broker (needs TOOLRUN_REDIS_URL)."""
     settings = _platform_settings()
     app = create_celery_app(settings)
     chosen = settings.flower_port if port is None else port
-    app.start(["flower", "--address=127.0.0.1", f"--port={chosen}"])
+    app.start(["flower", f"--address={address}", f"--port={chosen}"])
 
 
 def up(

@@ -6,6 +6,7 @@ import contextlib
 import os
 import resource
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -38,29 +39,50 @@ def _tree_rss(process: psutil.Process) -> int:
     return total
 
 
+class _TreeSampler:
+    """One thread per process that walks the process tree every 20 ms while a call runs.
+
+    A call shorter than that costs two reads of this process's own RSS and no thread
+    start; a tree walk scans all of /proc, too slow to do on every call.
+    """
+
+    def __init__(self) -> None:
+        self._active = threading.Event()
+        self._owner_pid = 0
+        self.peak_rss_bytes = 0
+
+    def begin(self, baseline: int) -> None:
+        self.peak_rss_bytes = baseline
+        if self._owner_pid != os.getpid():  # first use, or a fork: this process has no thread
+            self._owner_pid = os.getpid()
+            threading.Thread(target=self._loop, args=(psutil.Process(),), daemon=True).start()
+        self._active.set()
+
+    def end(self) -> None:
+        self._active.clear()
+
+    def _loop(self, me: psutil.Process) -> None:
+        while self._active.wait():
+            time.sleep(_SAMPLE_EVERY_S)
+            if self._active.is_set():
+                self.peak_rss_bytes = max(self.peak_rss_bytes, _tree_rss(me))
+
+
+_sampler = _TreeSampler()
+
+
 @contextlib.contextmanager
 def measure() -> Iterator[Usage]:
     """Measure the block: CPU seconds (rusage of this process and its reaped children) and
     the peak resident memory of the process tree.
-
-    The tree is sampled every 20 ms by a thread; a call shorter than that costs two reads
-    of this process's own RSS and nothing else (a tree walk scans all of /proc).
     """
-    me = psutil.Process(os.getpid())
-    usage = Usage(peak_rss_bytes=me.memory_info().rss)
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.wait(_SAMPLE_EVERY_S):
-            usage.peak_rss_bytes = max(usage.peak_rss_bytes, _tree_rss(me))
-
-    sampler = threading.Thread(target=sample, daemon=True)
+    me = psutil.Process()
+    usage = Usage()
+    _sampler.begin(me.memory_info().rss)
     started = _cpu_s()
-    sampler.start()
     try:
         yield usage
     finally:
-        stop.set()
-        sampler.join()
+        _sampler.end()
         usage.cpu_s = round(_cpu_s() - started, 6)
-        usage.peak_rss_bytes = max(usage.peak_rss_bytes, me.memory_info().rss)
+        usage.peak_rss_bytes = max(_sampler.peak_rss_bytes, me.memory_info().rss)

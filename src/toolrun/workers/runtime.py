@@ -43,18 +43,17 @@ class WorkerRuntime:
     def run(self, call: ToolCall, *, approved: bool, queued_at: float) -> ToolResult:
         """Run one delivery of `call` and store its final state."""
         started_at = time.time()
-        deliveries = self.store.count_delivery(call.id)
-        facts = {
+        facts: dict[str, object] = {
             "worker": f"{self.level}@{self.hostname}",
-            "deliveries": deliveries,
             "queued_at": queued_at,
             "started_at": started_at,
             "queue_wait_ms": round((started_at - queued_at) * 1000, 3),
         }
-        result = self._refusal(call, deliveries)
-        if result is None:
-            self.store.save(self._state(call, ToolStatus.RUNNING, facts))
-            result = self._execute(call, approved=approved)
+        # Running is recorded before the checks below so the count and state take one trip;
+        # a refusal overwrites it at once.
+        deliveries = self.store.start(self._state(call, ToolStatus.RUNNING, facts))
+        facts["deliveries"] = deliveries
+        result = self._refusal(call, deliveries) or self._execute(call, approved=approved)
         result.metadata.update(facts)
         self.store.finish(result)
         return result

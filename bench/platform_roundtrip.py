@@ -1,0 +1,277 @@
+"""Raw Celery no-op round trip vs a toolrun `read` through the API, on the same Redis.
+
+Both sides: prefork workers with -c 2 and toolrun's reliability settings (acks_late,
+reject_on_worker_lost, prefetch 1), Redis on loopback. Clients: 1 (latency) and 32
+concurrent (latency under load, throughput). Prints a table, writes
+bench/results/platform_roundtrip.json. Nothing is asserted.
+
+    .venv/bin/python -m bench.platform_roundtrip [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from bench._http import Connection
+from toolrun.embedded import RedisServer
+from toolrun.embedded.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "platform_roundtrip.json"
+CONCURRENCY = 32
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def summary(latencies_s: list[float], elapsed_s: float) -> dict[str, float]:
+    return {
+        "requests": len(latencies_s),
+        "p50_ms": percentile(latencies_s, 0.50) * 1000,
+        "p99_ms": percentile(latencies_s, 0.99) * 1000,
+        "mean_ms": statistics.fmean(latencies_s) * 1000,
+        "throughput_per_s": len(latencies_s) / elapsed_s,
+    }
+
+
+def start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as sink:
+        return subprocess.Popen(
+            argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def wait_ready(check: Any, what: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            if check():
+                return
+        time.sleep(0.1)
+    raise SystemExit(f"{what} did not become ready")
+
+
+def bench_celery(env: dict[str, str], logs: Path, seconds: float) -> dict[str, dict[str, float]]:
+    worker = start(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "bench.noop_app",
+            "worker",
+            "-Q",
+            "tools.read_only",
+            "-c",
+            "2",
+            "-P",
+            "prefork",
+            "--without-gossip",
+            "--without-mingle",
+            "-l",
+            "WARNING",
+        ],
+        env,
+        logs / "celery.log",
+    )
+    os.environ["BENCH_REDIS_URL"] = env["BENCH_REDIS_URL"]
+    sys.path.insert(0, str(ROOT))
+    from bench.noop_app import noop  # noqa: PLC0415 - needs BENCH_REDIS_URL set first
+
+    def once() -> float:
+        started = time.perf_counter()
+        noop.apply_async(queue="tools.read_only").get(timeout=30)
+        return time.perf_counter() - started
+
+    try:
+        wait_ready(lambda: once() < 30, "celery worker")
+        for _ in range(200):
+            once()
+        return {
+            "1 client": run_threads(once, 1, seconds),
+            f"{CONCURRENCY} clients": run_threads(once, CONCURRENCY, seconds),
+        }
+    finally:
+        stop(worker)
+
+
+def run_threads(once: Any, clients: int, seconds: float) -> dict[str, float]:
+    latencies: list[float] = []
+    lock = threading.Lock()
+    deadline = time.perf_counter() + seconds
+
+    def loop() -> None:
+        mine = []
+        while time.perf_counter() < deadline:
+            mine.append(once())
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=loop) for _ in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return summary(latencies, time.perf_counter() - started)
+
+
+def bench_toolrun(
+    env: dict[str, str], logs: Path, seconds: float, workspace: Path
+) -> dict[str, dict[str, float]]:
+    port = free_port()
+    toolrun_env = {
+        **env,
+        "TOOLRUN_REDIS_URL": env["BENCH_REDIS_URL"],
+        "TOOLRUN_WORKSPACE": str(workspace),
+    }
+    me = [sys.executable, "-m", "toolrun"]
+    worker = start(
+        [*me, "worker", "--level=read_only", "--concurrency=2", "--loglevel=WARNING"],
+        toolrun_env,
+        logs / "worker.log",
+    )
+    api = start([*me, "api", f"--port={port}"], toolrun_env, logs / "api.log")
+    base = f"http://127.0.0.1:{port}"
+    body = {"tool_name": "read", "arguments": {"file_path": "small.txt"}}
+    try:
+        wait_ready(lambda: httpx.get(f"{base}/healthz").status_code == 200, "toolrun API")
+        return asyncio.run(run_clients(port, body, seconds))
+    finally:
+        stop(api)
+        stop(worker)
+
+
+async def run_clients(
+    port: int, body: dict[str, Any], seconds: float
+) -> dict[str, dict[str, float]]:
+    path = "/v1/calls?wait=10"
+    connections = [await Connection.open("127.0.0.1", port) for _ in range(CONCURRENCY)]
+
+    async def once(connection: Connection) -> float:
+        started = time.perf_counter()
+        status, answer = await connection.post_json("127.0.0.1", path, body)
+        if status != 200 or b'"status":"success"' not in answer:
+            raise SystemExit(f"call failed: {status} {answer[:300]!r}")
+        return time.perf_counter() - started
+
+    try:
+        first = await connections[0].post_json("127.0.0.1", "/v1/calls?wait=60", body)
+        if first[0] != 200:  # the worker is still starting
+            raise SystemExit(f"the worker did not answer: {first}")
+        for _ in range(200):
+            await once(connections[0])
+        results = {}
+        for clients in (1, CONCURRENCY):
+            latencies: list[float] = []
+            deadline = time.perf_counter() + seconds
+
+            started = time.perf_counter()
+            await asyncio.gather(
+                *(_loop(once, c, deadline, latencies) for c in connections[:clients])
+            )
+            label = "1 client" if clients == 1 else f"{clients} clients"
+            results[label] = summary(latencies, time.perf_counter() - started)
+        return results
+    finally:
+        for connection in connections:
+            await connection.close()
+
+
+async def _loop(once: Any, connection: Connection, deadline: float, into: list[float]) -> None:
+    while time.perf_counter() < deadline:
+        into.append(await once(connection))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=10.0, help="measuring time per case")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch_path = Path(scratch)
+        workspace = scratch_path / "workspace"
+        workspace.mkdir()
+        (workspace / "small.txt").write_text("a small file\n" * 20)
+        logs = scratch_path / "logs"
+        logs.mkdir()
+        server = RedisServer(scratch_path / "redis")
+        server.start()
+        env = {**os.environ, "BENCH_REDIS_URL": server.url, "PYTHONPATH": str(ROOT)}
+        try:
+            celery = bench_celery(env, logs, options.seconds)
+            toolrun = bench_toolrun(env, logs, options.seconds, workspace)
+        finally:
+            server.stop()
+    report(celery, toolrun)
+
+
+def report(celery: dict[str, dict[str, float]], toolrun: dict[str, dict[str, float]]) -> None:
+    table = Table(
+        title="raw Celery no-op round trip vs toolrun read via the API (same Redis, -c 2)"
+    )
+    for column in ("clients", "side", "requests", "p50 ms", "p99 ms", "req/s"):
+        table.add_column(column, justify="right")
+    for label, c in celery.items():
+        t = toolrun[label]
+        for side, data in (("celery", c), ("toolrun", t)):
+            table.add_row(
+                label,
+                side,
+                f"{data['requests']:.0f}",
+                f"{data['p50_ms']:.2f}",
+                f"{data['p99_ms']:.2f}",
+                f"{data['throughput_per_s']:.0f}",
+            )
+        table.add_row(
+            label,
+            "ratio",
+            "",
+            f"{t['p50_ms'] / c['p50_ms']:.2f}",
+            f"{t['p99_ms'] / c['p99_ms']:.2f}",
+            f"{t['throughput_per_s'] / c['throughput_per_s']:.2f}",
+        )
+    console = Console()
+    console.print(table)
+    console.print("goals at 32 clients: p50 ratio <= 1.5, throughput ratio >= 0.7")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    facts = {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()}
+    RESULTS.write_text(
+        json.dumps({"machine": facts, "celery": celery, "toolrun": toolrun}, indent=2)
+    )
+    console.print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

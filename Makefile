@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/toolrun call read --local --args '{"file_path": "README.md", "limit": 15}'
+	$(BIN)/toolrun up
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

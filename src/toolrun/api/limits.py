@@ -1,4 +1,4 @@
-"""An ASGI middleware that refuses request bodies over a size, before they are read whole."""
+"""An ASGI middleware that refuses request bodies over a size with a JSON 413."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import json
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
-class BodyTooLarge(Exception):
-    """Raised inside receive() when the streamed body passes the limit."""
-
-
 class BodySizeLimit:
-    """413 for a declared or streamed body larger than `max_bytes`."""
+    """413 for a declared or streamed body larger than `max_bytes`.
+
+    The body is read here first (the app would read it whole anyway), so an oversized
+    chunked upload is refused before the app sees any of it.
+    """
 
     def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
         self.app = app
@@ -22,25 +22,35 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_bytes:
             await self._refuse(send)
             return
-        seen = 0
-
-        async def counting_receive() -> Message:
-            nonlocal seen
+        chunks: list[bytes] = []
+        size = 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise BodyTooLarge
-            return message
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
 
-        try:
-            await self.app(scope, counting_receive, send)
-        except BodyTooLarge:
-            await self._refuse(send)
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # disconnect notifications after the body
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps({"detail": f"request body is larger than {self.max_bytes} bytes"})

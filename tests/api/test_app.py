@@ -1,0 +1,102 @@
+"""The API in-process (no broker reachable): registry routes, request checks, 503 not 500."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from toolrun.api import create_app
+from toolrun.config import Settings
+
+
+@pytest.fixture
+def client(workspace: Path) -> Iterator[TestClient]:
+    settings = Settings(workspace=workspace, redis_url="redis://127.0.0.1:1/0", max_body_bytes=2048)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def test_lists_the_tools(client: TestClient) -> None:
+    names = [tool["name"] for tool in client.get("/v1/tools").json()]
+
+    assert names == ["bash", "edit", "glob", "grep", "read", "write"]
+
+
+def test_one_tool_and_its_docs(client: TestClient) -> None:
+    assert client.get("/v1/tools/read").json()["permission"] == "read_only"
+    assert client.get("/v1/tools/read", params={"version": "1.0.0"}).status_code == 200
+    docs = client.get("/v1/tools/grep/docs")
+    assert docs.headers["content-type"].startswith("text/markdown")
+    assert "## Parameters" in docs.text
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/tools/nope", "/v1/tools/read?version=9.9.9", "/v1/tools/nope/docs"]
+)
+def test_unknown_tools_are_404_with_the_available_names(client: TestClient, path: str) -> None:
+    response = client.get(path)
+
+    assert response.status_code == 404
+    assert "available tools: bash, edit, glob, grep, read, write" in response.json()["detail"]
+
+
+def test_malformed_json_is_400(client: TestClient) -> None:
+    response = client.post(
+        "/v1/calls", content=b"{nope", headers={"content-type": "application/json"}
+    )
+
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("malformed JSON body")
+
+
+def test_a_declared_oversized_body_is_413(client: TestClient) -> None:
+    response = client.post(
+        "/v1/calls", json={"tool_name": "read", "arguments": {"file_path": "x" * 5000}}
+    )
+
+    assert response.status_code == 413
+    assert response.json() == {"detail": "request body is larger than 2048 bytes"}
+
+
+def test_a_streamed_oversized_body_is_413(client: TestClient) -> None:
+    chunks = (b"x" * 1024 for _ in range(5))  # no Content-Length: chunked
+
+    response = client.post(
+        "/v1/calls", content=chunks, headers={"content-type": "application/json"}
+    )
+
+    assert response.status_code == 413
+
+
+def test_an_unreachable_broker_is_503_not_500(client: TestClient) -> None:
+    response = client.post("/v1/calls", json={"tool_name": "read", "arguments": {"file_path": "a"}})
+
+    assert response.status_code == 503
+    assert response.json()["detail"].startswith("broker unavailable")
+
+
+def test_health_reports_the_broker_down(client: TestClient) -> None:
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "unhealthy"
+    assert body["redis"].startswith("unavailable")
+    assert body["sandbox"] in {"cgroup", "sweep"}
+
+
+def test_openapi_describes_the_routes(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+
+    assert {
+        "/v1/tools",
+        "/v1/tools/{name}",
+        "/v1/tools/{name}/docs",
+        "/v1/calls",
+        "/v1/calls/{call_id}",
+        "/healthz",
+    } <= set(paths)
+    assert client.get("/docs").status_code == 200

@@ -1,0 +1,65 @@
+"""`toolrun up` on a clean directory: its own Redis, API, four workers, Flower; Ctrl-C stops all."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import psutil
+
+from tests.integration.platform import free_port, wait_for
+
+
+def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("embedded default\n")
+    api_port, flower_port = free_port(), free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TOOLRUN_")} | {
+        "TOOLRUN_FLOWER_PORT": str(flower_port)
+    }
+    log = tmp_path / "up.log"
+    with log.open("wb") as sink:
+        up = subprocess.Popen(
+            [sys.executable, "-m", "toolrun", "up", f"--port={api_port}"],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{api_port}"
+    try:
+        wait_for(lambda: b"Ctrl-C stops everything" in log.read_bytes(), 90, "toolrun up")
+        descendants = psutil.Process(up.pid).children(recursive=True)
+        output = log.read_text()
+        assert f"API      {base}" in output
+        assert f"API docs {base}/docs" in output
+        assert f"Flower   http://127.0.0.1:{flower_port}" in output
+        assert (tmp_path / ".toolrun" / "redis").is_dir()
+
+        response = httpx.post(
+            f"{base}/v1/calls",
+            params={"wait": 30},
+            json={"tool_name": "read", "arguments": {"file_path": "notes.txt"}},
+            timeout=40,
+        )
+        assert response.json()["output"]["content"] == "     1\tembedded default"
+        wait_for(
+            lambda: httpx.get(f"http://127.0.0.1:{flower_port}/").status_code == 200, 30, "Flower"
+        )
+
+        up.send_signal(signal.SIGINT)
+        assert up.wait(timeout=60) == 0
+        for process in descendants:
+            wait_for(
+                lambda p=process: not p.is_running() or p.status() == psutil.STATUS_ZOMBIE,
+                10,
+                f"{process.pid} to stop",
+            )
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGKILL)
+            up.wait()

@@ -27,15 +27,20 @@ class ApiUnreachable(ToolrunError):
     """No answer from the API (not running, wrong URL, network)."""
 
 
-def _call_body(
-    name: str, arguments: dict[str, Any] | None, version: str | None, call_id: str | None
+def _submit(
+    name: str,
+    arguments: dict[str, Any] | None,
+    wait: float,
+    version: str | None,
+    call_id: str | None,
 ) -> dict[str, Any]:
+    """The request options of POST /v1/calls, shared by both clients."""
     body: dict[str, Any] = {"tool_name": name, "arguments": arguments or {}}
     if version is not None:
         body["version"] = version
     if call_id is not None:
         body["id"] = call_id
-    return body
+    return {"params": {"wait": wait}, "json": body, "timeout": wait + _WAIT_SLACK_S}
 
 
 def _checked(response: httpx.Response) -> httpx.Response:
@@ -91,11 +96,7 @@ class Client:
     ) -> ToolResult:
         """Submit a call; wait up to `wait` s for its result (else its queued/running state)."""
         response = self._request(
-            "POST",
-            "/v1/calls",
-            params={"wait": wait},
-            json=_call_body(name, arguments, version, call_id),
-            timeout=wait + _WAIT_SLACK_S,
+            "POST", "/v1/calls", **_submit(name, arguments, wait, version, call_id)
         )
         return ToolResult.model_validate(response.json())
 
@@ -146,11 +147,7 @@ class AsyncClient:
     ) -> ToolResult:
         """Submit a call; wait up to `wait` s for its result (else its queued/running state)."""
         response = await self._request(
-            "POST",
-            "/v1/calls",
-            params={"wait": wait},
-            json=_call_body(name, arguments, version, call_id),
-            timeout=wait + _WAIT_SLACK_S,
+            "POST", "/v1/calls", **_submit(name, arguments, wait, version, call_id)
         )
         return ToolResult.model_validate(response.json())
 

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from toolrun.cli import app
+from toolrun.cli.platform import _redacted
 from toolrun.tools import ToolDescriptor, ToolRegistry, render_markdown
 
 BUILTINS = ["bash", "edit", "glob", "grep", "read", "write"]
@@ -431,3 +432,15 @@ def test_a_crashing_tool_prints_a_result_not_a_traceback(project: Path) -> None:
 
     assert completed.returncode == 1
     assert "internal error in read: RuntimeError('kaboom')" in _flat(completed.stderr)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:s3cret@127.0.0.1:6379/0", "redis://:***@127.0.0.1:6379/0"),
+        ("redis://user:s3cret@host:1/2", "redis://user:***@host:1/2"),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+    ],
+)
+def test_redis_passwords_are_never_printed(url: str, shown: str) -> None:
+    assert _redacted(url) == shown

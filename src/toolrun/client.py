@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -46,10 +47,11 @@ def _submit(
 def _checked(response: httpx.Response) -> httpx.Response:
     if response.is_error:
         try:
-            detail = str(response.json().get("detail", response.text))
+            body = response.json()
         except ValueError:
-            detail = response.text
-        raise ApiError(response.status_code, detail)
+            body = None
+        detail = body.get("detail", response.text) if isinstance(body, dict) else response.text
+        raise ApiError(response.status_code, str(detail))
     return response
 
 
@@ -82,7 +84,7 @@ class Client:
     def get_tool(self, name: str, version: str | None = None) -> ToolDescriptor:
         params = {"version": version} if version else {}
         return ToolDescriptor.model_validate(
-            self._request("GET", f"/v1/tools/{name}", params=params).json()
+            self._request("GET", f"/v1/tools/{quote(name, safe='')}", params=params).json()
         )
 
     def call(
@@ -101,7 +103,9 @@ class Client:
         return ToolResult.model_validate(response.json())
 
     def get_call(self, call_id: str) -> ToolResult:
-        return ToolResult.model_validate(self._request("GET", f"/v1/calls/{call_id}").json())
+        return ToolResult.model_validate(
+            self._request("GET", f"/v1/calls/{quote(call_id, safe='')}").json()
+        )
 
 
 class AsyncClient:
@@ -133,7 +137,7 @@ class AsyncClient:
 
     async def get_tool(self, name: str, version: str | None = None) -> ToolDescriptor:
         params = {"version": version} if version else {}
-        response = await self._request("GET", f"/v1/tools/{name}", params=params)
+        response = await self._request("GET", f"/v1/tools/{quote(name, safe='')}", params=params)
         return ToolDescriptor.model_validate(response.json())
 
     async def call(
@@ -152,5 +156,5 @@ class AsyncClient:
         return ToolResult.model_validate(response.json())
 
     async def get_call(self, call_id: str) -> ToolResult:
-        response = await self._request("GET", f"/v1/calls/{call_id}")
+        response = await self._request("GET", f"/v1/calls/{quote(call_id, safe='')}")
         return ToolResult.model_validate(response.json())

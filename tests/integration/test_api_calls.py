@@ -91,6 +91,7 @@ def test_a_message_put_on_a_lower_queue_by_hand_is_refused(
         call,
         level=PermissionLevel.READ_ONLY,
         tool_limit_s=5,
+        kill_grace_s=0.5,
         approved=True,
         queued_at=time.time(),
     )
@@ -113,7 +114,15 @@ def test_a_message_reaches_only_its_own_queue(redis_url: str, level: PermissionL
     app = create_celery_app(Settings(redis_url=idle_url))
     try:
         call = ToolCall(tool_name="read", arguments={"file_path": "hello.txt"})
-        enqueue(app, call, level=level, tool_limit_s=5, approved=False, queued_at=time.time())
+        enqueue(
+            app,
+            call,
+            level=level,
+            tool_limit_s=5,
+            kill_grace_s=0.5,
+            approved=False,
+            queued_at=time.time(),
+        )
 
         lengths = {other: idle.llen(other.queue_name) for other in PermissionLevel}
         assert lengths == {other: int(other is level) for other in PermissionLevel}
@@ -124,6 +133,12 @@ def test_a_message_reaches_only_its_own_queue(redis_url: str, level: PermissionL
 
 
 BAD_REQUESTS = [
+    pytest.param(
+        b'{"tool_name": "bash", "arguments": {"command": "true", "timeout": NaN}}',
+        422,
+        "invalid arguments: parameter 'timeout' must be a finite number",
+        id="nan-timeout",
+    ),
     pytest.param(
         b'{"tool_name": "read", "arguments": ', 400, "malformed JSON body", id="malformed-json"
     ),
@@ -227,3 +242,12 @@ def test_a_path_outside_the_workspace_is_blocked_by_the_worker(api: httpx.Client
 
     assert result["status"] == "blocked"
     assert result["error"].startswith("path is outside the workspace")
+
+
+def test_a_file_name_too_long_is_a_tool_error_not_a_server_error(api: httpx.Client) -> None:
+    response = submit(api, "write", file_path="n" * 300, content="x")
+
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["status"] == "error"
+    assert "File name too long" in result["error"]

@@ -39,6 +39,10 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         assert f"API docs {base}/docs" in output
         assert f"Flower   http://127.0.0.1:{flower_port}" in output
         assert (tmp_path / ".toolrun" / "redis").is_dir()
+        config = tmp_path / ".toolrun" / "redis" / "redis.conf"
+        password = config.read_text().split("requirepass ")[1].strip()
+        assert password not in output  # printed URLs never carry it
+        assert config.stat().st_mode & 0o777 == 0o600
 
         response = httpx.post(
             f"{base}/v1/calls",

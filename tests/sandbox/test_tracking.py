@@ -16,6 +16,8 @@ from toolrun.sandbox.tracking import (
     SweepTracker,
     Tracker,
     isolation_kind,
+    kill_labelled,
+    label_for,
     new_tracker,
 )
 
@@ -82,3 +84,25 @@ def test_cgroup_tracker_removes_its_group() -> None:
 def test_sweep_is_used_when_cgroups_are_off() -> None:
     assert isinstance(new_tracker("x", use_cgroups=False), SweepTracker)
     assert isolation_kind(use_cgroups=False) == "sweep"
+
+
+@pytest.mark.parametrize("use_cgroups", [False, True])
+def test_kill_labelled_ends_what_a_killed_worker_left_behind(use_cgroups: bool) -> None:
+    if use_cgroups and isolation_kind(use_cgroups=True) != "cgroup":
+        pytest.skip("cgroup v2 is not writable here")
+    label = label_for(f"call-{os.urandom(4).hex()}")
+    marker = f"{label}-{os.urandom(4).hex()}"
+    tracker = new_tracker(marker, use_cgroups=use_cgroups)
+    with escaping_daemon(tracker, marker) as daemon:
+        assert daemon in tracker.survivors()
+
+        kill_labelled(label)  # what the worker's main process does after a hard time limit
+
+        assert wait_until(lambda: daemon not in tracker.survivors())
+
+
+def test_labels_are_safe_file_names() -> None:
+    label = label_for("../../etc/passwd\x00")
+
+    assert label.isalnum()
+    assert len(label) == 16

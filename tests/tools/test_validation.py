@@ -8,7 +8,12 @@ import jsonschema
 import pytest
 
 from toolrun.errors import InvalidArguments, ToolrunError
-from toolrun.tools.validation import argument_errors, validate_arguments, with_defaults
+from toolrun.tools.validation import (
+    argument_errors,
+    validate_arguments,
+    validator_for,
+    with_defaults,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -183,3 +188,17 @@ def test_with_defaults_without_properties_copies() -> None:
 
     assert filled == arguments
     assert filled is not arguments
+
+
+@pytest.mark.parametrize(
+    ("arguments", "where"),
+    [
+        ({"file_path": "a", "limit": float("nan")}, "limit"),
+        ({"file_path": "a", "limit": float("inf")}, "limit"),
+        ({"file_path": "a", "nested": {"deep": [1.0, float("-inf")]}}, "nested.deep[1]"),
+    ],
+)
+def test_non_finite_numbers_are_refused_first(arguments: dict[str, Any], where: str) -> None:
+    validator = validator_for({"type": "object"})
+
+    assert argument_errors(validator, arguments) == f"parameter '{where}' must be a finite number"

@@ -6,8 +6,9 @@ import pytest
 
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.workers.app import MIN_VISIBILITY_TIMEOUT_S, create_celery_app
-from toolrun.workers.dispatch import HARD_LIMIT_MARGIN_S, time_limits
+from toolrun.tools.registry import ToolRegistry
+from toolrun.workers.app import MIN_VISIBILITY_TIMEOUT_S, create_celery_app, longest_time_limit
+from toolrun.workers.dispatch import time_limits
 
 SETTINGS = Settings(redis_url="redis://127.0.0.1:1/0")
 
@@ -45,15 +46,16 @@ def test_visibility_timeout_exceeds_the_longest_hard_limit(longest: float) -> No
     visibility = conf.broker_transport_options["visibility_timeout"]
 
     assert visibility >= MIN_VISIBILITY_TIMEOUT_S
-    assert visibility > time_limits(longest)[1]
-    assert visibility > longest + HARD_LIMIT_MARGIN_S
+    assert visibility > time_limits(longest, SETTINGS.kill_grace_s)[1]
 
 
 @pytest.mark.parametrize("tool_limit", [0.5, 1.0, 10.0, 599.5])
-def test_tool_limit_below_soft_below_hard(tool_limit: float) -> None:
-    soft, hard = time_limits(tool_limit)
+@pytest.mark.parametrize("grace", [0.0, 0.5, 1.0, 5.0])
+def test_the_sandbox_cleanup_fits_below_the_soft_limit(tool_limit: float, grace: float) -> None:
+    soft, hard = time_limits(tool_limit, grace)
 
-    assert tool_limit < soft < hard
+    # timeout, then TERM → grace → KILL, the sweep's grace, and 2 s for the cgroup to empty
+    assert tool_limit + 3 * grace + 2 < soft < hard
     assert isinstance(soft, int)
     assert isinstance(hard, int)
 
@@ -61,3 +63,13 @@ def test_tool_limit_below_soft_below_hard(tool_limit: float) -> None:
 def test_an_app_needs_a_broker_url() -> None:
     with pytest.raises(ValueError, match="TOOLRUN_REDIS_URL is not set"):
         create_celery_app(Settings(redis_url=None))
+
+
+def test_the_longest_limit_includes_bash_operator_maximum() -> None:
+    settings = Settings(redis_url="redis://127.0.0.1:1/0", bash_max_timeout_s=7200)
+
+    assert longest_time_limit(ToolRegistry.with_builtins(), settings) == 7200
+    visibility = create_celery_app(
+        settings, longest_time_limit_s=7200
+    ).conf.broker_transport_options
+    assert visibility["visibility_timeout"] > 7200

@@ -17,24 +17,30 @@ from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
 from toolrun.tools.base import ToolContext
 from toolrun.tools.loading import registry_with
-from toolrun.workers.app import create_celery_app
+from toolrun.workers.app import create_celery_app, longest_time_limit
 
 CONNECT_TIMEOUT_S = 2.0
+MAX_REDIS_CONNECTIONS = 512
 
 
 def create_app(settings: Settings) -> FastAPI:
     """The API for the broker and workspace in `settings`."""
     registry = registry_with(settings.tool_modules)
-    longest = max(tool.descriptor.time_limit_s for tool in registry.list())
+    longest = longest_time_limit(registry, settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Waiting callers block in BLPOP for up to max_wait_s: reads may take that long.
-        client = aioredis.from_url(
+        # The pool is bounded so that waiters cannot exhaust Redis's clients; past it a
+        # request waits CONNECT_TIMEOUT_S for a connection, then gets a 503.
+        pool = aioredis.BlockingConnectionPool.from_url(
             str(settings.redis_url),
+            max_connections=MAX_REDIS_CONNECTIONS,
+            timeout=CONNECT_TIMEOUT_S,
             socket_connect_timeout=CONNECT_TIMEOUT_S,
             socket_timeout=settings.max_wait_s + CONNECT_TIMEOUT_S,
         )
+        client = aioredis.Redis(connection_pool=pool)
         celery = create_celery_app(settings, longest_time_limit_s=longest)
         app.state.toolrun = ApiState(
             settings=settings,

@@ -75,16 +75,21 @@ async def submit_call(
         return await _record_final(state, result)
     if not await state.store.create(result):
         raise HTTPException(409, f"a call with id {call.id!r} already exists")
-    # kombu publishes with blocking socket I/O: off the event loop, or every caller waits.
-    await run_in_threadpool(
-        enqueue,
-        state.celery,
-        call,
-        level=descriptor.permission,
-        tool_limit_s=tool.time_limit_s(arguments, state.settings),
-        approved=warning is not None,
-        queued_at=result.metadata["queued_at"],
-    )
+    try:
+        # kombu publishes with blocking socket I/O: off the event loop, or every caller waits.
+        await run_in_threadpool(
+            enqueue,
+            state.celery,
+            call,
+            level=descriptor.permission,
+            tool_limit_s=tool.time_limit_s(arguments, state.settings),
+            kill_grace_s=state.settings.kill_grace_s,
+            approved=warning is not None,
+            queued_at=result.metadata["queued_at"],
+        )
+    except Exception:
+        await state.store.forget(call.id)  # not queued after all: no record, id reusable
+        raise
     if wait:
         finished = await state.store.wait_final(call.id, wait)
         if finished is not None:  # already JSON: passed through without a parse
@@ -105,7 +110,7 @@ async def get_call(call_id: CallId, state: State) -> JSONResponse:
 
 
 async def _record_final(state: ApiState, result: ToolResult) -> JSONResponse:
-    """A call decided in the API (blocked, awaiting approval): stored, never enqueued."""
+    """A call the API stops itself (blocked, awaiting approval): stored, not enqueued."""
     if not await state.store.create(result):
         raise HTTPException(409, f"a call with id {result.call_id!r} already exists")
     return _respond(result)

@@ -16,6 +16,24 @@ from toolrun.calls import keys
 from toolrun.tools.model import ToolResult
 
 _DONE_TTL_S = 600
+_DEAD_LETTERS_KEPT = 10_000
+
+# One round trip, atomically: unless the call already ended (a redelivery after a worker
+# died between storing the result and acknowledging the message), count the delivery and
+# store the running state. Returns the delivery count, or 0 for an ended call.
+_START = """
+local current = redis.call('GET', KEYS[1])
+if current then
+    local status = cjson.decode(current)['status']
+    if status ~= 'queued' and status ~= 'running' and status ~= 'awaiting_approval' then
+        return 0
+    end
+end
+local count = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return count
+"""
 
 
 class CallStore:
@@ -24,22 +42,17 @@ class CallStore:
     def __init__(self, client: redis.Redis, *, ttl_s: int) -> None:
         self.client = client
         self.ttl_s = ttl_s
-
-    def get(self, call_id: str) -> ToolResult | None:
-        raw = self.client.get(keys.record(call_id))
-        return None if raw is None else ToolResult.model_validate_json(raw)
+        self._start = client.register_script(_START)
 
     def start(self, running: ToolResult) -> int:
-        """Count one more delivery of the call and store its running state, in one round trip.
+        """Count one more delivery and store the running state (one atomic round trip).
 
-        Returns how many deliveries there have been, this one included.
+        Returns how many deliveries there have been, this one included; 0 when the call
+        has already ended and must not run again.
         """
         call_id = running.call_id
-        pipe = self.client.pipeline(transaction=False)
-        pipe.incr(keys.deliveries(call_id))
-        pipe.expire(keys.deliveries(call_id), self.ttl_s)
-        pipe.set(keys.record(call_id), running.model_dump_json(), ex=self.ttl_s)
-        count, _, _ = pipe.execute()
+        keys_ = [keys.record(call_id), keys.deliveries(call_id)]
+        count = self._start(keys=keys_, args=[running.model_dump_json(), self.ttl_s])
         return int(count)
 
     def finish(self, result: ToolResult) -> None:
@@ -53,11 +66,11 @@ class CallStore:
         pipe.execute()
 
     def dead_letter(self, call_id: str) -> None:
-        self.client.rpush(keys.DEAD_LETTERS, call_id)
-
-    def dead_letters(self) -> list[str]:
-        items = self.client.lrange(keys.DEAD_LETTERS, 0, -1)
-        return [item.decode() if isinstance(item, bytes) else str(item) for item in items]
+        """Remember a call given up on; the newest 10,000 are kept."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.rpush(keys.DEAD_LETTERS, call_id)
+        pipe.ltrim(keys.DEAD_LETTERS, -_DEAD_LETTERS_KEPT, -1)
+        pipe.execute()
 
 
 class AsyncCallStore:
@@ -74,13 +87,13 @@ class AsyncCallStore:
         )
         return bool(created)
 
+    async def forget(self, call_id: str) -> None:
+        """Drop a record whose call could not be enqueued, so the id can be used again."""
+        await self.client.delete(keys.record(call_id))
+
     async def get(self, call_id: str) -> ToolResult | None:
         raw = await self.client.get(keys.record(call_id))
         return None if raw is None else ToolResult.model_validate_json(raw)
-
-    async def finish(self, result: ToolResult) -> None:
-        """Store a state the API decided itself (e.g. awaiting_approval), no worker involved."""
-        await self.client.set(keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s)
 
     async def wait_final(self, call_id: str, timeout_s: float) -> bytes | None:
         """The call's final result as JSON if it ends within `timeout_s`, else None."""

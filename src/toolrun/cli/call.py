@@ -108,3 +108,8 @@ def print_result(result: ToolResult) -> None:
         f" (call {result.call_id})"
     )
     err.print(line + (f" — {escape(result.error)}" if result.error else ""), highlight=False)
+    if not result.final:
+        err.print(
+            f"not finished within --wait; its result: GET /v1/calls/{result.call_id}",
+            highlight=False,
+        )

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import typer
@@ -21,7 +22,7 @@ from toolrun.embedded import RedisServer, Supervisor
 from toolrun.errors import ToolrunError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.loading import registry_with
-from toolrun.workers.app import create_celery_app
+from toolrun.workers.app import create_celery_app, longest_time_limit
 from toolrun.workers.runtime import WorkerRuntime
 from toolrun.workers.tasks import register_tasks
 
@@ -43,8 +44,12 @@ def api(
 ) -> None:
     """Serve the HTTP API (needs TOOLRUN_REDIS_URL)."""
     settings = _platform_settings()
+    try:
+        app = create_app(settings)
+    except ToolrunError as exc:
+        raise usage_error(str(exc)) from exc
     uvicorn.run(
-        create_app(settings),
+        app,
         host=host or settings.api_host,
         port=settings.api_port if port is None else port,
         log_level="warning",
@@ -65,8 +70,7 @@ def worker(
         registry = registry_with(settings.tool_modules)
     except ToolrunError as exc:
         raise usage_error(str(exc)) from exc
-    longest = max(tool.descriptor.time_limit_s for tool in registry.list())
-    app = create_celery_app(settings, longest_time_limit_s=longest)
+    app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
     register_tasks(app, WorkerRuntime(settings, level, registry))
     app.worker_main(
         [
@@ -112,13 +116,14 @@ def up(
     api_port = settings.api_port if port is None else port
     redis_server = None
     redis_url = settings.redis_url
+    shown_url = _redacted(redis_url or "")
     if redis_url is None:
         redis_server = RedisServer(home / "redis")
         try:
             redis_server.start()
         except ToolrunError as exc:
             raise usage_error(str(exc)) from exc
-        redis_url = redis_server.url
+        redis_url, shown_url = redis_server.url, redis_server.display_url
     env = {
         **os.environ,
         "TOOLRUN_REDIS_URL": redis_url,
@@ -126,24 +131,18 @@ def up(
         "TOOLRUN_HOME": str(home),
     }
     supervisor = Supervisor(env)
-    me = [sys.executable, "-m", "toolrun"]
-    supervisor.start("api", [*me, "api", f"--host={api_host}", f"--port={api_port}"])
-    for level in PermissionLevel:
-        supervisor.start(
-            f"worker {level}", [*me, "worker", f"--level={level}", f"--concurrency={concurrency}"]
-        )
-    supervisor.start("flower", [*me, "flower", f"--port={settings.flower_port}"])
     # Explicit for SIGINT too: a shell starts background jobs with SIGINT ignored.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
+        _start_platform(supervisor, api_host, api_port, settings.flower_port, concurrency)
         base = f"http://{api_host}:{api_port}"
         _wait_until_healthy(base, supervisor)
         out.print(f"toolrun is up — workspace {space}")
         out.print(f"  API      {base}")
         out.print(f"  API docs {base}/docs")
         out.print(f"  Flower   http://127.0.0.1:{settings.flower_port}")
-        out.print(f"  Redis    {redis_url}")
+        out.print(f"  Redis    {shown_url}")
         out.print("Ctrl-C stops everything.")
         ended = supervisor.wait()
         err.print(f"[red]{ended} exited; stopping the platform[/]")
@@ -154,11 +153,34 @@ def up(
     except KeyboardInterrupt:
         code = 0
     finally:
+        # A second Ctrl-C must not cut the shutdown short and orphan the children.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         out.print("stopping…")
         supervisor.stop()
         if redis_server is not None:
             redis_server.stop()
     raise typer.Exit(code)
+
+
+def _start_platform(
+    supervisor: Supervisor, host: str, port: int, flower_port: int, concurrency: int
+) -> None:
+    me = [sys.executable, "-m", "toolrun"]
+    supervisor.start("api", [*me, "api", f"--host={host}", f"--port={port}"])
+    for level in PermissionLevel:
+        worker = [*me, "worker", f"--level={level}", f"--concurrency={concurrency}"]
+        supervisor.start(f"worker {level}", worker)
+    supervisor.start("flower", [*me, "flower", f"--port={flower_port}"])
+
+
+def _redacted(url: str) -> str:
+    """`url` with any password replaced by ***."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -10,10 +10,20 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from toolrun.cli._console import out, usage_error
+from toolrun.cli._console import load_settings, out, usage_error
+from toolrun.errors import ToolrunError
 from toolrun.tools import ToolRegistry, render_markdown
+from toolrun.tools.loading import registry_with
 
 app = typer.Typer(help="Inspect the tool registry.", no_args_is_help=True)
+
+
+def _registry() -> ToolRegistry:
+    """Built-in tools plus those of TOOLRUN_TOOL_MODULES, as the platform sees them."""
+    try:
+        return registry_with(load_settings().tool_modules)
+    except ToolrunError as exc:
+        raise usage_error(str(exc)) from exc
 
 
 @app.command("list")
@@ -21,7 +31,7 @@ def tools_list(
     as_json: Annotated[bool, typer.Option("--json", help="Full descriptors as JSON.")] = False,
 ) -> None:
     """List every registered tool."""
-    registry = ToolRegistry.with_builtins()
+    registry = _registry()
     if as_json:
         descriptors = [tool.descriptor.model_dump(mode="json") for tool in registry.list()]
         sys.stdout.write(json.dumps(descriptors, indent=2) + "\n")
@@ -44,7 +54,7 @@ def tools_show(
     as_json: Annotated[bool, typer.Option("--json", help="The descriptor as JSON.")] = False,
 ) -> None:
     """Show one tool's documentation."""
-    registry = ToolRegistry.with_builtins()
+    registry = _registry()
     tool = registry.get(name, version)
     if tool is None:
         wanted = name + (f"@{version}" if version else "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import secrets
 import shutil
 import socket
 import subprocess
@@ -48,11 +49,18 @@ class RedisServer:
 
     directory: Path
     port: int = field(default_factory=free_port)
+    # Tools run on this machine: without a password any of them could forge messages.
+    password: str = field(default_factory=lambda: secrets.token_hex(24))
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+
+    @property
+    def display_url(self) -> str:
+        """The URL without its password, for printing."""
+        return f"redis://127.0.0.1:{self.port}/0 (password in {self.directory / 'redis.conf'})"
 
     def start(self) -> None:
         """Start the server and wait until it answers PING.
@@ -61,31 +69,24 @@ class RedisServer:
             ToolrunError: it did not come up in time.
         """
         self.directory.mkdir(parents=True, exist_ok=True)
-        log = (self.directory / "redis.log").open("ab")
-        self.process = subprocess.Popen(
-            [
-                find_redis_server(),
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--dir",
-                str(self.directory),
-                "--appendonly",
-                "yes",
-                "--save",
-                "",
-                "--protected-mode",
-                "yes",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
+        config = self.directory / "redis.conf"
+        # A file (mode 0600), not arguments: a password on the command line shows in `ps`.
+        config.touch(mode=0o600)
+        config.chmod(0o600)
+        config.write_text(
+            f"bind 127.0.0.1\nport {self.port}\ndir {self.directory}\nappendonly yes\n"
+            f'save ""\nprotected-mode yes\nrequirepass {self.password}\n'
         )
-        log.close()
+        with (self.directory / "redis.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [find_redis_server(), str(config)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + _START_TIMEOUT_S
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        client = redis.Redis(port=self.port, password=self.password, socket_connect_timeout=0.5)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 break

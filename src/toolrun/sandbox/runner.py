@@ -41,6 +41,7 @@ class ProcessRunner:
     limits: ResourceLimits
     kill_grace_s: float = 1.0
     use_cgroups: bool = True
+    label: str = ""  # prefix of every marker: lets another process kill this call's leftovers
 
     def run(
         self,
@@ -61,7 +62,7 @@ class ProcessRunner:
         Raises:
             SandboxViolation: the program cannot be started.
         """
-        marker = secrets.token_hex(12)
+        marker = f"{self.label}-{secrets.token_hex(8)}" if self.label else secrets.token_hex(12)
         limits = self.limits.with_cpu_for(timeout_s)
         tracker = new_tracker(marker, use_cgroups=self.use_cgroups)
 
@@ -137,19 +138,26 @@ def _pump(stream: IO[bytes] | None, sink: OutputSink) -> threading.Thread:
 
 
 def _end_call(proc: subprocess.Popen[bytes], tracker: Tracker, grace_s: float) -> None:
-    """TERM what is left of the call, give it `grace_s` to exit, then KILL the rest."""
-    _signal_group(proc.pid, signal.SIGTERM)
-    for pid in tracker.survivors():
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while (proc.poll() is None or tracker.survivors()) and time.monotonic() < deadline:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=_POLL_S)
-    tracker.kill_all()
-    _signal_group(proc.pid, signal.SIGKILL)
-    proc.wait()
-    tracker.close()
+    """TERM what is left of the call, give it `grace_s` to exit, then KILL the rest.
+
+    The KILL runs even if an exception (a worker's soft time limit) cuts the grace short.
+    """
+    try:
+        _signal_group(proc.pid, signal.SIGTERM)
+        for pid in tracker.survivors():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while (proc.poll() is None or tracker.survivors()) and time.monotonic() < deadline:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=_POLL_S)
+    finally:
+        try:
+            tracker.kill_all()
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+        finally:
+            tracker.close()
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

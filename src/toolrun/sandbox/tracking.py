@@ -1,18 +1,25 @@
 """Finding every process a call started, so that none outlives it.
 
 Two trackers, one protocol:
-- `CgroupTracker`: each call gets its own cgroup v2 group, entered by the child before
-  exec. Nothing can leave it without privileges, and `cgroup.kill` ends it at once.
-- `SweepTracker`: the fallback where cgroups are not writable. Finds the call's process
-  group plus any process carrying the call's marker variable (daemons that setsid away).
-  A process that both leaves the group and clears its environment escapes this one.
+- `SweepTracker`: the call's process group plus every process carrying the call's marker
+  variable (daemons that setsid away), found by reading /proc. A process that both leaves
+  the group and clears its environment escapes it.
+- `CgroupTracker`: the sweep plus a cgroup v2 group per call, entered by the child before
+  exec; `cgroup.kill` ends all of it at once, cleared environment or not. Tools run with
+  the worker's uid, so a tool that writes cgroupfs itself could still move out: running
+  tools under a separate uid closes that (see the roadmap).
+
+Markers start with a label (a digest of the call id), so a worker's main process can kill
+what a killed pool process left behind (`kill_labelled`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import signal
+import subprocess
 import time
 from functools import cache
 from pathlib import Path
@@ -21,6 +28,11 @@ from typing import Protocol
 CALL_MARKER_VAR = "TOOLRUN_CALL_MARKER"
 _CGROUP_MOUNTS = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 _EMPTY_WAIT_S = 2.0
+
+
+def label_for(call_id: str) -> str:
+    """A filesystem-safe label for a call: its id may hold any character."""
+    return hashlib.sha256(call_id.encode()).hexdigest()[:16]
 
 
 class Tracker(Protocol):
@@ -56,54 +68,33 @@ class SweepTracker:
         return None  # the group comes from start_new_session, the marker from the env
 
     def survivors(self) -> list[int]:
-        # /proc read directly: psutil costs about 0.3 ms a process, this about 10 µs.
-        found = []
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            with contextlib.suppress(OSError):
-                pid = int(name)
-                mine = os.getpgid(pid) == self._pgid or self._needle in _read(name, "environ")
-                if mine and not _is_zombie(name):
-                    found.append(pid)
-        return found
+        return _sweep(self._needle, self._pgid)
 
     def kill_all(self) -> None:
-        for pid in self.survivors():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        _kill(self.survivors())
 
     def close(self) -> None:
         return None
 
 
-class CgroupTracker:
-    """One cgroup v2 directory per call."""
+class CgroupTracker(SweepTracker):
+    """The sweep, plus one cgroup v2 directory per call."""
 
-    def __init__(self, group: Path) -> None:
+    def __init__(self, marker: str, group: Path) -> None:
+        super().__init__(marker)
         self.group = group
         group.mkdir()
-
-    def attach(self, pid: int) -> None:
-        return None  # the child put itself in the group before exec
 
     def enter(self) -> None:
         with open(self.group / "cgroup.procs", "w") as procs:
             procs.write("0")
 
     def survivors(self) -> list[int]:
-        try:
-            pids = [int(pid) for pid in (self.group / "cgroup.procs").read_text().split()]
-        except OSError:
-            return []
-        return [pid for pid in pids if not _zombie_or_gone(pid)]
+        return sorted(set(_members(self.group)) | set(super().survivors()))
 
     def kill_all(self) -> None:
-        with contextlib.suppress(OSError):
-            (self.group / "cgroup.kill").write_text("1")
-        deadline = time.monotonic() + _EMPTY_WAIT_S
-        while self.survivors() and time.monotonic() < deadline:
-            time.sleep(0.005)
+        _kill_group(self.group)
+        super().kill_all()
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -111,12 +102,23 @@ class CgroupTracker:
 
 
 def new_tracker(marker: str, *, use_cgroups: bool) -> Tracker:
-    """A cgroup tracker where this host lets us create cgroups, else a sweep tracker."""
+    """A cgroup tracker where this host lets us create and enter cgroups, else a sweep."""
     base = _cgroup_base() if use_cgroups else None
     if base is not None:
         with contextlib.suppress(OSError):
-            return CgroupTracker(base / marker)
+            return CgroupTracker(marker, base / marker)
     return SweepTracker(marker)
+
+
+def kill_labelled(label: str) -> None:
+    """Kill every process (and cgroup) of calls whose marker starts with `label`."""
+    base = _cgroup_base()
+    if base is not None:
+        for group in base.glob(f"{label}-*"):
+            _kill_group(group)
+            with contextlib.suppress(OSError):
+                group.rmdir()
+    _kill(_sweep(f"{CALL_MARKER_VAR}={label}-".encode(), None))
 
 
 def isolation_kind(*, use_cgroups: bool) -> str:
@@ -126,19 +128,36 @@ def isolation_kind(*, use_cgroups: bool) -> str:
 
 @cache
 def _cgroup_base() -> Path | None:
-    """A writable cgroup v2 directory (with cgroup.kill) for per-call groups, or None."""
+    """A cgroup v2 directory this process may create groups in and move processes into."""
     own = _own_cgroup()
     for mount in _CGROUP_MOUNTS:
         if not (mount / "cgroup.controllers").exists():
             continue
         base = mount / own.lstrip("/") / "toolrun"
-        try:
+        with contextlib.suppress(OSError):
             base.mkdir(exist_ok=True)
-        except OSError:
-            continue
-        if (base / "cgroup.kill").exists():
-            return base
+            if (base / "cgroup.kill").exists() and _can_enter(base):
+                return base
     return None
+
+
+def _can_enter(base: Path) -> bool:
+    """Move a short-lived child into a probe group: some hosts allow mkdir but not this."""
+    probe = base / f"probe-{os.getpid()}"
+    try:
+        probe.mkdir(exist_ok=True)
+        procs = probe / "cgroup.procs"
+        subprocess.run(
+            ["/bin/true"],
+            check=True,
+            preexec_fn=lambda: procs.write_text("0"),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            probe.rmdir()
+    return True
 
 
 def _own_cgroup() -> str:
@@ -147,6 +166,45 @@ def _own_cgroup() -> str:
             if line.startswith("0::"):
                 return line[3:]
     return "/"
+
+
+def _members(group: Path) -> list[int]:
+    try:
+        pids = [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
+    return [pid for pid in pids if not _zombie_or_gone(pid)]
+
+
+def _kill_group(group: Path) -> None:
+    with contextlib.suppress(OSError):
+        (group / "cgroup.kill").write_text("1")
+    deadline = time.monotonic() + _EMPTY_WAIT_S
+    while _members(group) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _sweep(needle: bytes, pgid: int | None) -> list[int]:
+    """Live pids in process group `pgid` or whose environment contains `needle`.
+
+    Reads /proc directly: psutil costs about 0.3 ms a process, this about 10 µs.
+    """
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            pid = int(name)
+            mine = os.getpgid(pid) == pgid or needle in _read(name, "environ")
+            if mine and not _is_zombie(name):
+                found.append(pid)
+    return found
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _zombie_or_gone(pid: int) -> bool:

@@ -37,9 +37,17 @@ class ToolContext:
 
     @classmethod
     def create(
-        cls, settings: Settings, *, workspace: Path | None = None, approver: Approver | None = None
+        cls,
+        settings: Settings,
+        *,
+        workspace: Path | None = None,
+        approver: Approver | None = None,
+        label: str = "",
     ) -> ToolContext:
-        """A context for one agent session in `workspace` (default: the settings' one)."""
+        """A context for one agent session in `workspace` (default: the settings' one).
+
+        `label` tags the subprocesses started in this context (see `tracking.kill_labelled`).
+        """
         space = Workspace(workspace if workspace is not None else settings.workspace)
         runner = ProcessRunner(
             cwd=space.root,
@@ -51,6 +59,7 @@ class ToolContext:
             ),
             kill_grace_s=settings.kill_grace_s,
             use_cgroups=settings.use_cgroups,
+            label=label,
         )
         return cls(space, runner, settings, approver or DenyApprover())
 
@@ -79,6 +88,10 @@ class Tool(ABC):
 
     def time_limit_s(self, arguments: dict[str, Any], settings: Settings) -> float:
         """How long this call may run; the platform's Celery limits are set above it."""
+        return self.descriptor.time_limit_s
+
+    def max_time_limit_s(self, settings: Settings) -> float:
+        """The longest any call of this tool may run."""
         return self.descriptor.time_limit_s
 
     @abstractmethod

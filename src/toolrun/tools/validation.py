@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jsonschema
@@ -52,6 +53,9 @@ def argument_errors(validator: jsonschema.protocols.Validator, arguments: object
     """All schema violations of `arguments`, in parameter order, as one '; '-joined line."""
     if not isinstance(arguments, Mapping):
         return f"arguments must be an object, got {_describe(arguments)}"
+    if (where := _non_finite(arguments)) is not None:
+        # JSON parsers accept NaN and Infinity; no tool can use them.
+        return f"parameter '{where}' must be a finite number"
     errors = sorted(
         validator.iter_errors(arguments), key=lambda e: (list(e.absolute_path), e.validator)
     )
@@ -93,6 +97,21 @@ def _explain(error: ValidationError) -> str:
     if kind == "minLength" and error.validator_value == 1:
         return f"{subject} must not be empty"
     return f"{subject}: {error.message}"
+
+
+def _non_finite(value: object, where: str = "") -> str | None:
+    """Path of the first NaN or infinite number inside `value`, else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "(value)"
+    children: Iterable[tuple[str, object]] = ()
+    if isinstance(value, Mapping):
+        children = ((f"{where}.{key}" if where else str(key), item) for key, item in value.items())
+    elif isinstance(value, list):
+        children = ((f"{where}[{index}]", item) for index, item in enumerate(value))
+    for path, item in children:
+        if (found := _non_finite(item, path)) is not None:
+            return found
+    return None
 
 
 def _as_list(value: object) -> list[Any]:

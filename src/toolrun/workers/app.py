@@ -7,19 +7,29 @@ from kombu import Exchange, Queue
 
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.workers.dispatch import HARD_LIMIT_MARGIN_S
+from toolrun.tools.registry import ToolRegistry
+from toolrun.workers.dispatch import time_limits
 
 # Redis redelivers an unacknowledged message after the visibility timeout; it must exceed
 # the longest hard limit or a long call would run twice.
 MIN_VISIBILITY_TIMEOUT_S = 3600
 
 
+def longest_time_limit(registry: ToolRegistry, settings: Settings) -> float:
+    """The longest any call of any registered tool may run."""
+    return max(tool.max_time_limit_s(settings) for tool in registry.list())
+
+
 def create_celery_app(settings: Settings, *, longest_time_limit_s: float = 600.0) -> Celery:
-    """A Celery app for the broker in `settings`; tasks are added by `toolrun.workers.tasks`."""
+    """A Celery app for the broker in `settings`; tasks are added by `toolrun.workers.tasks`.
+
+    `longest_time_limit_s`: the longest any call may run (`longest_time_limit`).
+    """
     if settings.redis_url is None:
         raise ValueError("TOOLRUN_REDIS_URL is not set (toolrun up sets it for its children)")
     app = Celery("toolrun", broker=settings.redis_url, set_as_current=False)
-    visibility = max(MIN_VISIBILITY_TIMEOUT_S, 2 * (longest_time_limit_s + HARD_LIMIT_MARGIN_S))
+    _soft, hard = time_limits(longest_time_limit_s, settings.kill_grace_s)
+    visibility = max(MIN_VISIBILITY_TIMEOUT_S, 2 * hard)
     app.conf.update(
         # An exchange per queue: left to defaults, every queue would be bound to the default
         # queue's exchange and key, and one message would reach all four queues.

@@ -10,17 +10,19 @@ from celery import Celery
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall
 
-# The tool's own limit fires first (the sandbox kills the process group), then Celery's
-# soft limit (an exception in the task), then the hard limit (the pool child is killed).
 EXECUTE_TASK = "toolrun.execute"
-SOFT_LIMIT_MARGIN_S = 2.0
-HARD_LIMIT_MARGIN_S = 5.0
+# The tool's own limit fires first and the sandbox kills its processes: SIGTERM, a grace,
+# SIGKILL, then a sweep with another grace and up to 2 s for the cgroup to empty. Celery's
+# soft limit (an exception in the task) must wait for all of that, the hard limit (the
+# pool child is killed) comes last.
+CLEANUP_SLACK_S = 4.0
+HARD_AFTER_SOFT_S = 3.0
 
 
-def time_limits(tool_limit_s: float) -> tuple[int, int]:
+def time_limits(tool_limit_s: float, kill_grace_s: float = 1.0) -> tuple[int, int]:
     """(soft, hard) Celery limits, whole seconds, for a tool that may run `tool_limit_s`."""
-    soft = math.ceil(tool_limit_s + SOFT_LIMIT_MARGIN_S)
-    return soft, max(soft + 1, math.ceil(tool_limit_s + HARD_LIMIT_MARGIN_S))
+    soft = math.ceil(tool_limit_s + 3 * kill_grace_s + CLEANUP_SLACK_S)
+    return soft, math.ceil(soft + HARD_AFTER_SOFT_S)
 
 
 def enqueue(
@@ -29,11 +31,12 @@ def enqueue(
     *,
     level: PermissionLevel,
     tool_limit_s: float,
+    kill_grace_s: float,
     approved: bool,
     queued_at: float,
 ) -> None:
     """Send `call` to the workers of `level`; the Celery task id is the call id."""
-    soft, hard = time_limits(tool_limit_s)
+    soft, hard = time_limits(tool_limit_s, kill_grace_s)
     payload: dict[str, Any] = call.model_dump(mode="json")
     app.send_task(
         EXECUTE_TASK,

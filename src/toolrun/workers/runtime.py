@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from dataclasses import dataclass, field
@@ -15,10 +16,13 @@ from toolrun.config import Settings
 from toolrun.permissions.approvals import AutoApprover, DenyApprover
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.sandbox.metering import measure
+from toolrun.sandbox.tracking import label_for
 from toolrun.tools.base import ToolContext
 from toolrun.tools.executor import Executor
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -40,8 +44,8 @@ class WorkerRuntime:
     def executor(self) -> Executor:
         return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
 
-    def run(self, call: ToolCall, *, approved: bool, queued_at: float) -> ToolResult:
-        """Run one delivery of `call` and store its final state."""
+    def run(self, call: ToolCall, *, approved: bool, queued_at: float) -> ToolResult | None:
+        """Run one delivery of `call` and store its final state (None: it had already ended)."""
         started_at = time.time()
         facts: dict[str, object] = {
             "worker": f"{self.level}@{self.hostname}",
@@ -52,6 +56,9 @@ class WorkerRuntime:
         # Running is recorded before the checks below so the count and state take one trip;
         # a refusal overwrites it at once.
         deliveries = self.store.start(self._state(call, ToolStatus.RUNNING, facts))
+        if deliveries == 0:
+            log.warning("call %s already ended; redelivery ignored", call.id)
+            return None
         facts["deliveries"] = deliveries
         result = self._refusal(call, deliveries) or self._execute(call, approved=approved)
         result.metadata.update(facts)
@@ -81,7 +88,9 @@ class WorkerRuntime:
 
     def _execute(self, call: ToolCall, *, approved: bool) -> ToolResult:
         ctx = ToolContext.create(
-            self.settings, approver=AutoApprover() if approved else DenyApprover()
+            self.settings,
+            approver=AutoApprover() if approved else DenyApprover(),
+            label=label_for(call.id),
         )
         with measure() as usage:
             try:

@@ -8,6 +8,7 @@ from typing import Any
 from celery import Celery, Task
 from celery.worker.request import Request
 
+from toolrun.sandbox.tracking import kill_labelled, label_for
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.dispatch import EXECUTE_TASK
 from toolrun.workers.runtime import WorkerRuntime
@@ -23,7 +24,7 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
 
         def on_timeout(self, soft: bool, timeout: float) -> None:
             super().on_timeout(soft, timeout)
-            if not soft:  # the pool child was killed: nothing else will settle the call
+            if not soft:  # the pool child was killed: nothing else cleans up or settles
                 _settle(runtime, self, ToolStatus.TIMEOUT, f"hard time limit ({timeout:g} s) hit")
 
     class ToolTask(Task[Any, None]):
@@ -38,6 +39,7 @@ def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error:
     payload, _approved, _queued_at = request.args
     call = ToolCall.model_validate(payload)
     log.error("call %s (%s): %s", call.id, call.tool_name, error)
+    kill_labelled(label_for(call.id))  # what the killed pool process had started
     runtime.store.finish(
         ToolResult(
             call_id=call.id,

@@ -79,6 +79,9 @@ class BashTool(Tool):
     def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
         return f"bash runs a shell command: {arguments['command']}"
 
+    def max_time_limit_s(self, settings: Settings) -> float:
+        return settings.bash_max_timeout_s
+
     def time_limit_s(self, arguments: dict[str, Any], settings: Settings) -> float:
         default = min(settings.bash_default_timeout_s, settings.bash_max_timeout_s)
         return float(arguments.get("timeout", default))

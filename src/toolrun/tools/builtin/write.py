@@ -77,7 +77,11 @@ class WriteTool(Tool):
 
     def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
         path = ctx.workspace.resolve(arguments["file_path"])
-        if path.is_file():
+        try:
+            exists = path.is_file()
+        except OSError:  # e.g. a name too long: the write itself reports it
+            exists = False
+        if exists:
             return f"write replaces the existing file {ctx.workspace.display(path)}"
         return None
 

@@ -1,0 +1,37 @@
+"""The call store against real Redis: a finished call is never started again."""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+
+from toolrun.calls.store import CallStore
+from toolrun.tools.model import ToolResult, ToolStatus
+
+
+def state(call_id: str, status: ToolStatus) -> ToolResult:
+    return ToolResult(call_id=call_id, tool_name="read", status=status)
+
+
+def test_deliveries_are_counted_and_a_finished_call_is_not_restarted(
+    redis_client: redis.Redis,
+) -> None:
+    store = CallStore(redis_client, ttl_s=60)
+    call_id = uuid.uuid4().hex
+
+    assert store.start(state(call_id, ToolStatus.RUNNING)) == 1
+    assert store.start(state(call_id, ToolStatus.RUNNING)) == 2  # a redelivery
+    store.finish(state(call_id, ToolStatus.SUCCESS))
+
+    assert store.start(state(call_id, ToolStatus.RUNNING)) == 0  # redelivered after the end
+    record = ToolResult.model_validate_json(redis_client.get(f"toolrun:call:{call_id}") or b"")
+    assert record.status is ToolStatus.SUCCESS
+    assert 0 < redis_client.ttl(f"toolrun:call:{call_id}") <= 60
+
+
+def test_dead_letters_are_capped(redis_client: redis.Redis) -> None:
+    store = CallStore(redis_client, ttl_s=60)
+    store.dead_letter("one")
+
+    assert redis_client.lrange("toolrun:dead_letters", -1, -1) == [b"one"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 import redis.asyncio as aioredis
@@ -21,6 +22,7 @@ from toolrun.workers.app import create_celery_app, longest_time_limit
 
 CONNECT_TIMEOUT_S = 2.0
 MAX_REDIS_CONNECTIONS = 512
+PUBLISH_THREADS = 4
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -49,10 +51,12 @@ def create_app(settings: Settings) -> FastAPI:
             redis=client,
             store=AsyncCallStore(client, ttl_s=settings.call_ttl_s),
             context=ToolContext.create(settings),
+            publisher=ThreadPoolExecutor(PUBLISH_THREADS, thread_name_prefix="publish"),
         )
         try:
             yield
         finally:
+            app.state.toolrun.publisher.shutdown(wait=True)
             await client.aclose()
             celery.close()
 

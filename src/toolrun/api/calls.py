@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
@@ -75,18 +76,18 @@ async def submit_call(
         return await _record_final(state, result)
     if not await state.store.create(result):
         raise HTTPException(409, f"a call with id {call.id!r} already exists")
+    publish = functools.partial(
+        enqueue,
+        state.celery,
+        call,
+        level=descriptor.permission,
+        tool_limit_s=tool.time_limit_s(arguments, state.settings),
+        kill_grace_s=state.settings.kill_grace_s,
+        approved=warning is not None,
+        queued_at=result.metadata["queued_at"],
+    )
     try:
-        # kombu publishes with blocking socket I/O: off the event loop, or every caller waits.
-        await run_in_threadpool(
-            enqueue,
-            state.celery,
-            call,
-            level=descriptor.permission,
-            tool_limit_s=tool.time_limit_s(arguments, state.settings),
-            kill_grace_s=state.settings.kill_grace_s,
-            approved=warning is not None,
-            queued_at=result.metadata["queued_at"],
-        )
+        await asyncio.get_running_loop().run_in_executor(state.publisher, publish)
     except Exception:
         await state.store.forget(call.id)  # not queued after all: no record, id reusable
         raise

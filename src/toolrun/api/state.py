@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
@@ -24,6 +25,10 @@ class ApiState:
     redis: aioredis.Redis
     store: AsyncCallStore
     context: ToolContext  # for confirmation checks, which look at the workspace
+    # kombu publishes with blocking socket I/O, so it runs off the event loop, on a few
+    # long-lived threads: each thread's first publish sets up Celery state (backend,
+    # producer connection) that a fresh thread per call would pay again and again.
+    publisher: ThreadPoolExecutor
 
 
 def get_state(request: Request) -> ApiState:

@@ -37,6 +37,7 @@ from toolrun.embedded.redis_server import free_port
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "platform_roundtrip.json"
 CONCURRENCY = 32
+API_PROCESSES = int(os.environ.get("BENCH_API_PROCESSES", "1"))
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -161,7 +162,11 @@ def bench_toolrun(
         toolrun_env,
         logs / "worker.log",
     )
-    api = start([*me, "api", f"--port={port}"], toolrun_env, logs / "api.log")
+    api = start(
+        [*me, "api", f"--port={port}", f"--processes={API_PROCESSES}"],
+        toolrun_env,
+        logs / "api.log",
+    )
     base = f"http://127.0.0.1:{port}"
     body = {"tool_name": "read", "arguments": {"file_path": "small.txt"}}
     try:

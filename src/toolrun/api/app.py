@@ -25,6 +25,11 @@ MAX_REDIS_CONNECTIONS = 512
 PUBLISH_THREADS = 4
 
 
+def create_app_from_environment() -> FastAPI:
+    """The API for the TOOLRUN_* environment (uvicorn's factory, one call per process)."""
+    return create_app(Settings())
+
+
 def create_app(settings: Settings) -> FastAPI:
     """The API for the broker and workspace in `settings`."""
     registry = registry_with(settings.tool_modules)

@@ -41,15 +41,20 @@ def api(
         str | None, typer.Option(help="Bind address (default TOOLRUN_API_HOST).")
     ] = None,
     port: Annotated[int | None, typer.Option(help="Port (default TOOLRUN_API_PORT).")] = None,
+    processes: Annotated[
+        int, typer.Option(min=1, help="Server processes sharing the port (CPU-bound API).")
+    ] = 1,
 ) -> None:
     """Serve the HTTP API (needs TOOLRUN_REDIS_URL)."""
     settings = _platform_settings()
     try:
-        app = create_app(settings)
+        create_app(settings)  # fail here, with a usage error, on a bad setting or tool module
     except ToolrunError as exc:
         raise usage_error(str(exc)) from exc
     uvicorn.run(
-        app,
+        "toolrun.api.app:create_app_from_environment",
+        factory=True,
+        workers=processes,
         host=host or settings.api_host,
         port=settings.api_port if port is None else port,
         log_level="warning",

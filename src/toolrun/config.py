@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(
         None, description="Broker and call store; unset: `toolrun up` starts its own Redis."
     )
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL of the database; unset: SQLite under `home`."
+    )
     api: str = Field("http://127.0.0.1:8000", description="API base URL used by CLI and SDK.")
     api_host: str = "127.0.0.1"
     api_port: int = Field(8000, ge=0, le=65535)
@@ -53,3 +56,8 @@ class Settings(BaseSettings):
     tool_modules: list[str] = Field(
         default_factory=list, description="Extra modules whose TOOLS list is registered."
     )
+
+    @property
+    def database(self) -> str:
+        """The database URL in force: TOOLRUN_DATABASE_URL, else SQLite in `home`."""
+        return self.database_url or f"sqlite:///{self.home.resolve() / 'toolrun.db'}"

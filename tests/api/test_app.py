@@ -12,10 +12,19 @@ from toolrun.api import create_app
 from toolrun.config import Settings
 
 
+def serve(settings: Settings) -> TestClient:
+    return TestClient(create_app(settings), raise_server_exceptions=False)
+
+
 @pytest.fixture
-def client(workspace: Path) -> Iterator[TestClient]:
-    settings = Settings(workspace=workspace, redis_url="redis://127.0.0.1:1/0", max_body_bytes=2048)
-    with TestClient(create_app(settings), raise_server_exceptions=False) as test_client:
+def client(workspace: Path, tmp_path: Path) -> Iterator[TestClient]:
+    settings = Settings(
+        workspace=workspace,
+        home=tmp_path / "home",
+        redis_url="redis://127.0.0.1:1/0",
+        max_body_bytes=2048,
+    )
+    with serve(settings) as test_client:
         yield test_client
 
 
@@ -85,7 +94,22 @@ def test_health_reports_the_broker_down(client: TestClient) -> None:
     body = response.json()
     assert body["status"] == "unhealthy"
     assert body["redis"].startswith("unavailable")
+    assert body["database"] == "ok"  # SQLite under TOOLRUN_HOME by default
     assert body["sandbox"] in {"cgroup", "sweep"}
+
+
+def test_health_reports_the_database_down(workspace: Path, tmp_path: Path) -> None:
+    settings = Settings(
+        workspace=workspace,
+        home=tmp_path,
+        redis_url="redis://127.0.0.1:1/0",
+        database_url="postgresql+psycopg://nobody@127.0.0.1:1/none",
+    )
+    with serve(settings) as client:
+        response = client.get("/healthz")
+
+    assert response.status_code == 503
+    assert response.json()["database"].startswith("unavailable: OperationalError")
 
 
 def test_openapi_describes_the_routes(client: TestClient) -> None:

@@ -66,6 +66,7 @@ class Platform:
             "TOOLRUN_WORKSPACE": str(self.workspace),
             "TOOLRUN_TOOL_MODULES": '["toolrun_testtools"]',
             "TOOLRUN_KILL_GRACE_S": "0.5",
+            "TOOLRUN_HOME": str(self.logs / "home"),
             **self.extra_env,
         }
 

@@ -17,6 +17,10 @@ import yaml
 from tests.integration.platform import free_port, wait_for
 
 ROOT = Path(__file__).parents[2]
+# The machine's PostgreSQL stands in for the compose `postgres` service.
+LOCAL_POSTGRES = os.environ.get(
+    "TOOLRUN_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 K8S = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / "toolrun.yaml").read_text()))
 TOOLRUN_SERVICES = {
@@ -24,6 +28,14 @@ TOOLRUN_SERVICES = {
     for name, service in COMPOSE["services"].items()
     if service.get("command", [""])[0] == "toolrun"
 }
+
+
+def test_compose_points_every_toolrun_service_at_redis_and_postgres() -> None:
+    for service in TOOLRUN_SERVICES.values():
+        environment = service["environment"]
+        assert environment["TOOLRUN_REDIS_URL"] == "redis://redis:6379/0"
+        assert environment["TOOLRUN_DATABASE_URL"].startswith("postgresql+psycopg://")
+        assert "@postgres:5432/" in environment["TOOLRUN_DATABASE_URL"]
 
 
 def test_compose_has_the_platform_services() -> None:
@@ -87,7 +99,9 @@ def test_compose_service_command_starts_against_local_redis(
         **os.environ,
         **{k: str(v) for k, v in service["environment"].items()},
         "TOOLRUN_REDIS_URL": redis_url,
+        "TOOLRUN_DATABASE_URL": LOCAL_POSTGRES,
         "TOOLRUN_WORKSPACE": str(tmp_path),
+        "TOOLRUN_HOME": str(tmp_path / "home"),
     }
     log = tmp_path / "service.log"
     with log.open("wb") as sink:

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from toolrun import __version__
 from toolrun.api import calls, health, tools
+from toolrun.api.database import create_database_engine
 from toolrun.api.errors import install_error_handlers
 from toolrun.api.limits import BodySizeLimit
 from toolrun.api.state import ApiState
@@ -57,11 +58,13 @@ def create_app(settings: Settings) -> FastAPI:
             store=AsyncCallStore(client, ttl_s=settings.call_ttl_s),
             context=ToolContext.create(settings),
             publisher=ThreadPoolExecutor(PUBLISH_THREADS, thread_name_prefix="publish"),
+            database=create_database_engine(settings.database),
         )
         try:
             yield
         finally:
             app.state.toolrun.publisher.shutdown(wait=True)
+            app.state.toolrun.database.dispose()
             await client.aclose()
             celery.close()
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 from celery import Celery
 from fastapi import Request
+from sqlalchemy.engine import Engine
 
 from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
@@ -29,6 +30,7 @@ class ApiState:
     # long-lived threads: each thread's first publish sets up Celery state (backend,
     # producer connection) that a fresh thread per call would pay again and again.
     publisher: ThreadPoolExecutor
+    database: Engine
 
 
 def get_state(request: Request) -> ApiState:

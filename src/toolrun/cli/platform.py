@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import typer
 import uvicorn
+from celery import Celery
 
 from toolrun.api import create_app
 from toolrun.cli._console import err, load_settings, out, usage_error
@@ -142,7 +143,7 @@ def up(
     try:
         _start_platform(supervisor, api_host, api_port, settings.flower_port, concurrency)
         base = f"http://{api_host}:{api_port}"
-        _wait_until_healthy(base, supervisor)
+        _wait_until_ready(base, redis_url, supervisor)
         out.print(f"toolrun is up — workspace {space}")
         out.print(f"  API      {base}")
         out.print(f"  API docs {base}/docs")
@@ -192,14 +193,35 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _wait_until_healthy(base: str, supervisor: Supervisor) -> None:
+def _wait_until_ready(base: str, redis_url: str, supervisor: Supervisor) -> None:
+    """Until the API is healthy and a worker of every level answers a ping.
+
+    Raises:
+        ToolrunError: a child exited, or the platform was not ready in time.
+    """
     deadline = time.monotonic() + _READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
+    celery = create_celery_app(Settings(redis_url=redis_url))
+    try:
+        while time.monotonic() < deadline:
+            if _api_healthy(base) and _levels_answering(celery) == set(PermissionLevel):
                 return
-        for child in supervisor.children:
-            if child.process is not None and child.process.poll() is not None:
-                raise ToolrunError(f"{child.name} exited during start-up")
-        time.sleep(0.2)
-    raise ToolrunError(f"the API did not become healthy within {_READY_TIMEOUT_S:g} s")
+            for child in supervisor.children:
+                if child.process is not None and child.process.poll() is not None:
+                    raise ToolrunError(f"{child.name} exited during start-up")
+            time.sleep(0.2)
+    finally:
+        celery.close()
+    raise ToolrunError(f"the platform was not ready within {_READY_TIMEOUT_S:g} s")
+
+
+def _api_healthy(base: str) -> bool:
+    with contextlib.suppress(httpx.HTTPError):
+        return httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200
+    return False
+
+
+def _levels_answering(celery: Celery) -> set[PermissionLevel]:
+    """Levels with a worker that answers a ping (worker names are `level@host`)."""
+    replies = celery.control.ping(timeout=0.5) or []
+    names = {name.partition("@")[0] for reply in replies for name in reply}
+    return {level for level in PermissionLevel if level.value in names}

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.snapshots import snapshot
 
 from toolrun.errors import SandboxViolation, ToolExecutionError
 from toolrun.sandbox.fs import read_bytes, write_bytes_atomic
@@ -37,23 +38,6 @@ def outside(workspace: Path) -> Path:
     (base / "b" / "data.txt").write_bytes(SECRET)
     (base / "data.txt").write_bytes(SECRET)
     return base
-
-
-def snapshot(base: Path) -> dict[str, tuple[str, bytes, int]]:
-    """Every entry under `base` (links not followed): kind, content or link target, mode."""
-    state: dict[str, tuple[str, bytes, int]] = {}
-    for dirpath, dirnames, filenames in os.walk(base):
-        for name in [*dirnames, *filenames]:
-            path = Path(dirpath, name)
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                entry = ("link", os.fsencode(os.readlink(path)), 0)
-            elif stat.S_ISDIR(info.st_mode):
-                entry = ("dir", b"", stat.S_IMODE(info.st_mode))
-            else:
-                entry = ("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
-            state[str(path.relative_to(base))] = entry
-    return state
 
 
 def temp_leftovers(directory: Path) -> list[str]:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import importlib
 import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.snapshots import snapshot
 
 from toolrun.sandbox.paths import OUTSIDE
 from toolrun.tools import ToolResult
@@ -35,23 +35,6 @@ def path_arguments(tool: str, path: Any) -> dict[str, Any]:
     if tool == "glob":
         return {"pattern": "**", "path": path, "include_hidden": True, "respect_gitignore": False}
     return {"pattern": "top|hello|root", "path": path, "output_mode": "content"}
-
-
-def snapshot(base: Path) -> dict[str, tuple[str, bytes, int]]:
-    """Every entry under `base` (links not followed): kind, content or link target, mode."""
-    state: dict[str, tuple[str, bytes, int]] = {}
-    for dirpath, dirnames, filenames in os.walk(base):
-        for name in [*dirnames, *filenames]:
-            path = Path(dirpath, name)
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                entry = ("link", os.fsencode(os.readlink(path)), 0)
-            elif stat.S_ISDIR(info.st_mode):
-                entry = ("dir", b"", stat.S_IMODE(info.st_mode))
-            else:
-                entry = ("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
-            state[str(path.relative_to(base))] = entry
-    return state
 
 
 INSIDE_FILES = ("notes.txt", "..test", "te..st", "...", "sub/inner.txt", "sub/..test")

@@ -19,6 +19,11 @@ class Settings(BaseSettings):
     sandbox_path: str = Field(DEFAULT_SANDBOX_PATH, description="PATH given to tool subprocesses.")
     bash_default_timeout_s: float = Field(10.0, gt=0)
     bash_max_timeout_s: float = Field(600.0, gt=0)
+    command_allowlist: list[str] | None = Field(
+        None,
+        description="Programs bash may run, checked on the parsed command (JSON list, or "
+        '["default"] for the built-in list); unset: not enforced.',
+    )
     use_cgroups: bool = Field(
         True, description="Track each call's processes in its own cgroup where writable."
     )

@@ -59,7 +59,10 @@ def platform(
 ) -> Iterator[Platform]:
     logs = tmp_path_factory.mktemp("logs")
     setup = Platform(
-        redis_url, platform_workspace, logs, extra_env={"TOOLRUN_AUTO_APPROVE": "true"}
+        redis_url,
+        platform_workspace,
+        logs,
+        extra_env={"TOOLRUN_AUTO_APPROVE": "true", "TOOLRUN_COMMAND_ALLOWLIST": '["default"]'},
     )
     with running(setup) as started:
         yield started

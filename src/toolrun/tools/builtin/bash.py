@@ -8,6 +8,7 @@ from typing import Any
 from toolrun.config import Settings
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.sandbox.commands import CommandPolicy
 from toolrun.sandbox.output import CappedLines
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
@@ -73,6 +74,16 @@ DESCRIPTOR = ToolDescriptor(
 )
 
 
+def command_policy(settings: Settings) -> CommandPolicy | None:
+    """The allowlist from TOOLRUN_COMMAND_ALLOWLIST, or None when it is not enforced."""
+    names = settings.command_allowlist
+    if names is None:
+        return None
+    if names == ["default"]:
+        return CommandPolicy()
+    return CommandPolicy(frozenset(names))
+
+
 class BashTool(Tool):
     descriptor = DESCRIPTOR
 
@@ -88,6 +99,9 @@ class BashTool(Tool):
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         settings = ctx.settings
+        policy = command_policy(settings)
+        if policy is not None:
+            policy.check(arguments["command"], ctx.workspace)
         limit = settings.bash_max_timeout_s
         timeout = self.time_limit_s(arguments, settings)
         if timeout > limit:

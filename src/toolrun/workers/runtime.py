@@ -23,6 +23,7 @@ from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
+_FINISH_RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0)
 
 
 @dataclass
@@ -62,8 +63,24 @@ class WorkerRuntime:
         facts["deliveries"] = deliveries
         result = self._refusal(call, deliveries) or self._execute(call, approved=approved)
         result.metadata.update(facts)
-        self.store.finish(result)
+        self._finish(result)
         return result
+
+    def _finish(self, result: ToolResult) -> None:
+        """Store the final state, riding out a Redis restart of a few seconds.
+
+        Raises:
+            redis.RedisError: still unreachable after the retries.
+        """
+        for delay in _FINISH_RETRY_DELAYS_S:
+            try:
+                self.store.finish(result)
+            except redis.RedisError as exc:
+                log.warning("storing the result of %s failed (%s); retrying", result.call_id, exc)
+                time.sleep(delay)
+            else:
+                return
+        self.store.finish(result)
 
     def _refusal(self, call: ToolCall, deliveries: int) -> ToolResult | None:
         """A final result when the call must not run here, else None."""

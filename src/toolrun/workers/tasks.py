@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import redis
 from celery import Celery, Task
+from celery.exceptions import Reject
 from celery.worker.request import Request
 
 from toolrun.sandbox.tracking import kill_labelled, label_for
@@ -32,7 +34,13 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
 
     @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True)
     def execute(self: ToolTask, payload: dict[str, Any], approved: bool, queued_at: float) -> None:
-        runtime.run(ToolCall.model_validate(payload), approved=approved, queued_at=queued_at)
+        try:
+            runtime.run(ToolCall.model_validate(payload), approved=approved, queued_at=queued_at)
+        except redis.RedisError as exc:
+            # The call store is unreachable: hand the message back rather than have it
+            # acknowledged as failed, which would leave the call queued or running forever.
+            log.warning("call store unreachable (%s); the call will be redelivered", exc)
+            raise Reject(exc, requeue=True) from exc
 
 
 def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error: str) -> None:

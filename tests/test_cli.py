@@ -250,7 +250,7 @@ def test_call_bash_denied_shows_the_command_literally(project: Path) -> None:
 
     assert result.exit_code == 1
     assert "denied bash 1.0.0" in _flat(result.stderr)
-    assert "bash runs a shell command: echo [/]" in _flat(result.stderr)
+    assert "bash runs a shell command (risk low): echo [/]" in _flat(result.stderr)
 
 
 @pytest.mark.parametrize("flag", ["--yes", "-y"])

@@ -310,7 +310,7 @@ def test_builtin_bash_denied_never_runs(
     result = Executor(registry).execute(call, deny_ctx)
 
     assert result.status is ToolStatus.DENIED
-    assert result.error == f"bash runs a shell command: touch ran.txt: {DENY_REASON}"
+    assert result.error == f"bash runs a shell command (risk low): touch ran.txt: {DENY_REASON}"
     assert not (workspace / "ran.txt").exists()
 
 

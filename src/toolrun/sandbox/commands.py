@@ -87,6 +87,7 @@ _WRAPPER_VALUE_OPTIONS = {
     "timeout": {"-s", "--signal", "-k", "--kill-after"},
     "nice": {"-n", "--adjustment"},
     "xargs": {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--max-args", "--max-procs"},
+    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
 }
 
 
@@ -114,6 +115,27 @@ def simple_commands(source: str) -> list[SimpleCommand]:
     for tree in trees:
         found.extend(_walk(tree))
     return found
+
+
+def command_lines(source: str) -> Iterator[list[str]]:
+    """The words of every command `source` runs, wrapped ones and `sh -c` scripts included.
+
+    Raises:
+        SandboxViolation: the command (or an `sh -c` script in it) cannot be parsed.
+    """
+    for command in simple_commands(source):
+        yield from _unwrapped(list(command.words), list(command.literal), depth=0)
+
+
+def _unwrapped(words: list[str], literal: list[bool], depth: int) -> Iterator[list[str]]:
+    if not words or depth > 8:
+        return
+    yield words
+    name, args = words[0], words[1:]
+    for inner_words, inner_literal in _wrapped(name, args, literal[1:]):
+        yield from _unwrapped(inner_words, inner_literal, depth + 1)
+    if name in _SHELLS and "-c" in args[:-1] and literal[args.index("-c") + 2]:
+        yield from command_lines(args[args.index("-c") + 1])
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 from toolrun.config import Settings
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.risk import assess_command
 from toolrun.sandbox.commands import CommandPolicy
 from toolrun.sandbox.output import CappedLines
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
@@ -88,7 +89,8 @@ class BashTool(Tool):
     descriptor = DESCRIPTOR
 
     def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
-        return f"bash runs a shell command: {arguments['command']}"
+        assessment = assess_command(arguments["command"], ctx.workspace)
+        return f"bash runs a shell command ({assessment.summary}): {arguments['command']}"
 
     def max_time_limit_s(self, settings: Settings) -> float:
         return settings.bash_max_timeout_s

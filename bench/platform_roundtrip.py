@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import platform
-import signal
 import statistics
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench._http import Connection
-from toolrun.embedded import RedisServer
+from toolrun.embedded import RedisServer, terminate
 from toolrun.embedded.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,13 +62,7 @@ def start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    terminate([process], 15.0)
 
 
 def wait_ready(check: Any, what: str, timeout_s: float = 60) -> None:

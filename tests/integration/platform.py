@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -16,10 +15,12 @@ from pathlib import Path
 import httpx
 import redis
 
+from toolrun.embedded import terminate
 from toolrun.permissions.levels import PermissionLevel
 
 SUPPORT = Path(__file__).parent / "support"
 READY_TIMEOUT_S = 60.0
+STOP_GRACE_S = 15.0
 
 
 def free_port() -> int:
@@ -107,16 +108,7 @@ class Platform:
         return [int(pid) for pid in children]
 
     def stop(self) -> None:
-        for process in self.processes.values():
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(signal.SIGTERM)
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        terminate(list(self.processes.values()), STOP_GRACE_S)
 
 
 @contextlib.contextmanager

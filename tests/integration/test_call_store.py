@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 import redis
 
+from toolrun.calls import store as store_module
 from toolrun.calls.store import CallStore
 from toolrun.tools.model import ToolResult, ToolStatus
 
@@ -30,8 +32,14 @@ def test_deliveries_are_counted_and_a_finished_call_is_not_restarted(
     assert 0 < redis_client.ttl(f"toolrun:call:{call_id}") <= 60
 
 
-def test_dead_letters_are_capped(redis_client: redis.Redis) -> None:
+def test_dead_letters_keep_only_the_newest(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "_DEAD_LETTERS_KEPT", 3)
     store = CallStore(redis_client, ttl_s=60)
-    store.dead_letter("one")
+    redis_client.delete("toolrun:dead_letters")
 
-    assert redis_client.lrange("toolrun:dead_letters", -1, -1) == [b"one"]
+    for call_id in ["a", "b", "c", "d", "e"]:
+        store.dead_letter(call_id)
+
+    assert redis_client.lrange("toolrun:dead_letters", 0, -1) == [b"c", b"d", b"e"]

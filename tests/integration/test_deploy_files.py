@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +12,8 @@ import httpx
 import pytest
 import yaml
 
-from tests.integration.platform import free_port, wait_for
+from tests.integration.platform import STOP_GRACE_S, free_port, wait_for
+from toolrun.embedded import terminate
 
 ROOT = Path(__file__).parents[2]
 # The machine's PostgreSQL stands in for the compose `postgres` service.
@@ -122,10 +121,4 @@ def test_compose_service_command_starts_against_local_redis(
         wait_for(ready, 60, f"{name} to come up ({log.read_text(errors='replace')[-500:]})")
         assert process.poll() is None
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        terminate([process], STOP_GRACE_S)

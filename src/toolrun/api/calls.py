@@ -13,7 +13,6 @@ from fastapi.responses import JSONResponse, Response
 
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
 from toolrun.api.state import ApiState, get_state
-from toolrun.api.tools import unknown_tool
 from toolrun.errors import InvalidArguments, SandboxViolation
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.validation import validate_arguments, with_defaults
@@ -46,7 +45,7 @@ async def submit_call(
         raise HTTPException(422, f"wait must be at most {state.settings.max_wait_s:g} seconds")
     tool = state.registry.get(body.tool_name, body.version)
     if tool is None:
-        raise HTTPException(404, unknown_tool(state.registry, body.tool_name, body.version))
+        raise HTTPException(404, state.registry.missing(body.tool_name, body.version))
     try:
         validate_arguments(tool.validator, body.arguments)
     except InvalidArguments as exc:

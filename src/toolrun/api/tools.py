@@ -10,7 +10,6 @@ from fastapi.responses import PlainTextResponse
 from toolrun.api.state import ApiState, get_state
 from toolrun.tools.docs import render_markdown
 from toolrun.tools.model import ToolDescriptor
-from toolrun.tools.registry import ToolRegistry
 
 router = APIRouter(prefix="/v1/tools", tags=["tools"])
 State = Annotated[ApiState, Depends(get_state)]
@@ -28,7 +27,7 @@ async def get_tool(name: str, state: State, version: Version = None) -> ToolDesc
     """One tool's descriptor."""
     tool = state.registry.get(name, version)
     if tool is None:
-        raise HTTPException(404, unknown_tool(state.registry, name, version))
+        raise HTTPException(404, state.registry.missing(name, version))
     return tool.descriptor
 
 
@@ -41,10 +40,5 @@ async def get_tool_docs(name: str, state: State, version: Version = None) -> Pla
     """One tool's documentation as Markdown."""
     tool = state.registry.get(name, version)
     if tool is None:
-        raise HTTPException(404, unknown_tool(state.registry, name, version))
+        raise HTTPException(404, state.registry.missing(name, version))
     return PlainTextResponse(render_markdown(tool.descriptor), media_type="text/markdown")
-
-
-def unknown_tool(registry: ToolRegistry, name: str, version: str | None) -> str:
-    wanted = name + (f"@{version}" if version else "")
-    return f"unknown tool: {wanted}; available tools: {', '.join(registry.names())}"

@@ -10,13 +10,19 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from toolrun.cli._console import EXIT_TOOL_FAILED, err, load_settings, out, usage_error
+from toolrun.cli._console import (
+    EXIT_TOOL_FAILED,
+    err,
+    load_registry,
+    load_settings,
+    out,
+    usage_error,
+)
 from toolrun.client import ApiError, ApiUnreachable, Client
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
 from toolrun.permissions.approvals import default_approver
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolResult
-from toolrun.tools.loading import registry_with
 
 
 def call(
@@ -69,7 +75,7 @@ def _run_local(settings: Settings, call: ToolCall, workspace: Path | None, yes: 
         ctx = ToolContext.create(settings, workspace=workspace, approver=approver)
     except SandboxViolation as exc:
         raise usage_error(str(exc)) from exc
-    return Executor(registry_with(settings.tool_modules)).execute(call, ctx)
+    return Executor(load_registry(settings)).execute(call, ctx)
 
 
 def _run_remote(

@@ -16,13 +16,11 @@ import typer
 import uvicorn
 from celery import Celery
 
-from toolrun.api import create_app
-from toolrun.cli._console import err, load_settings, out, usage_error
+from toolrun.cli._console import err, load_registry, load_settings, out, usage_error
 from toolrun.config import Settings
 from toolrun.embedded import RedisServer, Supervisor
 from toolrun.errors import ToolrunError
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.tools.loading import registry_with
 from toolrun.workers.app import create_celery_app, longest_time_limit
 from toolrun.workers.runtime import WorkerRuntime
 from toolrun.workers.tasks import register_tasks
@@ -48,10 +46,7 @@ def api(
 ) -> None:
     """Serve the HTTP API (needs TOOLRUN_REDIS_URL)."""
     settings = _platform_settings()
-    try:
-        create_app(settings)  # fail here, with a usage error, on a bad setting or tool module
-    except ToolrunError as exc:
-        raise usage_error(str(exc)) from exc
+    load_registry(settings)  # a bad tool module fails here, as a usage error, not in uvicorn
     uvicorn.run(
         "toolrun.api.app:create_app_from_environment",
         factory=True,
@@ -72,10 +67,7 @@ def worker(
 ) -> None:
     """Run a Celery worker for one permission level (needs TOOLRUN_REDIS_URL)."""
     settings = _platform_settings()
-    try:
-        registry = registry_with(settings.tool_modules)
-    except ToolrunError as exc:
-        raise usage_error(str(exc)) from exc
+    registry = load_registry(settings)
     app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
     register_tasks(app, WorkerRuntime(settings, level, registry))
     app.worker_main(

@@ -10,20 +10,10 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from toolrun.cli._console import load_settings, out, usage_error
-from toolrun.errors import ToolrunError
-from toolrun.tools import ToolRegistry, render_markdown
-from toolrun.tools.loading import registry_with
+from toolrun.cli._console import load_registry, load_settings, out, usage_error
+from toolrun.tools import render_markdown
 
 app = typer.Typer(help="Inspect the tool registry.", no_args_is_help=True)
-
-
-def _registry() -> ToolRegistry:
-    """Built-in tools plus those of TOOLRUN_TOOL_MODULES, as the platform sees them."""
-    try:
-        return registry_with(load_settings().tool_modules)
-    except ToolrunError as exc:
-        raise usage_error(str(exc)) from exc
 
 
 @app.command("list")
@@ -31,7 +21,7 @@ def tools_list(
     as_json: Annotated[bool, typer.Option("--json", help="Full descriptors as JSON.")] = False,
 ) -> None:
     """List every registered tool."""
-    registry = _registry()
+    registry = load_registry(load_settings())
     if as_json:
         descriptors = [tool.descriptor.model_dump(mode="json") for tool in registry.list()]
         sys.stdout.write(json.dumps(descriptors, indent=2) + "\n")
@@ -54,12 +44,10 @@ def tools_show(
     as_json: Annotated[bool, typer.Option("--json", help="The descriptor as JSON.")] = False,
 ) -> None:
     """Show one tool's documentation."""
-    registry = _registry()
+    registry = load_registry(load_settings())
     tool = registry.get(name, version)
     if tool is None:
-        wanted = name + (f"@{version}" if version else "")
-        available = ", ".join(registry.names())
-        raise usage_error(f"unknown tool: {wanted}; available tools: {available}")
+        raise usage_error(registry.missing(name, version))
     if as_json:
         sys.stdout.write(tool.descriptor.model_dump_json(indent=2) + "\n")
     elif markdown:

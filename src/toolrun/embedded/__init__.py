@@ -1,6 +1,6 @@
 """The embedded platform: a private Redis and the toolrun processes on one machine."""
 
 from toolrun.embedded.redis_server import RedisServer, find_redis_server
-from toolrun.embedded.supervisor import Supervisor
+from toolrun.embedded.supervisor import Supervisor, terminate
 
-__all__ = ["RedisServer", "Supervisor", "find_redis_server"]
+__all__ = ["RedisServer", "Supervisor", "find_redis_server", "terminate"]

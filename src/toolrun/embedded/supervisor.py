@@ -43,18 +43,25 @@ class Supervisor:
             time.sleep(_POLL_S)
 
     def stop(self) -> None:
-        """SIGTERM every child (newest first), then SIGKILL whatever is left after a grace."""
-        for child in reversed(self.children):
-            if child.process is not None and child.process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    child.process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + _STOP_GRACE_S
-        for child in self.children:
-            if child.process is None:
-                continue
-            try:
-                child.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.process.pid, signal.SIGKILL)  # pool children too
-                child.process.wait()
+        """Stop every child, newest first (see `terminate`)."""
+        started = [child.process for child in self.children if child.process is not None]
+        terminate(list(reversed(started)), _STOP_GRACE_S)
+
+
+def terminate(processes: Sequence[subprocess.Popen[bytes]], grace_s: float) -> None:
+    """SIGTERM each process, wait up to `grace_s` in all, then SIGKILL the process group of
+    any still running (a Celery worker's pool children with it). Each was started with
+    start_new_session=True, so its group is its own.
+    """
+    for process in processes:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from toolrun.errors import SandboxViolation
-from toolrun.sandbox.commands import command_lines, simple_commands
+from toolrun.sandbox.commands import command_lines, simple_commands, writes_outside
 from toolrun.sandbox.paths import Workspace
 from toolrun.tools.model import Risk
 
@@ -31,16 +31,19 @@ def assess_command(source: str, workspace: Workspace) -> Assessment:
     reach out, low otherwise. A command that cannot be parsed is high.
     """
     try:
-        lines = list(command_lines(source))
-        redirects = [r for c in simple_commands(source) for r in c.redirects]
+        commands = simple_commands(source)
+        lines = list(command_lines(commands))
     except SandboxViolation:
         return Assessment(Risk.HIGH, ("the command cannot be parsed",))
     high = [reason for words in lines if (reason := _high(words))]
     names = {words[0] for words in lines}
     if names & _FETCHERS and any(w[0] in _RUNS_STDIN and len(w) == 1 for w in lines):
         high.append("downloads code and runs it")
+    redirects = [redirect for command in commands for redirect in command.redirects]
     high += [
-        f"writes outside the workspace: {t}" for op, t, _ in redirects if _escapes(op, t, workspace)
+        f"writes outside the workspace: {t}"
+        for op, t, _ in redirects
+        if writes_outside(op, t, workspace)
     ]
     if high:
         return Assessment(Risk.HIGH, tuple(dict.fromkeys(high)))
@@ -92,13 +95,3 @@ def _medium(words: list[str]) -> str | None:
     if name in {"pip", "npm", "cargo"} and "install" in args:
         return f"{name} install runs third-party code"
     return None
-
-
-def _escapes(operator: str, target: str, workspace: Workspace) -> bool:
-    if operator not in {">", ">>", ">|", "&>"} or target.startswith("/dev/null"):
-        return False
-    try:
-        workspace.resolve(target)
-    except SandboxViolation:
-        return True
-    return False

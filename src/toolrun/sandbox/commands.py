@@ -117,13 +117,13 @@ def simple_commands(source: str) -> list[SimpleCommand]:
     return found
 
 
-def command_lines(source: str) -> Iterator[list[str]]:
-    """The words of every command `source` runs, wrapped ones and `sh -c` scripts included.
+def command_lines(commands: Iterable[SimpleCommand]) -> Iterator[list[str]]:
+    """The words of every command these run, wrapped ones and `sh -c` scripts included.
 
     Raises:
-        SandboxViolation: the command (or an `sh -c` script in it) cannot be parsed.
+        SandboxViolation: an `sh -c` script in them cannot be parsed.
     """
-    for command in simple_commands(source):
+    for command in commands:
         yield from _unwrapped(list(command.words), list(command.literal), depth=0)
 
 
@@ -135,7 +135,7 @@ def _unwrapped(words: list[str], literal: list[bool], depth: int) -> Iterator[li
     for inner_words, inner_literal in _wrapped(name, args, literal[1:]):
         yield from _unwrapped(inner_words, inner_literal, depth + 1)
     if name in _SHELLS and "-c" in args[:-1] and literal[args.index("-c") + 2]:
-        yield from command_lines(args[args.index("-c") + 1])
+        yield from command_lines(simple_commands(args[args.index("-c") + 1]))
 
 
 @dataclass(frozen=True)
@@ -248,16 +248,28 @@ def _check_arguments(name: str, args: list[str]) -> None:
 
 
 def _check_redirect(operator: str, target: str, literal: bool, workspace: Workspace) -> None:
-    if operator in {"<", "<<<", "<<", "<&", ">&"} or target.isdigit():
+    if not _writes(operator, target):
         return
     if not literal:
         raise SandboxViolation(f"redirect target is not a literal path: {target}")
-    if _SAFE_DEVICES.match(target):
-        return
+    if writes_outside(operator, target, workspace):
+        raise SandboxViolation(f"redirect outside the workspace: {target}")
+
+
+def writes_outside(operator: str, target: str, workspace: Workspace) -> bool:
+    """True for an output redirect to a path outside the workspace (or to a device other
+    than /dev/null and the standard streams)."""
+    if not _writes(operator, target) or _SAFE_DEVICES.match(target):
+        return False
     try:
         workspace.resolve(target)
-    except SandboxViolation as exc:
-        raise SandboxViolation(f"redirect outside the workspace: {target}") from exc
+    except SandboxViolation:
+        return True
+    return False
+
+
+def _writes(operator: str, target: str) -> bool:
+    return operator not in {"<", "<<<", "<<", "<&", ">&"} and not target.isdigit()
 
 
 def _walk(node: Any) -> Iterator[SimpleCommand]:

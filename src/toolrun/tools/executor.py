@@ -35,13 +35,11 @@ class Executor:
         return result
 
     def _unknown_tool(self, call: ToolCall) -> ToolResult:
-        wanted = call.tool_name + (f"@{call.version}" if call.version else "")
-        available = ", ".join(self.registry.names()) or "(none)"
         return ToolResult(
             call_id=call.id,
             tool_name=call.tool_name,
             status=ToolStatus.ERROR,
-            error=f"unknown tool: {wanted}; available tools: {available}",
+            error=self.registry.missing(call.tool_name, call.version),
         )
 
     def _execute_tool(self, tool: Tool, call: ToolCall, ctx: ToolContext) -> ToolResult:

@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 
 from toolrun.config import Settings
+from toolrun.database import open_database
+from toolrun.permissions.agents import AgentStore, Role
+from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.approvals import Approver, AutoApprover
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult
 
@@ -27,7 +30,8 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def settings(workspace: Path) -> Settings:
-    return Settings(workspace=workspace, kill_grace_s=0.5)
+    # The allowlist has its own tests; here bash may run any program (policy still applies).
+    return Settings(workspace=workspace, kill_grace_s=0.5, command_allowlist=None)
 
 
 @pytest.fixture
@@ -54,3 +58,20 @@ def call_tool(registry: ToolRegistry, ctx: ToolContext) -> CallTool:
         return executor.execute(ToolCall(tool_name=name, arguments=arguments), ctx)
 
     return run
+
+
+def agent_token(
+    settings: Settings,
+    name: str = "admin",
+    *,
+    ceiling: PermissionLevel = PermissionLevel.ADMIN,
+    role: Role = Role.ADMIN,
+    **options: Any,
+) -> str:
+    """Create an agent in the settings' database and return its token."""
+    engine = open_database(settings.database)
+    try:
+        _profile, token = AgentStore(engine).create(name, ceiling=ceiling, role=role, **options)
+    finally:
+        engine.dispose()
+    return token

@@ -236,7 +236,7 @@ def test_call_args_must_be_an_object(project: Path, args: str) -> None:
 
 
 def test_call_bash_without_yes_is_denied(project: Path) -> None:
-    result = _call(project, "bash", {"command": "touch ran.txt"}, "--json")
+    result = _call(project, "bash", {"command": "mv a.txt ran.txt"}, "--json")
 
     assert result.exit_code == 1
     data = json.loads(result.stdout)
@@ -246,11 +246,33 @@ def test_call_bash_without_yes_is_denied(project: Path) -> None:
 
 
 def test_call_bash_denied_shows_the_command_literally(project: Path) -> None:
-    result = _call(project, "bash", {"command": "echo [/]"})
+    result = _call(project, "bash", {"command": "rm [/]"})
 
     assert result.exit_code == 1
     assert "denied bash 1.0.0" in _flat(result.stderr)
-    assert "bash runs a shell command (risk low): echo [/]" in _flat(result.stderr)
+    assert "bash runs a shell command (risk medium: rm changes" in _flat(result.stderr)
+    assert "): rm [/]" in _flat(result.stderr)
+
+
+def test_call_low_risk_allowlisted_bash_runs_without_asking(project: Path) -> None:
+    result = _call(project, "bash", {"command": "echo [/] && touch ran.txt"})
+
+    assert result.exit_code == 0
+    assert result.stdout.startswith("[/]\n")
+    assert (project / "ran.txt").exists()
+
+
+def test_call_dangerous_bash_needs_allow_dangerous(project: Path) -> None:
+    (project / "build").mkdir()
+
+    refused = _call(project, "bash", {"command": "rm -rf build"}, "--yes")
+    assert refused.exit_code == 1
+    assert "pass --allow-dangerous" in _flat(refused.stderr)
+    assert (project / "build").exists()
+
+    allowed = _call(project, "bash", {"command": "rm -rf build"}, "--yes", "--allow-dangerous")
+    assert allowed.exit_code == 0, allowed.stderr
+    assert not (project / "build").exists()
 
 
 @pytest.mark.parametrize("flag", ["--yes", "-y"])
@@ -306,7 +328,9 @@ def test_local_only_options_need_local(project: Path) -> None:
     result = invoke("call", "read", "--yes", "--args", '{"file_path": "a.txt"}')
 
     assert result.exit_code == 2
-    assert "--workspace and --yes apply to --local calls only" in _flat(result.stderr)
+    assert "--workspace, --yes and --allow-dangerous apply to --local only" in _flat(
+        result.stderr
+    )
 
 
 def test_call_uses_the_workspace_setting(project: Path) -> None:
@@ -379,12 +403,12 @@ def test_console_script_bad_json(project: Path) -> None:
 
 def test_console_script_bash_denied_without_a_tty(project: Path) -> None:
     completed = run_toolrun(
-        "call", "bash", "--local", "--json", "--args", '{"command": "touch ran.txt"}', cwd=project
+        "call", "bash", "--local", "--json", "--args", '{"command": "mv a.txt b.txt"}', cwd=project
     )
 
     assert completed.returncode == 1
     assert json.loads(completed.stdout)["status"] == "denied"
-    assert not (project / "ran.txt").exists()
+    assert (project / "a.txt").exists()
 
 
 def test_console_script_bash_with_yes(project: Path) -> None:

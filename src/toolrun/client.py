@@ -44,6 +44,14 @@ def _submit(
     return {"params": {"wait": wait}, "json": body, "timeout": wait + _WAIT_SLACK_S}
 
 
+def _call_path(call_id: str) -> str:
+    return f"/v1/calls/{quote(call_id, safe='')}"
+
+
+def _waiting(wait: float) -> dict[str, Any]:
+    return {"params": {"wait": wait}, "timeout": wait + _WAIT_SLACK_S} if wait else {}
+
+
 def _checked(response: httpx.Response) -> httpx.Response:
     if response.is_error:
         try:
@@ -55,17 +63,27 @@ def _checked(response: httpx.Response) -> httpx.Response:
     return response
 
 
-class Client:
-    """Blocking client."""
+def _headers(token: str | None) -> dict[str, str]:
+    return {} if token is None else {"Authorization": f"Bearer {token}"}
 
-    def __init__(self, base_url: str = DEFAULT_API, *, timeout_s: float = 30.0) -> None:
-        self._http = httpx.Client(base_url=base_url, timeout=timeout_s)
+
+class Client:
+    """Blocking client; `token` is the agent's bearer token (`toolrun agents create`)."""
+
+    def __init__(
+        self, base_url: str = DEFAULT_API, *, token: str | None = None, timeout_s: float = 30.0
+    ) -> None:
+        self._http = httpx.Client(base_url=base_url, timeout=timeout_s, headers=_headers(token))
 
     def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def base_url(self) -> str:
+        return str(self._http.base_url).rstrip("/")
 
     def close(self) -> None:
         self._http.close()
@@ -102,17 +120,70 @@ class Client:
         )
         return ToolResult.model_validate(response.json())
 
-    def get_call(self, call_id: str) -> ToolResult:
-        return ToolResult.model_validate(
-            self._request("GET", f"/v1/calls/{quote(call_id, safe='')}").json()
-        )
+    def get_call(self, call_id: str, *, wait: float = 0) -> ToolResult:
+        """A call's state; with `wait`, waits up to that long for it to end."""
+        response = self._request("GET", _call_path(call_id), **_waiting(wait))
+        return ToolResult.model_validate(response.json())
+
+    def whoami(self) -> dict[str, Any]:
+        """The profile of this client's token."""
+        return dict(self._request("GET", "/v1/agents/me").json())
+
+    def approvals(self, status: str | None = "pending") -> list[dict[str, Any]]:
+        """Calls in the approval inbox, newest first (operators)."""
+        params = {} if status is None else {"status": status}
+        return list(self._request("GET", "/v1/approvals", params=params).json())
+
+    def approve(self, call_id: str, reason: str | None = None) -> ToolResult:
+        """Run a parked call (operators)."""
+        return self._decide(call_id, "approve", reason)
+
+    def deny(self, call_id: str, reason: str | None = None) -> ToolResult:
+        """End a parked call as denied (operators)."""
+        return self._decide(call_id, "deny", reason)
+
+    def _decide(self, call_id: str, verb: str, reason: str | None) -> ToolResult:
+        response = self._request("POST", f"{_call_path(call_id)}/{verb}", json={"reason": reason})
+        return ToolResult.model_validate(response.json())
+
+    def approval_rules(self) -> list[dict[str, Any]]:
+        return list(self._request("GET", "/v1/approval-rules").json())
+
+    def add_approval_rule(
+        self,
+        tool_name: str,
+        *,
+        agent_name: str | None = None,
+        command: str | None = None,
+        arguments: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Pre-approve matching calls (operators)."""
+        body = {
+            "tool_name": tool_name,
+            "agent_name": agent_name,
+            "command": command,
+            "arguments": arguments,
+        }
+        return dict(self._request("POST", "/v1/approval-rules", json=body).json())
+
+    def remove_approval_rule(self, rule_id: str) -> None:
+        self._request("DELETE", f"/v1/approval-rules/{quote(rule_id, safe='')}")
+
+    def security_events(self, *, kind: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """Refused calls, connections and requests, newest first (operators)."""
+        params: dict[str, Any] = {"limit": limit} | ({"kind": kind} if kind else {})
+        return list(self._request("GET", "/v1/security-events", params=params).json())
 
 
 class AsyncClient:
     """Asyncio client with the same methods as `Client`."""
 
-    def __init__(self, base_url: str = DEFAULT_API, *, timeout_s: float = 30.0) -> None:
-        self._http = httpx.AsyncClient(base_url=base_url, timeout=timeout_s)
+    def __init__(
+        self, base_url: str = DEFAULT_API, *, token: str | None = None, timeout_s: float = 30.0
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url, timeout=timeout_s, headers=_headers(token)
+        )
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -155,6 +226,7 @@ class AsyncClient:
         )
         return ToolResult.model_validate(response.json())
 
-    async def get_call(self, call_id: str) -> ToolResult:
-        response = await self._request("GET", f"/v1/calls/{quote(call_id, safe='')}")
+    async def get_call(self, call_id: str, *, wait: float = 0) -> ToolResult:
+        """A call's state; with `wait`, waits up to that long for it to end."""
+        response = await self._request("GET", _call_path(call_id), **_waiting(wait))
         return ToolResult.model_validate(response.json())

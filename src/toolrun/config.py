@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+RiskName = Literal["low", "medium", "high"]
+PolicyName = Literal["safe", "confirm", "dangerous"]
+DEFAULT_RISK_POLICY: dict[RiskName, PolicyName] = {
+    "low": "safe",
+    "medium": "confirm",
+    "high": "dangerous",
+}
 DEFAULT_SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -20,9 +28,30 @@ class Settings(BaseSettings):
     bash_default_timeout_s: float = Field(10.0, gt=0)
     bash_max_timeout_s: float = Field(600.0, gt=0)
     command_allowlist: list[str] | None = Field(
-        None,
-        description="Programs bash may run, checked on the parsed command (JSON list, or "
-        '["default"] for the built-in list); unset: not enforced.',
+        ["default"],
+        description="Programs bash may run, checked on the parsed command: the built-in list "
+        '(["default"]), a JSON list of names, or null to turn the check off.',
+    )
+    network_allowlist: list[str] = Field(
+        default_factory=list,
+        description='Hosts tool subprocesses and http_fetch may reach (JSON list: "pypi.org", '
+        '"*.github.com", "127.0.0.1"); empty: no network at all.',
+    )
+    network_isolation: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: each tool subprocess gets its own network namespace where the "
+        "host allows it (reported by /healthz); off: host network (reported as degraded).",
+    )
+    risk_policy: dict[RiskName, PolicyName] = Field(
+        default_factory=lambda: dict(DEFAULT_RISK_POLICY),
+        description="Policy for each risk level of a call (JSON object).",
+    )
+    tool_policies: dict[str, PolicyName] = Field(
+        default_factory=dict,
+        description='Least policy per tool name, e.g. {"write": "confirm"} (JSON object).',
+    )
+    approval_ttl_s: float = Field(
+        3600.0, gt=0, description="A call waiting for approval longer than this is denied."
     )
     use_cgroups: bool = Field(
         True, description="Track each call's processes in its own cgroup where writable."
@@ -56,11 +85,21 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(1024 * 1024, gt=0, description="Largest API request body.")
     max_wait_s: float = Field(300.0, gt=0, description="Longest `wait` a caller may ask for.")
     auto_approve: bool = Field(
-        False, description="Run calls that need confirmation without asking (trusted setups)."
+        False,
+        description="Run calls whose policy is confirm without asking (trusted setups); "
+        "dangerous calls still wait for an operator.",
+    )
+    token: str | None = Field(
+        None, description="Bearer token of the CLI and SDK; unset: the embedded admin token."
     )
     tool_modules: list[str] = Field(
         default_factory=list, description="Extra modules whose TOOLS list is registered."
     )
+
+    @property
+    def admin_token_path(self) -> Path:
+        """Where the embedded platform keeps its admin token (mode 0600)."""
+        return self.home.resolve() / "admin.token"
 
     @property
     def database(self) -> str:

@@ -36,7 +36,12 @@ class DuplicateTool(ToolrunError):
 
 
 class SandboxViolation(ToolrunError):
-    """A request would leave the workspace or break a sandbox rule."""
+    """A request would leave the workspace or break a sandbox rule; `target` names what it
+    tried to reach (a host, a path) when that is worth logging."""
+
+    def __init__(self, message: str, *, target: str | None = None) -> None:
+        super().__init__(message)
+        self.target = target
 
 
 class ToolExecutionError(ToolrunError):

@@ -9,11 +9,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from toolrun.api import create_app
+from tests.conftest import agent_token
 from toolrun.config import Settings
 
 
-def serve(settings: Settings) -> TestClient:
-    return TestClient(create_app(settings), raise_server_exceptions=False)
+def serve(settings: Settings, token: str | None = None) -> TestClient:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    return TestClient(create_app(settings), raise_server_exceptions=False, headers=headers)
 
 
 @pytest.fixture
@@ -24,7 +26,7 @@ def client(workspace: Path, tmp_path: Path) -> Iterator[TestClient]:
         redis_url="redis://127.0.0.1:1/0",
         max_body_bytes=2048,
     )
-    with serve(settings) as test_client:
+    with serve(settings, agent_token(settings)) as test_client:
         yield test_client
 
 
@@ -124,3 +126,47 @@ def test_openapi_describes_the_routes(client: TestClient) -> None:
         "/healthz",
     } <= set(paths)
     assert client.get("/docs").status_code == 200
+
+
+PROTECTED = [
+    ("GET", "/v1/tools"),
+    ("GET", "/v1/tools/read"),
+    ("GET", "/v1/tools/read/docs"),
+    ("POST", "/v1/calls"),
+    ("GET", "/v1/calls/abc"),
+    ("POST", "/v1/calls/abc/approve"),
+    ("POST", "/v1/calls/abc/deny"),
+    ("GET", "/v1/approvals"),
+    ("GET", "/v1/approval-rules"),
+    ("POST", "/v1/approval-rules"),
+    ("DELETE", "/v1/approval-rules/abc"),
+    ("GET", "/v1/agents"),
+    ("POST", "/v1/agents"),
+    ("GET", "/v1/agents/me"),
+    ("DELETE", "/v1/agents/admin"),
+    ("GET", "/v1/security-events"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), PROTECTED)
+@pytest.mark.parametrize(
+    "authorization", [None, "Bearer trk_forged", "Basic YWRtaW46YWRtaW4=", "Bearer "]
+)
+def test_every_route_needs_a_valid_bearer_token(
+    client: TestClient, method: str, path: str, authorization: str | None
+) -> None:
+    headers = {"Authorization": authorization} if authorization else {}
+    client.headers.pop("Authorization")
+
+    response = client.request(method, path, headers=headers, json={})
+
+    assert response.status_code == 401, response.text
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_every_route_is_in_the_auth_test(client: TestClient) -> None:
+    """A new route fails here until it is added to PROTECTED (or deliberately left open)."""
+    paths = client.get("/openapi.json").json()["paths"]
+    routes = [(m.upper(), p) for p, ops in paths.items() for m in ops if p != "/healthz"]
+
+    assert len(routes) == len(PROTECTED), routes

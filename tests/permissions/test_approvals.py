@@ -17,6 +17,7 @@ from toolrun.permissions.approvals import (
     TtyApprover,
     default_approver,
 )
+from toolrun.permissions.policy import Policy
 
 
 def _request(command: str = "rm -rf build") -> ApprovalRequest:
@@ -37,11 +38,20 @@ def _ask(answer: str, request: ApprovalRequest | None = None) -> tuple[Decision,
     return decision, screen.getvalue()
 
 
-def test_auto_approver_approves() -> None:
+def test_auto_approver_approves_confirm_calls() -> None:
     decision = AutoApprover().decide(_request())
 
     assert decision.approved
-    assert "--yes" in decision.reason
+
+
+def test_auto_approver_refuses_dangerous_calls_unless_told() -> None:
+    dangerous = dataclasses.replace(_request(), policy=Policy.DANGEROUS)
+
+    refused = AutoApprover().decide(dangerous)
+
+    assert not refused.approved
+    assert "--allow-dangerous" in refused.reason
+    assert AutoApprover(dangerous=True).decide(dangerous).approved
 
 
 def test_deny_approver_denies_and_says_how_to_approve() -> None:
@@ -70,7 +80,7 @@ def test_tty_approver_anything_else_is_no(answer: str) -> None:
 def test_tty_approver_shows_the_call() -> None:
     _, shown = _ask("n\n")
 
-    assert "bash 1.0.0 (risk high) needs confirmation: bash runs a shell command: rm -rf build" in (
+    assert "bash 1.0.0 (risk high, policy confirm) needs confirmation: bash runs a shell command: rm -rf build" in (
         shown
     )
     assert '"command": "rm -rf build"' in shown

@@ -93,7 +93,7 @@ def test_builtin_docs_show_permission_and_confirmation(registry: ToolRegistry) -
     bash_docs, read_docs = render_markdown(bash.descriptor), render_markdown(read.descriptor)
 
     assert "Permission `execute` · risk `high`" in bash_docs
-    assert "requires confirmation" in bash_docs.splitlines()[2]
+    assert "mapped to a policy" in bash_docs
     assert "Permission `read_only` · risk `low`" in read_docs
     assert "requires confirmation" not in read_docs.splitlines()[2]
 

@@ -291,7 +291,7 @@ def test_the_approver_sees_the_call_with_defaults(settings: Settings) -> None:
     assert result.error == "guarded requires confirmation: denied at the prompt"
     assert tool.runs == []
     shown = screen.getvalue()
-    assert "guarded 1.0.0 (risk low) needs confirmation: guarded requires confirmation" in shown
+    assert "guarded 1.0.0 (risk low, policy confirm) needs confirmation: guarded requires confirmation" in shown
     assert '"times": 1' in shown
 
 
@@ -310,7 +310,7 @@ def test_builtin_bash_denied_never_runs(
     result = Executor(registry).execute(call, deny_ctx)
 
     assert result.status is ToolStatus.DENIED
-    assert result.error == f"bash runs a shell command (risk low): touch ran.txt: {DENY_REASON}"
+    assert result.error == f"bash runs a shell command (risk medium: the command allowlist is off): touch ran.txt: {DENY_REASON}"
     assert not (workspace / "ran.txt").exists()
 
 

@@ -135,7 +135,7 @@ def test_get_with_a_version_returns_that_exact_version() -> None:
 
 @pytest.mark.parametrize(
     ("name", "version"),
-    [("nope", None), ("nope", "1.0.0"), ("echo", "3.0.0"), ("echo", "1.0"), ("echo", "latest")],
+    [("nope", None), ("nope", "1.0.0"), ("echo", "3.0.0"), ("echo", "9.9"), ("echo", "latest")],
 )
 def test_get_of_an_unknown_name_or_version_is_none(name: str, version: str | None) -> None:
     registry = ToolRegistry([EchoTool(version="1.0.0"), EchoTool(version="2.0.0")])

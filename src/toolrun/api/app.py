@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 import redis.asyncio as aioredis
 from fastapi import FastAPI
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun import __version__
-from toolrun.api import calls, health, tools
-from toolrun.api.database import create_database_engine
+from toolrun.api import agents, approvals, calls, health, security, tools, ui
 from toolrun.api.errors import install_error_handlers
 from toolrun.api.limits import BodySizeLimit
 from toolrun.api.state import ApiState
 from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
+from toolrun.database import create_database_engine, create_tables
+from toolrun.permissions.agents import AgentStore, TokenCache
+from toolrun.permissions.inbox import ApprovalInbox
+from toolrun.permissions.rules import RuleBook
+from toolrun.permissions.security_log import SecurityLog
 from toolrun.tools.base import ToolContext
 from toolrun.tools.loading import registry_with
 from toolrun.workers.app import create_celery_app, longest_time_limit
@@ -24,6 +34,8 @@ from toolrun.workers.app import create_celery_app, longest_time_limit
 CONNECT_TIMEOUT_S = 2.0
 MAX_REDIS_CONNECTIONS = 512
 PUBLISH_THREADS = 4
+EXPIRY_SWEEP_S = 1.0
+log = logging.getLogger(__name__)
 
 
 def create_app_from_environment() -> FastAPI:
@@ -50,7 +62,9 @@ def create_app(settings: Settings) -> FastAPI:
         )
         client = aioredis.Redis(connection_pool=pool)
         celery = create_celery_app(settings, longest_time_limit_s=longest)
-        app.state.toolrun = ApiState(
+        database = create_database_engine(settings.database)
+        agent_store = AgentStore(database)
+        app.state.toolrun = state = ApiState(
             settings=settings,
             registry=registry,
             celery=celery,
@@ -58,11 +72,20 @@ def create_app(settings: Settings) -> FastAPI:
             store=AsyncCallStore(client, ttl_s=settings.call_ttl_s),
             context=ToolContext.create(settings),
             publisher=ThreadPoolExecutor(PUBLISH_THREADS, thread_name_prefix="publish"),
-            database=create_database_engine(settings.database),
+            database=database,
+            agents=agent_store,
+            tokens=TokenCache(agent_store),
+            inbox=ApprovalInbox(database),
+            rules=RuleBook(database),
+            security=SecurityLog(database),
         )
+        sweeper = asyncio.create_task(_sweep_expired(state, tables=_tables_created(database)))
         try:
             yield
         finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
             app.state.toolrun.publisher.shutdown(wait=True)
             app.state.toolrun.database.dispose()
             await client.aclose()
@@ -75,8 +98,31 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    app.include_router(tools.router)
-    app.include_router(calls.router)
-    app.include_router(health.router)
+    for module in (tools, calls, approvals, agents, security, health, ui):
+        app.include_router(module.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     return app
+
+
+def _tables_created(database: Engine) -> bool:
+    """Create the tables now if the database answers (else the sweep tries again)."""
+    try:
+        create_tables(database)
+    except SQLAlchemyError as exc:
+        log.warning("database unavailable at start (%s); will retry", type(exc).__name__)
+        return False
+    return True
+
+
+async def _sweep_expired(state: ApiState, *, tables: bool) -> None:
+    """Create the tables if that failed at start (/healthz reports the database), then deny
+    calls that waited too long for approval, every EXPIRY_SWEEP_S."""
+    while True:
+        try:
+            if not tables:
+                await run_in_threadpool(create_tables, state.database)
+                tables = True
+            await approvals.expire_overdue(state)
+        except Exception as exc:  # a database or broker hiccup: try again next round
+            log.warning("approval expiry sweep failed: %r", exc)
+        await asyncio.sleep(EXPIRY_SWEEP_S)

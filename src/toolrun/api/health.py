@@ -11,9 +11,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
-from toolrun.api.database import check_database
 from toolrun.api.schemas import Health
 from toolrun.api.state import ApiState, get_state
+from toolrun.database import check_database
 from toolrun.sandbox.tracking import isolation_kind
 
 router = APIRouter(tags=["health"])

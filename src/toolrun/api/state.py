@@ -1,4 +1,4 @@
-"""What the API's routes share: settings, registry, broker, call store."""
+"""What the API's routes share: settings, registry, broker, call store, database stores."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ from sqlalchemy.engine import Engine
 
 from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
+from toolrun.permissions.agents import AgentStore, TokenCache
+from toolrun.permissions.inbox import ApprovalInbox
+from toolrun.permissions.rules import RuleBook
+from toolrun.permissions.security_log import SecurityLog
 from toolrun.tools.base import ToolContext
 from toolrun.tools.registry import ToolRegistry
 
@@ -31,6 +35,11 @@ class ApiState:
     # producer connection) that a fresh thread per call would pay again and again.
     publisher: ThreadPoolExecutor
     database: Engine
+    agents: AgentStore
+    tokens: TokenCache
+    inbox: ApprovalInbox
+    rules: RuleBook
+    security: SecurityLog
 
 
 def get_state(request: Request) -> ApiState:

@@ -1,4 +1,4 @@
-"""Tool routes: the registry, read-only."""
+"""Tool routes: the registry as the calling agent sees it (its tool set), read-only."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import PlainTextResponse
 
+from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
+from toolrun.permissions.agents import AgentProfile
+from toolrun.tools.base import Tool
 from toolrun.tools.docs import render_markdown
 from toolrun.tools.model import ToolDescriptor
 
@@ -17,18 +20,17 @@ Version = Annotated[str | None, Query(max_length=64, description="Default: the n
 
 
 @router.get("")
-async def list_tools(state: State) -> list[ToolDescriptor]:
-    """Every registered tool version."""
-    return [tool.descriptor for tool in state.registry.list()]
+async def list_tools(state: State, agent: Agent) -> list[ToolDescriptor]:
+    """Every registered tool version in the agent's tool set."""
+    return [tool.descriptor for tool in state.registry.list() if agent.sees(tool.descriptor)]
 
 
 @router.get("/{name}", responses={404: {"description": "No such tool or version"}})
-async def get_tool(name: str, state: State, version: Version = None) -> ToolDescriptor:
+async def get_tool(
+    name: str, state: State, agent: Agent, version: Version = None
+) -> ToolDescriptor:
     """One tool's descriptor."""
-    tool = state.registry.get(name, version)
-    if tool is None:
-        raise HTTPException(404, state.registry.missing(name, version))
-    return tool.descriptor
+    return _visible_tool(state, agent, name, version).descriptor
 
 
 @router.get(
@@ -36,9 +38,16 @@ async def get_tool(name: str, state: State, version: Version = None) -> ToolDesc
     response_class=PlainTextResponse,
     responses={200: {"content": {"text/markdown": {}}}, 404: {"description": "No such tool"}},
 )
-async def get_tool_docs(name: str, state: State, version: Version = None) -> PlainTextResponse:
+async def get_tool_docs(
+    name: str, state: State, agent: Agent, version: Version = None
+) -> PlainTextResponse:
     """One tool's documentation as Markdown."""
+    descriptor = _visible_tool(state, agent, name, version).descriptor
+    return PlainTextResponse(render_markdown(descriptor), media_type="text/markdown")
+
+
+def _visible_tool(state: ApiState, agent: AgentProfile, name: str, version: str | None) -> Tool:
     tool = state.registry.get(name, version)
-    if tool is None:
+    if tool is None or not agent.sees(tool.descriptor):
         raise HTTPException(404, state.registry.missing(name, version))
-    return PlainTextResponse(render_markdown(tool.descriptor), media_type="text/markdown")
+    return tool

@@ -8,6 +8,7 @@ in BLPOP and gets the result in the same round trip, instead of polling.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import redis
 import redis.asyncio as aioredis
@@ -36,6 +37,15 @@ return count
 """
 
 
+def _queue_finish(pipe: Any, result: ToolResult, ttl_s: int) -> None:
+    """Queue on `pipe` (sync or async) what storing a final state takes."""
+    result.metadata.setdefault("finished_at", time.time())
+    encoded = result.model_dump_json()
+    pipe.set(keys.record(result.call_id), encoded, ex=ttl_s)
+    pipe.rpush(keys.done(result.call_id), encoded)
+    pipe.expire(keys.done(result.call_id), _DONE_TTL_S)
+
+
 class CallStore:
     """Synchronous access, for workers and tools that run outside an event loop."""
 
@@ -57,12 +67,8 @@ class CallStore:
 
     def finish(self, result: ToolResult) -> None:
         """Store the final state and hand it to every waiter."""
-        result.metadata.setdefault("finished_at", time.time())
-        encoded = result.model_dump_json()
         pipe = self.client.pipeline(transaction=False)
-        pipe.set(keys.record(result.call_id), encoded, ex=self.ttl_s)
-        pipe.rpush(keys.done(result.call_id), encoded)
-        pipe.expire(keys.done(result.call_id), _DONE_TTL_S)
+        _queue_finish(pipe, result, self.ttl_s)
         pipe.execute()
 
     def dead_letter(self, call_id: str) -> None:
@@ -86,6 +92,18 @@ class AsyncCallStore:
             keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s, nx=True
         )
         return bool(created)
+
+    async def replace(self, result: ToolResult) -> None:
+        """Overwrite an existing call's state (an approved call becoming queued again)."""
+        await self.client.set(
+            keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s, xx=True
+        )
+
+    async def finish(self, result: ToolResult) -> None:
+        """Store the final state and hand it to every waiter (a denied or expired call)."""
+        pipe = self.client.pipeline(transaction=False)
+        _queue_finish(pipe, result, self.ttl_s)
+        await pipe.execute()
 
     async def forget(self, call_id: str) -> None:
         """Drop a record whose call could not be enqueued, so the id can be used again."""

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from toolrun.client import ApiError, ApiUnreachable, Client
 from toolrun.config import Settings
 from toolrun.errors import ToolrunError
 from toolrun.tools.loading import registry_with
@@ -31,6 +32,33 @@ def load_registry(settings: Settings) -> ToolRegistry:
         return registry_with(settings.tool_modules)
     except ToolrunError as exc:
         raise usage_error(str(exc)) from exc
+
+
+def api_token(settings: Settings) -> str | None:
+    """TOOLRUN_TOKEN, else the embedded platform's admin token file when readable."""
+    if settings.token:
+        return settings.token
+    try:
+        return settings.admin_token_path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def api_client(settings: Settings, api: str | None = None) -> Client:
+    """A client for `api` (default TOOLRUN_API) with the CLI's token."""
+    return Client(api or settings.api, token=api_token(settings))
+
+
+def api_failure(exc: ApiError | ApiUnreachable) -> typer.Exit:
+    """Print why the API could not be used and return the exit to raise."""
+    if isinstance(exc, ApiUnreachable):
+        return usage_error(f"{exc}; start the platform with `toolrun up`")
+    if exc.status_code == 401:
+        return usage_error(
+            f"the API refused the token ({exc.detail}); set TOOLRUN_TOKEN to an agent token"
+        )
+    err.print(f"[red]refused ({exc.status_code}):[/] {escape(exc.detail)}")
+    return typer.Exit(EXIT_TOOL_FAILED)
 
 
 def load_settings() -> Settings:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,17 +13,19 @@ from rich.markup import escape
 
 from toolrun.cli._console import (
     EXIT_TOOL_FAILED,
+    api_client,
+    api_failure,
     err,
     load_registry,
     load_settings,
     out,
     usage_error,
 )
-from toolrun.client import ApiError, ApiUnreachable, Client
+from toolrun.client import ApiError, ApiUnreachable
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
-from toolrun.permissions.approvals import default_approver
-from toolrun.tools import Executor, ToolCall, ToolContext, ToolResult
+from toolrun.permissions.approvals import Approver, default_approver
+from toolrun.tools import Executor, ToolCall, ToolContext, ToolResult, ToolStatus
 
 
 def call(
@@ -41,7 +44,11 @@ def call(
         typer.Option(help="Workspace root for --local (default: TOOLRUN_WORKSPACE or cwd)."),
     ] = None,
     yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Approve confirmations (--local).")
+        bool, typer.Option("--yes", "-y", help="Approve confirm-policy calls (--local).")
+    ] = False,
+    allow_dangerous: Annotated[
+        bool,
+        typer.Option("--allow-dangerous", help="Authorise dangerous-policy calls too (--local)."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ToolResult as JSON.")] = False,
 ) -> None:
@@ -54,13 +61,15 @@ def call(
         raise usage_error('--args must be a JSON object, e.g. \'{"file_path": "a.txt"}\'')
     settings = load_settings()
     if local:
-        result = _run_local(
-            settings, ToolCall(tool_name=name, version=version, arguments=arguments), workspace, yes
+        approver = default_approver(
+            assume_yes=yes, interactive=sys.stdin.isatty(), allow_dangerous=allow_dangerous
         )
+        call_ = ToolCall(tool_name=name, version=version, arguments=arguments)
+        result = _run_local(settings, call_, workspace, approver)
     else:
-        if workspace is not None or yes:
-            raise usage_error("--workspace and --yes apply to --local calls only")
-        result = _run_remote(api or settings.api, name, arguments, version, wait)
+        if workspace is not None or yes or allow_dangerous:
+            raise usage_error("--workspace, --yes and --allow-dangerous apply to --local only")
+        result = _run_remote(settings, api, name, arguments, version, wait)
     if as_json:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
@@ -69,8 +78,9 @@ def call(
         raise typer.Exit(EXIT_TOOL_FAILED)
 
 
-def _run_local(settings: Settings, call: ToolCall, workspace: Path | None, yes: bool) -> ToolResult:
-    approver = default_approver(assume_yes=yes, interactive=sys.stdin.isatty())
+def _run_local(
+    settings: Settings, call: ToolCall, workspace: Path | None, approver: Approver
+) -> ToolResult:
     try:
         ctx = ToolContext.create(settings, workspace=workspace, approver=approver)
     except SandboxViolation as exc:
@@ -79,16 +89,30 @@ def _run_local(settings: Settings, call: ToolCall, workspace: Path | None, yes: 
 
 
 def _run_remote(
-    api: str, name: str, arguments: dict[str, Any], version: str | None, wait: float
+    settings: Settings,
+    api: str | None,
+    name: str,
+    arguments: dict[str, Any],
+    version: str | None,
+    wait: float,
 ) -> ToolResult:
+    """Submit, and keep waiting (up to `wait` in all) while the call awaits approval."""
+    deadline = time.monotonic() + wait
     try:
-        with Client(api) as client:
-            return client.call(name, arguments, wait=wait, version=version)
-    except ApiUnreachable as exc:
-        raise usage_error(f"{exc}; start the platform with `toolrun up`, or pass --local") from exc
-    except ApiError as exc:
-        err.print(f"[red]refused ({exc.status_code}):[/] {escape(exc.detail)}")
-        raise typer.Exit(EXIT_TOOL_FAILED) from exc
+        with api_client(settings, api) as client:
+            result = client.call(name, arguments, wait=wait, version=version)
+            if result.status is ToolStatus.AWAITING_APPROVAL:
+                err.print(
+                    f"[yellow]awaiting approval:[/] {escape(result.error or '')}\n"
+                    f"approve with `toolrun approvals approve {result.call_id}` or at "
+                    f"{client.base_url}/ui/approvals",
+                    highlight=False,
+                )
+                left = max(0.0, deadline - time.monotonic())
+                result = client.get_call(result.call_id, wait=left) if left else result
+            return result
+    except (ApiError, ApiUnreachable) as exc:
+        raise api_failure(exc) from exc
 
 
 _TEXT_FIELDS = ("content", "stdout", "stderr")

@@ -15,11 +15,15 @@ import httpx
 import typer
 import uvicorn
 from celery import Celery
+from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun.cli._console import err, load_registry, load_settings, out, usage_error
 from toolrun.config import Settings
+from toolrun.database import open_database
 from toolrun.embedded import RedisServer, Supervisor
+from toolrun.embedded.admin_token import ensure_admin_token
 from toolrun.errors import ToolrunError
+from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.workers.app import create_celery_app, longest_time_limit
 from toolrun.workers.runtime import WorkerRuntime
@@ -112,6 +116,7 @@ def up(
         raise usage_error(f"workspace is not a directory: {space}")
     api_host = host or settings.api_host
     api_port = settings.api_port if port is None else port
+    token_path, created = _admin_token(settings)
     redis_server = None
     redis_url = settings.redis_url
     shown_url = _redacted(redis_url or "")
@@ -136,12 +141,7 @@ def up(
         _start_platform(supervisor, api_host, api_port, settings.flower_port, concurrency)
         base = f"http://{api_host}:{api_port}"
         _wait_until_ready(base, redis_url, supervisor)
-        out.print(f"toolrun is up — workspace {space}")
-        out.print(f"  API      {base}")
-        out.print(f"  API docs {base}/docs")
-        out.print(f"  Flower   http://127.0.0.1:{settings.flower_port}")
-        out.print(f"  Redis    {shown_url}")
-        out.print("Ctrl-C stops everything.")
+        _announce(space, base, settings.flower_port, shown_url, token_path, created)
         ended = supervisor.wait()
         err.print(f"[red]{ended} exited; stopping the platform[/]")
         code = 1
@@ -159,6 +159,29 @@ def up(
         if redis_server is not None:
             redis_server.stop()
     raise typer.Exit(code)
+
+
+def _announce(
+    space: Path, base: str, flower_port: int, redis: str, token_path: Path, created: bool
+) -> None:
+    out.print(f"toolrun is up — workspace {space}")
+    out.print(f"  API      {base}")
+    out.print(f"  API docs {base}/docs")
+    out.print(f"  Flower   http://127.0.0.1:{flower_port}")
+    out.print(f"  Redis    {redis}")
+    state = "created now" if created else "kept from an earlier start"
+    out.print(f"  Token    {token_path} (admin; {state}; the CLI reads it from there)")
+    out.print(f"  Approve  {base}/ui/approvals#token=<token>")
+    out.print("Ctrl-C stops everything.")
+
+
+def _admin_token(settings: Settings) -> tuple[Path, bool]:
+    """The admin token's file, and whether it was created now."""
+    path = settings.admin_token_path
+    try:
+        return path, ensure_admin_token(AgentStore(open_database(settings.database)), path)
+    except SQLAlchemyError as exc:
+        raise usage_error(f"cannot open the database {settings.database}: {exc}") from exc
 
 
 def _start_platform(

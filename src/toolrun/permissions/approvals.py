@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.prompt import Confirm
 
+from toolrun.permissions.policy import Policy
+
 
 @dataclass(frozen=True)
 class ApprovalRequest:
@@ -20,6 +22,7 @@ class ApprovalRequest:
     arguments: dict[str, Any]
     warning: str
     risk: str
+    policy: Policy = Policy.CONFIRM
 
 
 @dataclass(frozen=True)
@@ -36,22 +39,32 @@ class Approver(Protocol):
     def decide(self, request: ApprovalRequest) -> Decision: ...
 
 
+@dataclass(frozen=True)
 class AutoApprover:
-    """Approves everything: the CLI's ``--yes``."""
+    """Approves in advance: confirm calls (the CLI's ``--yes``), dangerous ones only when
+    `dangerous` is set (``--allow-dangerous``, or a call an operator already approved)."""
+
+    dangerous: bool = False
 
     def decide(self, request: ApprovalRequest) -> Decision:
-        return Decision(approved=True, reason="approved in advance (--yes)")
+        if request.policy is Policy.DANGEROUS and not self.dangerous:
+            return Decision(
+                approved=False,
+                reason="the call is dangerous; pass --allow-dangerous to authorise it",
+            )
+        return Decision(approved=True, reason="approved in advance")
 
 
+@dataclass(frozen=True)
 class DenyApprover:
     """Denies everything: the answer when no human can be asked."""
 
+    reason: str = (
+        "needs confirmation but nobody can be asked (not interactive); pass --yes to approve"
+    )
+
     def decide(self, request: ApprovalRequest) -> Decision:
-        return Decision(
-            approved=False,
-            reason="needs confirmation but nobody can be asked (not interactive); "
-            "pass --yes to approve",
-        )
+        return Decision(approved=False, reason=self.reason)
 
 
 @dataclass
@@ -64,15 +77,18 @@ class TtyApprover:
     def decide(self, request: ApprovalRequest) -> Decision:
         self.console.print(
             f"[bold yellow]{escape(request.tool_name)}[/] {escape(request.tool_version)} "
-            f"(risk {escape(request.risk)}) needs confirmation: {escape(request.warning)}"
+            f"(risk {escape(request.risk)}, policy {request.policy}) needs confirmation: "
+            f"{escape(request.warning)}"
         )
         self.console.print_json(data=request.arguments)
         approved = Confirm.ask("Run it?", default=False, console=self.console, stream=self.stream)
         return Decision(approved=approved, reason="" if approved else "denied at the prompt")
 
 
-def default_approver(*, assume_yes: bool, interactive: bool) -> Approver:
+def default_approver(
+    *, assume_yes: bool, interactive: bool, allow_dangerous: bool = False
+) -> Approver:
     """The approver the CLI uses: --yes approves, a TTY asks, anything else denies."""
-    if assume_yes:
-        return AutoApprover()
+    if assume_yes or allow_dangerous:
+        return AutoApprover(dangerous=allow_dangerous)
     return TtyApprover() if interactive else DenyApprover()

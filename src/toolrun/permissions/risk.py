@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from toolrun.errors import SandboxViolation
+from toolrun.permissions.policy import Risk
 from toolrun.sandbox.commands import command_lines, simple_commands, writes_outside
 from toolrun.sandbox.paths import Workspace
-from toolrun.tools.model import Risk
 
 _FETCHERS = {"curl", "wget"}
 _RUNS_STDIN = {"sh", "bash", "dash", "zsh", "python", "python3", "node", "perl", "ruby"}

@@ -16,6 +16,7 @@ from typing import IO
 
 from toolrun.errors import SandboxViolation
 from toolrun.sandbox.limits import ResourceLimits
+from toolrun.sandbox.network import NetworkJail
 from toolrun.sandbox.output import OutputSink
 from toolrun.sandbox.tracking import CALL_MARKER_VAR, Tracker, new_tracker
 
@@ -42,6 +43,7 @@ class ProcessRunner:
     kill_grace_s: float = 1.0
     use_cgroups: bool = True
     label: str = ""  # prefix of every marker: lets another process kill this call's leftovers
+    network: NetworkJail | None = None  # None: the host's network, unconfined
 
     def run(
         self,
@@ -75,7 +77,7 @@ class ProcessRunner:
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
-                list(argv),
+                list(argv) if self.network is None else self.network.wrap(argv),
                 cwd=self.cwd,
                 env={**self.env, CALL_MARKER_VAR: marker},
                 stdin=subprocess.DEVNULL,

@@ -1,10 +1,10 @@
 """Tools: the model, the registry, validation, execution and the built-in set."""
 
+from toolrun.permissions.policy import Risk
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.docs import render_markdown
 from toolrun.tools.executor import Executor
 from toolrun.tools.model import (
-    Risk,
     ToolCall,
     ToolDescriptor,
     ToolExample,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 from toolrun.config import Settings
 from toolrun.permissions.approvals import Approver, DenyApprover
+from toolrun.permissions.policy import Concern, Policy, Verdict, verdict_for
 from toolrun.sandbox.limits import ResourceLimits
 from toolrun.sandbox.paths import Workspace
 from toolrun.sandbox.runner import ProcessRunner, sandbox_env
@@ -80,11 +82,29 @@ class Tool(ABC):
     def __init__(self) -> None:
         self.validator = validator_for(self.descriptor.parameters)
 
-    def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
-        """Why this call needs a human's yes, or None when it may run at once."""
+    def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern | None:
+        """How risky this call is and why, or None when it is harmless (policy safe).
+
+        Raises:
+            SandboxViolation: the call must not run at all (e.g. a command off the allowlist).
+        """
         if self.descriptor.requires_confirmation:
-            return f"{self.descriptor.name} requires confirmation"
+            name = self.descriptor.name
+            return Concern(self.descriptor.risk, f"{name} requires confirmation")
         return None
+
+    def verdict(self, arguments: dict[str, Any], ctx: ToolContext) -> Verdict:
+        """The call's policy under the context's settings (see `permissions.policy`); a tool
+        that requires confirmation is never safe."""
+        verdict = verdict_for(
+            self.descriptor.name,
+            self.assess(arguments, ctx),
+            risk_policy=ctx.settings.risk_policy,
+            tool_floor=ctx.settings.tool_policies,
+        )
+        if self.descriptor.requires_confirmation and verdict.policy is Policy.SAFE:
+            return dataclasses.replace(verdict, policy=Policy.CONFIRM)
+        return verdict
 
     def time_limit_s(self, arguments: dict[str, Any], settings: Settings) -> float:
         """How long this call may run; the platform's Celery limits are set above it."""

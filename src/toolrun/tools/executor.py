@@ -58,26 +58,30 @@ class Executor:
         try:
             validate_arguments(tool.validator, call.arguments)
             arguments = with_defaults(descriptor.parameters, call.arguments)
-            warning = tool.confirmation(arguments, ctx)
-            if warning is not None:
+            verdict = tool.verdict(arguments, ctx)
+            if verdict.needs_approval:
                 request = ApprovalRequest(
                     call_id=call.id,
                     tool_name=descriptor.name,
                     tool_version=descriptor.version,
                     arguments=arguments,
-                    warning=warning,
-                    risk=descriptor.risk.value,
+                    warning=verdict.warning,
+                    risk=verdict.risk.value,
+                    policy=verdict.policy,
                 )
                 decision = ctx.approver.decide(request)
                 if not decision.approved:
-                    return result(ToolStatus.DENIED, error=f"{warning}: {decision.reason}")
+                    return result(ToolStatus.DENIED, error=f"{verdict.warning}: {decision.reason}")
             produced = tool.run(arguments, ctx)
             if not isinstance(produced, ToolOutput):
                 raise TypeError(f"run() returned {type(produced).__name__}, not ToolOutput")
         except InvalidArguments as exc:
             return result(ToolStatus.ERROR, error=f"invalid arguments: {exc}")
         except SandboxViolation as exc:
-            return result(ToolStatus.BLOCKED, error=str(exc))
+            blocked = result(ToolStatus.BLOCKED, error=str(exc))
+            if exc.target is not None:
+                blocked.metadata["blocked_target"] = exc.target
+            return blocked
         except ToolTimeout as exc:
             return result(ToolStatus.TIMEOUT, output=exc.output, error=str(exc))
         except ToolExecutionError as exc:

@@ -19,19 +19,12 @@ from pydantic import (
 
 from toolrun.errors import InvalidDescriptor
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
 from toolrun.tools.semver import Version
 from toolrun.tools.validation import argument_errors, validator_for
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 MIN_EXAMPLES = 3
-
-
-class Risk(StrEnum):
-    """How much harm a tool can do when misused."""
-
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
 
 
 class ToolExample(BaseModel):

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from toolrun.errors import DuplicateTool, ToolNotFound
 from toolrun.tools.base import Tool
 from toolrun.tools.builtin import builtin_tools
-from toolrun.tools.semver import Version
+from toolrun.tools.semver import Version, VersionRange
 
 
 class ToolRegistry:
@@ -54,7 +54,8 @@ class ToolRegistry:
             del self._tools[name]
 
     def get(self, name: str, version: str | None = None) -> Tool | None:
-        """`name` at `version`, else its newest release (or pre-release); None when absent."""
+        """`name` at `version` (exact, or the newest in a range such as ``^1.2``), else its
+        newest release (or pre-release when it has only those); None when absent."""
         versions = self._tools.get(name)
         if not versions:
             return None
@@ -64,7 +65,13 @@ class ToolRegistry:
         try:
             return versions.get(Version.parse(version))
         except ValueError:
+            pass
+        try:
+            wanted = VersionRange.parse(version)
+        except ValueError:
             return None
+        matching = [v for v in versions if wanted.matches(v)]
+        return versions[max(matching)] if matching else None
 
     def list(self) -> builtins.list[Tool]:
         """Every registered tool version, by name then version."""

@@ -13,8 +13,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
+from toolrun.database import open_database
 from toolrun.permissions.approvals import AutoApprover, DenyApprover
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.security_log import EventKind, SecurityLog
 from toolrun.sandbox.metering import measure
 from toolrun.sandbox.tracking import label_for
 from toolrun.tools.base import ToolContext
@@ -24,6 +26,10 @@ from toolrun.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 _FINISH_RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0)
+_CHANGED = DenyApprover(
+    "it was let through as safe, but needs approval now (the workspace changed after it was "
+    "queued); submit it again"
+)
 
 
 @dataclass
@@ -42,6 +48,10 @@ class WorkerRuntime:
         return CallStore(client, ttl_s=self.settings.call_ttl_s)
 
     @cached_property
+    def security(self) -> SecurityLog:
+        return SecurityLog(open_database(self.settings.database))
+
+    @cached_property
     def executor(self) -> Executor:
         return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
 
@@ -53,6 +63,7 @@ class WorkerRuntime:
             "queued_at": queued_at,
             "started_at": started_at,
             "queue_wait_ms": round((started_at - queued_at) * 1000, 3),
+            "agent_id": call.agent_id,
         }
         # Running is recorded before the checks below so the count and state take one trip;
         # a refusal overwrites it at once.
@@ -64,6 +75,15 @@ class WorkerRuntime:
         result = self._refusal(call, deliveries) or self._execute(call, approved=approved)
         result.metadata.update(facts)
         self._finish(result)
+        if result.status is ToolStatus.BLOCKED:
+            self.security.record(
+                EventKind.BLOCKED_CALL,
+                result.error or "blocked",
+                agent_id=call.agent_id,
+                call_id=call.id,
+                tool_name=call.tool_name,
+                target=result.metadata.get("blocked_target"),
+            )
         return result
 
     def _finish(self, result: ToolResult) -> None:
@@ -106,7 +126,9 @@ class WorkerRuntime:
     def _execute(self, call: ToolCall, *, approved: bool) -> ToolResult:
         ctx = ToolContext.create(
             self.settings,
-            approver=AutoApprover() if approved else DenyApprover(),
+            # The API parked the call until an operator (or a rule) approved it, or let it
+            # through as safe; a safe call that now needs approval changed in between.
+            approver=AutoApprover(dangerous=True) if approved else _CHANGED,
             label=label_for(call.id),
         )
         with measure() as usage:

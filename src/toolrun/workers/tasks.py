@@ -55,5 +55,6 @@ def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error:
             tool_version=call.version,
             status=status,
             error=error,
+            metadata={"agent_id": call.agent_id},
         )
     )

@@ -28,7 +28,7 @@ DAEMON = (
 
 
 def run_bash(settings: Settings, approver: Approver | None = None, **arguments: Any) -> ToolResult:
-    ctx = ToolContext.create(settings, approver=approver or AutoApprover())
+    ctx = ToolContext.create(settings, approver=approver or AutoApprover(dangerous=True))
     call = ToolCall(tool_name="bash", arguments=arguments)
     return Executor(ToolRegistry.with_builtins()).execute(call, ctx)
 
@@ -167,7 +167,9 @@ def test_no_descendant_outlives_the_call_in_a_cgroup(
     started = time.monotonic()
 
     result = run_bash(
-        Settings(workspace=workspace, kill_grace_s=0.5), command=command, timeout=timeout
+        Settings(workspace=workspace, command_allowlist=None, kill_grace_s=0.5),
+        command=command,
+        timeout=timeout,
     )
     strays.append(first_pid(result))
 
@@ -180,7 +182,9 @@ def test_no_descendant_outlives_the_call_in_a_cgroup(
 def test_no_descendant_outlives_the_call_without_cgroups(
     workspace: Path, strays: list[int], command: str, timeout: float, status: ToolStatus
 ) -> None:
-    settings = Settings(workspace=workspace, kill_grace_s=0.5, use_cgroups=False)
+    settings = Settings(
+        workspace=workspace, command_allowlist=None, kill_grace_s=0.5, use_cgroups=False
+    )
     started = time.monotonic()
 
     result = run_bash(settings, command=command, timeout=timeout)
@@ -192,7 +196,9 @@ def test_no_descendant_outlives_the_call_without_cgroups(
 
 
 def test_long_output_keeps_head_and_tail(workspace: Path) -> None:
-    settings = Settings(workspace=workspace, output_head_lines=5, output_tail_lines=3)
+    settings = Settings(
+        workspace=workspace, command_allowlist=None, output_head_lines=5, output_tail_lines=3
+    )
 
     result = run_bash(settings, command="seq 1 10000")
 
@@ -213,7 +219,9 @@ def test_long_output_keeps_head_and_tail(workspace: Path) -> None:
 
 
 def test_long_stderr_is_capped_too(workspace: Path) -> None:
-    settings = Settings(workspace=workspace, output_head_lines=2, output_tail_lines=2)
+    settings = Settings(
+        workspace=workspace, command_allowlist=None, output_head_lines=2, output_tail_lines=2
+    )
 
     result = run_bash(settings, command="seq 1 100 >&2; exit 1")
 
@@ -222,7 +230,7 @@ def test_long_stderr_is_capped_too(workspace: Path) -> None:
 
 
 def test_long_lines_are_cut_with_a_mark(workspace: Path) -> None:
-    settings = Settings(workspace=workspace, output_max_line_chars=50)
+    settings = Settings(workspace=workspace, command_allowlist=None, output_max_line_chars=50)
 
     result = run_bash(settings, command="head -c 5000 /dev/zero | tr '\\0' x; echo; echo short")
 
@@ -240,7 +248,7 @@ def test_timeout_above_the_maximum_is_refused_before_running(
 
 
 def test_operator_maximum_applies(workspace: Path) -> None:
-    settings = Settings(workspace=workspace, bash_max_timeout_s=5)
+    settings = Settings(workspace=workspace, command_allowlist=None, bash_max_timeout_s=5)
 
     assert run_bash(settings, command="true", timeout=5).status is ToolStatus.SUCCESS
     refused = run_bash(settings, command="true", timeout=5.5)
@@ -271,7 +279,7 @@ def test_denied_command_does_not_run(workspace: Path, settings: Settings) -> Non
 
 
 def test_file_size_limit_stops_oversized_writes(workspace: Path) -> None:
-    settings = Settings(workspace=workspace, max_file_size_bytes=4096)
+    settings = Settings(workspace=workspace, command_allowlist=None, max_file_size_bytes=4096)
 
     small = run_bash(settings, command="head -c 1000 /dev/zero > small.bin")
     big = run_bash(settings, command="head -c 100000 /dev/zero > big.bin")
@@ -288,7 +296,7 @@ def test_core_dumps_are_disabled(call_tool: CallTool) -> None:
 
 
 def test_open_files_and_cpu_are_limited(workspace: Path) -> None:
-    settings = Settings(workspace=workspace, max_open_files=100)
+    settings = Settings(workspace=workspace, command_allowlist=None, max_open_files=100)
 
     result = run_bash(settings, command="ulimit -n; ulimit -t", timeout=7)
 

@@ -8,11 +8,12 @@ from typing import Any
 from toolrun.config import Settings
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Concern, Risk
 from toolrun.permissions.risk import assess_command
 from toolrun.sandbox.commands import CommandPolicy
 from toolrun.sandbox.output import CappedLines
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
-from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+from toolrun.tools.model import ToolDescriptor, ToolExample
 
 BASH = "/bin/bash"
 
@@ -63,7 +64,11 @@ DESCRIPTOR = ToolDescriptor(
     ],
     notes=[
         "A non-zero exit code is reported as status error with the output kept.",
-        "Every call requires confirmation.",
+        "Each call's risk is judged on the parsed command (high: rm -rf, sudo, curl | sh, "
+        "writes outside the workspace…; medium: rm, mv, curl, git push…; low: the rest) and "
+        "mapped to a policy: by default low runs at once, medium waits for approval, high "
+        "waits for an operator's explicit authority.",
+        "Every program in the command must be on the command allowlist.",
         "CPU time, memory (address space), file size and open files are capped per call.",
     ],
     permission=PermissionLevel.EXECUTE,
@@ -71,7 +76,6 @@ DESCRIPTOR = ToolDescriptor(
     tags=["shell", "execute"],
     category="execution",
     time_limit_s=600,
-    requires_confirmation=True,
 )
 
 
@@ -88,9 +92,17 @@ def command_policy(settings: Settings) -> CommandPolicy | None:
 class BashTool(Tool):
     descriptor = DESCRIPTOR
 
-    def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
-        assessment = assess_command(arguments["command"], ctx.workspace)
-        return f"bash runs a shell command ({assessment.summary}): {arguments['command']}"
+    def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern:
+        command = arguments["command"]
+        policy = command_policy(ctx.settings)
+        if policy is not None:
+            policy.check(command, ctx.workspace)
+        assessment = assess_command(command, ctx.workspace)
+        risk, summary = assessment.risk, assessment.summary
+        if policy is None and risk is Risk.LOW:
+            # Without the allowlist any program may run: nothing is harmless by default.
+            risk, summary = Risk.MEDIUM, "risk medium: the command allowlist is off"
+        return Concern(risk, f"bash runs a shell command ({summary}): {command}")
 
     def max_time_limit_s(self, settings: Settings) -> float:
         return settings.bash_max_timeout_s

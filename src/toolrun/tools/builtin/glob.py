@@ -8,11 +8,12 @@ from typing import Any
 
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
 from toolrun.sandbox.fs import open_directory
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.builtin._globpattern import compile_glob
 from toolrun.tools.builtin._ripgrep import run_rg, split_lines
-from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+from toolrun.tools.model import ToolDescriptor, ToolExample
 
 DESCRIPTOR = ToolDescriptor(
     name="glob",

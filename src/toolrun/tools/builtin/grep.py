@@ -8,10 +8,11 @@ from typing import Any
 
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
 from toolrun.sandbox.fs import open_directory, open_file
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.builtin._ripgrep import RipgrepRun, rename_paths, run_rg, split_lines
-from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+from toolrun.tools.model import ToolDescriptor, ToolExample
 
 MODES = ("files_with_matches", "content", "count")
 MAX_COLUMNS = 500

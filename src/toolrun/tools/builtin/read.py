@@ -6,9 +6,10 @@ from typing import Any
 
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.builtin._files import load_text, remember
-from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+from toolrun.tools.model import ToolDescriptor, ToolExample
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

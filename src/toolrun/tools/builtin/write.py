@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Concern, Risk
 from toolrun.sandbox.fs import read_bytes
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.builtin._files import ensure_unchanged, store_text
 from toolrun.tools.builtin._text import TextFile, decode, is_binary
-from toolrun.tools.model import Risk, ToolDescriptor, ToolExample
+from toolrun.tools.model import ToolDescriptor, ToolExample
 
 DESCRIPTOR = ToolDescriptor(
     name="write",
@@ -75,14 +76,15 @@ DESCRIPTOR = ToolDescriptor(
 class WriteTool(Tool):
     descriptor = DESCRIPTOR
 
-    def confirmation(self, arguments: dict[str, Any], ctx: ToolContext) -> str | None:
+    def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern | None:
         path = ctx.workspace.resolve(arguments["file_path"])
         try:
             exists = path.is_file()
         except OSError:  # e.g. a name too long: the write itself reports it
             exists = False
         if exists:
-            return f"write replaces the existing file {ctx.workspace.display(path)}"
+            replaced = ctx.workspace.display(path)
+            return Concern(Risk.MEDIUM, f"write replaces the existing file {replaced}")
         return None
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:

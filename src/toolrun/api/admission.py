@@ -1,0 +1,128 @@
+"""What happens to a call the API has accepted: blocked, parked for approval, or enqueued."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from typing import Any
+
+from fastapi import HTTPException
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from toolrun.api.state import ApiState
+from toolrun.permissions.agents import AgentProfile
+from toolrun.permissions.inbox import ApprovalRecord
+from toolrun.permissions.policy import Policy, Verdict
+from toolrun.permissions.security_log import EventKind
+from toolrun.tools.base import Tool
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.tools.validation import with_defaults
+from toolrun.workers.dispatch import enqueue
+
+
+def new_result(call: ToolCall, status: ToolStatus, **metadata: Any) -> ToolResult:
+    """The first state of a call the API has just accepted."""
+    return ToolResult(
+        call_id=call.id,
+        tool_name=call.tool_name,
+        tool_version=call.version,
+        status=status,
+        metadata={
+            "queued_at": time.time(),
+            "execution_time_ms": None,
+            "agent_id": call.agent_id,
+            **metadata,
+        },
+    )
+
+
+async def block(state: ApiState, call: ToolCall, reason: str) -> JSONResponse:
+    """End the call as blocked before anything is enqueued, and log it."""
+    result = new_result(call, ToolStatus.BLOCKED)
+    result.error = reason
+    await create_record(state, result)
+    await run_in_threadpool(
+        state.security.record,
+        EventKind.BLOCKED_CALL,
+        reason,
+        agent_id=call.agent_id,
+        call_id=call.id,
+        tool_name=call.tool_name,
+    )
+    return respond(result)
+
+
+async def pre_approval(
+    state: ApiState,
+    agent: AgentProfile,
+    call: ToolCall,
+    arguments: dict[str, Any],
+    verdict: Verdict,
+) -> str | None:
+    """Who approved this call in advance (auto-approve, a standing rule), or None."""
+    if verdict.policy is Policy.CONFIRM and state.settings.auto_approve:
+        return "auto_approve"
+    rule = await run_in_threadpool(state.rules.first_match, call.tool_name, agent.name, arguments)
+    return None if rule is None else f"rule {rule.id}"
+
+
+async def park(
+    state: ApiState, agent: AgentProfile, call: ToolCall, verdict: Verdict
+) -> JSONResponse:
+    """Store the call as awaiting_approval, with an inbox entry for the operators."""
+    result = new_result(call, ToolStatus.AWAITING_APPROVAL, policy=verdict.policy.value)
+    result.metadata["risk"] = verdict.risk.value
+    result.error = verdict.warning
+    await create_record(state, result)
+    now = time.time()
+    record = ApprovalRecord(
+        call_id=call.id,
+        agent_id=agent.id,
+        agent_name=agent.name,
+        tool_name=call.tool_name,
+        tool_version=call.version or "",
+        arguments=call.arguments,
+        policy=verdict.policy.value,
+        risk=verdict.risk.value,
+        warning=verdict.warning,
+        created_at=now,
+        expires_at=now + state.settings.approval_ttl_s,
+    )
+    try:
+        await run_in_threadpool(state.inbox.park, record)
+    except Exception:
+        await state.store.forget(call.id)
+        raise
+    return respond(result)
+
+
+async def publish(
+    state: ApiState, tool: Tool, call: ToolCall, *, approved: bool, queued_at: float
+) -> None:
+    """Send the call to the workers of its tool's level (kombu blocks: off the event loop)."""
+    arguments = with_defaults(tool.descriptor.parameters, call.arguments)
+    send = functools.partial(
+        enqueue,
+        state.celery,
+        call,
+        level=tool.descriptor.permission,
+        tool_limit_s=tool.time_limit_s(arguments, state.settings),
+        kill_grace_s=state.settings.kill_grace_s,
+        approved=approved,
+        queued_at=queued_at,
+    )
+    await asyncio.get_running_loop().run_in_executor(state.publisher, send)
+
+
+async def create_record(state: ApiState, result: ToolResult) -> None:
+    """Store a call's first state; 409 when its id is taken."""
+    if not await state.store.create(result):
+        raise HTTPException(409, f"a call with id {result.call_id!r} already exists")
+
+
+def respond(result: ToolResult) -> JSONResponse:
+    """200 for a call that has ended, 202 for one still queued, running or awaiting approval."""
+    code = 200 if result.final else 202
+    return JSONResponse(result.model_dump(mode="json"), status_code=code)

@@ -1,0 +1,197 @@
+"""The approval inbox over HTTP: list parked calls, approve or deny one, standing rules."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolrun.api.admission import publish, respond
+from toolrun.api.auth import Operator
+from toolrun.api.schemas import CALL_ID_PATTERN
+from toolrun.api.state import ApiState, get_state
+from toolrun.permissions.inbox import ApprovalRecord, ApprovalStatus
+from toolrun.permissions.rules import RuleError, StandingRule
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+
+log = logging.getLogger(__name__)
+router = APIRouter(tags=["approvals"])
+State = Annotated[ApiState, Depends(get_state)]
+CallId = Annotated[str, Path(pattern=CALL_ID_PATTERN)]
+
+
+class DecisionRequest(BaseModel):
+    """An operator's approve or deny, with an optional reason shown to the caller."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = Field(None, max_length=1000)
+
+
+class RuleRequest(BaseModel):
+    """A standing rule: calls of `tool_name` (by `agent_name`, matching `command` and
+    `arguments` where given) run without asking."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool_name: str = Field(min_length=1, max_length=64)
+    agent_name: str | None = Field(None, max_length=64)
+    command: str | None = Field(None, min_length=1, max_length=4096)
+    arguments: dict[str, Any] | None = None
+
+
+@router.get("/v1/approvals", response_model=list[ApprovalRecord])
+async def list_approvals(
+    state: State,
+    operator: Operator,
+    status: Annotated[ApprovalStatus | None, Query(description="Default: every status.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> list[ApprovalRecord]:
+    """Calls that needed approval, newest first (expired ones are settled first)."""
+    await expire_overdue(state)
+    return await run_in_threadpool(state.inbox.list, status, limit)
+
+
+@router.post(
+    "/v1/calls/{call_id}/approve",
+    response_model=ToolResult,
+    responses={409: {"description": "Not awaiting approval"}},
+)
+async def approve_call(
+    call_id: CallId, state: State, operator: Operator, body: DecisionRequest | None = None
+) -> JSONResponse:
+    """Run this one parked call (and no other) on its level's workers."""
+    reason = body.reason if body else None
+    record = await run_in_threadpool(
+        state.inbox.decide, call_id, approved=True, by=operator.name, reason=reason
+    )
+    if record is None:
+        raise await _not_pending(state, call_id)
+    tool = state.registry.get(record.tool_name, record.tool_version)
+    call = ToolCall(
+        id=record.call_id,
+        tool_name=record.tool_name,
+        version=record.tool_version,
+        arguments=record.arguments,
+        agent_id=record.agent_id,
+    )
+    if tool is None:  # unregistered while it waited
+        await state.store.finish(
+            _ended(record, ToolStatus.ERROR, state.registry.missing(call.tool_name, call.version))
+        )
+        raise HTTPException(409, f"tool {record.tool_name}@{record.tool_version} is gone")
+    queued = ToolResult(
+        call_id=call.id,
+        tool_name=call.tool_name,
+        tool_version=call.version,
+        status=ToolStatus.QUEUED,
+        metadata={
+            "queued_at": time.time(),
+            "execution_time_ms": None,
+            "agent_id": record.agent_id,
+            "approved_by": operator.name,
+        },
+    )
+    await state.store.replace(queued)
+    try:
+        await publish(state, tool, call, approved=True, queued_at=queued.metadata["queued_at"])
+    except Exception:
+        await run_in_threadpool(state.inbox.reopen, call_id)
+        await state.store.replace(_ended(record, ToolStatus.AWAITING_APPROVAL, record.warning))
+        raise
+    return respond(queued)
+
+
+@router.post(
+    "/v1/calls/{call_id}/deny",
+    response_model=ToolResult,
+    responses={409: {"description": "Not awaiting approval"}},
+)
+async def deny_call(
+    call_id: CallId, state: State, operator: Operator, body: DecisionRequest | None = None
+) -> JSONResponse:
+    """End this parked call as denied; the caller sees who denied it and why."""
+    reason = body.reason if body else None
+    record = await run_in_threadpool(
+        state.inbox.decide, call_id, approved=False, by=operator.name, reason=reason
+    )
+    if record is None:
+        raise await _not_pending(state, call_id)
+    why = f"denied by {operator.name}" + (f": {reason}" if reason else "")
+    result = _ended(record, ToolStatus.DENIED, f"{record.warning} — {why}")
+    await state.store.finish(result)
+    return respond(result)
+
+
+@router.get("/v1/approval-rules", response_model=list[StandingRule])
+async def list_rules(state: State, operator: Operator) -> list[StandingRule]:
+    """Standing rules, oldest first."""
+    return await run_in_threadpool(state.rules.list)
+
+
+@router.post("/v1/approval-rules", response_model=StandingRule, status_code=201)
+async def add_rule(body: RuleRequest, state: State, operator: Operator) -> StandingRule:
+    """Pre-approve matching calls; a command is matched on its parsed words."""
+    if state.registry.get(body.tool_name) is None:
+        raise HTTPException(404, state.registry.missing(body.tool_name))
+    try:
+        return await run_in_threadpool(
+            lambda: state.rules.add(
+                body.tool_name,
+                created_by=operator.name,
+                agent_name=body.agent_name,
+                command=body.command,
+                arguments=body.arguments,
+            )
+        )
+    except RuleError as exc:
+        raise HTTPException(422, str(exc)) from exc
+
+
+@router.delete("/v1/approval-rules/{rule_id}", status_code=204)
+async def remove_rule(
+    rule_id: Annotated[str, Path(max_length=64)], state: State, operator: Operator
+) -> None:
+    if not await run_in_threadpool(state.rules.remove, rule_id):
+        raise HTTPException(404, f"no approval rule with id {rule_id!r}")
+
+
+async def expire_overdue(state: ApiState) -> int:
+    """Deny every parked call past its deadline; returns how many."""
+    expired = await run_in_threadpool(state.inbox.expire)
+    for record in expired:
+        ttl = state.settings.approval_ttl_s
+        message = f"{record.warning} — not approved within {ttl:g} s, so denied"
+        await state.store.finish(_ended(record, ToolStatus.DENIED, message))
+    if expired:
+        log.info("%d calls waiting for approval expired", len(expired))
+    return len(expired)
+
+
+async def _not_pending(state: ApiState, call_id: str) -> HTTPException:
+    record = await run_in_threadpool(state.inbox.get, call_id)
+    if record is None:
+        return HTTPException(404, f"no call {call_id!r} in the approval inbox")
+    return HTTPException(409, f"call {call_id!r} is not awaiting approval (it is {record.status})")
+
+
+def _ended(record: ApprovalRecord, status: ToolStatus, error: str) -> ToolResult:
+    return ToolResult(
+        call_id=record.call_id,
+        tool_name=record.tool_name,
+        tool_version=record.tool_version,
+        status=status,
+        error=error,
+        metadata={
+            "agent_id": record.agent_id,
+            "execution_time_ms": None,
+            "decided_by": record.decided_by,
+            "policy": record.policy,
+            "risk": record.risk,
+        },
+    )

@@ -1,0 +1,258 @@
+"""Agent profiles and their bearer tokens: who is calling, what it may call, what it may do.
+
+Tokens are 256-bit random strings shown once; only their SHA-256 is stored (a slow hash
+adds nothing for keys this long, and lookups stay one indexed query).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sqlalchemy import JSON, Column
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Field, Session, SQLModel, select
+
+from toolrun.errors import ToolrunError
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.model import ToolDescriptor
+from toolrun.tools.semver import VersionRange
+
+TOKEN_PREFIX = "trk_"  # noqa: S105 - marks toolrun tokens (secret scanners), not a secret
+# A revoked token keeps working for at most this long in a process that saw it recently.
+CACHE_TTL_S = 5.0
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+class Role(StrEnum):
+    """What an agent may do besides calling tools: operators approve, admins administer."""
+
+    AGENT = "agent"
+    OPERATOR = "operator"
+    ADMIN = "admin"
+
+    def includes(self, other: Role) -> bool:
+        """True when this role may do everything `other` may (admin ⊃ operator ⊃ agent)."""
+        order = list(Role)
+        return order.index(self) >= order.index(other)
+
+
+class AgentError(ToolrunError):
+    """A profile cannot be created or changed as asked (bad name, pin, duplicate)."""
+
+
+class AgentRecord(SQLModel, table=True):
+    """One agent profile as stored."""
+
+    __tablename__ = "agents"
+
+    id: str = Field(primary_key=True)
+    name: str = Field(unique=True, index=True)
+    role: str
+    ceiling: str
+    tools: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    pins: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    token_hash: str = Field(unique=True, index=True)
+    created_at: float
+    revoked: bool = False
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """An authenticated caller: identity, role, permission ceiling, tool filter and pins."""
+
+    id: str
+    name: str
+    role: Role
+    ceiling: PermissionLevel
+    tools: frozenset[str] | None = None  # tool names or tags; None: every tool
+    pins: tuple[tuple[str, VersionRange], ...] = ()
+
+    @classmethod
+    def from_record(cls, record: AgentRecord) -> AgentProfile:
+        return cls(
+            id=record.id,
+            name=record.name,
+            role=Role(record.role),
+            ceiling=PermissionLevel(record.ceiling),
+            tools=None if record.tools is None else frozenset(record.tools),
+            pins=tuple(parse_pin(pin) for pin in record.pins),
+        )
+
+    def sees(self, descriptor: ToolDescriptor) -> bool:
+        """True when the tool is in this agent's tool set (by name or by one of its tags)."""
+        if self.tools is None:
+            return True
+        return descriptor.name in self.tools or not self.tools.isdisjoint(descriptor.tags)
+
+    def pin(self, tool_name: str) -> VersionRange | None:
+        """The version range this agent is held to for `tool_name`, if any."""
+        return next((wanted for name, wanted in self.pins if name == tool_name), None)
+
+    def refusal(self, descriptor: ToolDescriptor) -> str | None:
+        """Why this agent may not call the tool, or None when it may."""
+        if not self.sees(descriptor):
+            return f"tool {descriptor.name} is not in the tool set of agent {self.name}"
+        pinned = self.pin(descriptor.name)
+        if pinned is not None and not pinned.matches(descriptor.semver):
+            return f"agent {self.name} is pinned to {descriptor.name}@{pinned}"
+        if not self.ceiling.allows(descriptor.permission):
+            return (
+                f"agent may not call this tool (needs {descriptor.permission}, has {self.ceiling})"
+            )
+        return None
+
+
+def parse_pin(text: str) -> tuple[str, VersionRange]:
+    """``grep@^1.2`` → ("grep", range).
+
+    Raises:
+        AgentError: not ``name@range``.
+    """
+    name, at, wanted = text.partition("@")
+    if not at or not name or not wanted:
+        raise AgentError(f"version pin {text!r} must look like name@range, e.g. grep@^1.2")
+    try:
+        return name, VersionRange.parse(wanted)
+    except ValueError as exc:
+        raise AgentError(f"version pin {text!r}: {exc}") from exc
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+class AgentStore:
+    """Agent profiles in the database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def create(
+        self,
+        name: str,
+        *,
+        ceiling: PermissionLevel,
+        role: Role = Role.AGENT,
+        tools: Iterable[str] | None = None,
+        pins: Iterable[str] = (),
+    ) -> tuple[AgentProfile, str]:
+        """A new profile and its token (returned once, never stored in the clear).
+
+        Raises:
+            AgentError: a bad name or pin, or the name is taken.
+        """
+        if not name or len(name) > 64 or not set(name) <= _NAME_CHARS:
+            raise AgentError(
+                f"agent name {name!r} must be 1-64 lowercase letters, digits, '_', '.' or '-'"
+            )
+        pin_list = list(pins)
+        for pin in pin_list:
+            parse_pin(pin)
+        token = new_token()
+        record = AgentRecord(
+            id=uuid.uuid4().hex,
+            name=name,
+            role=role.value,
+            ceiling=ceiling.value,
+            tools=None if tools is None else sorted(set(tools)),
+            pins=pin_list,
+            token_hash=hash_token(token),
+            created_at=time.time(),
+        )
+        with Session(self.engine) as session:
+            session.add(record)
+            try:
+                session.commit()
+            except IntegrityError as exc:
+                raise AgentError(f"an agent named {name!r} already exists") from exc
+            session.refresh(record)
+            return AgentProfile.from_record(record), token
+
+    def authenticate(self, token: str) -> AgentProfile | None:
+        """The profile a token belongs to; None for unknown or revoked tokens."""
+        with Session(self.engine) as session:
+            record = session.exec(
+                select(AgentRecord).where(AgentRecord.token_hash == hash_token(token))
+            ).first()
+            if record is None or record.revoked:
+                return None
+            return AgentProfile.from_record(record)
+
+    def get(self, name: str) -> AgentProfile | None:
+        with Session(self.engine) as session:
+            record = session.exec(select(AgentRecord).where(AgentRecord.name == name)).first()
+            return None if record is None or record.revoked else AgentProfile.from_record(record)
+
+    def list(self) -> list[AgentProfile]:
+        """Every active profile, by name."""
+        with Session(self.engine) as session:
+            query = select(AgentRecord).where(AgentRecord.revoked == False).order_by("name")  # noqa: E712
+            return [AgentProfile.from_record(record) for record in session.exec(query)]
+
+    def revoke(self, name: str) -> bool:
+        """Disable an agent's token for good; False when there is no such active agent."""
+        with Session(self.engine) as session:
+            record = session.exec(select(AgentRecord).where(AgentRecord.name == name)).first()
+            if record is None or record.revoked:
+                return False
+            record.revoked = True
+            # Free the name for a new profile; the row stays for the audit trail.
+            record.name = f"{name}~revoked~{record.id}"
+            session.add(record)
+            session.commit()
+            return True
+
+    def rotate(self, name: str) -> str:
+        """A new token for an existing agent; the old one stops working.
+
+        Raises:
+            AgentError: no such agent.
+        """
+        token = new_token()
+        with Session(self.engine) as session:
+            record = session.exec(select(AgentRecord).where(AgentRecord.name == name)).first()
+            if record is None or record.revoked:
+                raise AgentError(f"no agent named {name!r}")
+            record.token_hash = hash_token(token)
+            session.add(record)
+            session.commit()
+        return token
+
+
+class TokenCache:
+    """Recently seen tokens → profiles, so a call costs no database query."""
+
+    def __init__(self, store: AgentStore, ttl_s: float = CACHE_TTL_S) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self._seen: dict[str, tuple[AgentProfile, float]] = {}
+
+    def cached(self, token: str) -> AgentProfile | None:
+        """The profile if this token was seen valid in the last `ttl_s` (no database query)."""
+        hit = self._seen.get(hash_token(token))
+        return hit[0] if hit is not None and hit[1] > time.monotonic() else None
+
+    def authenticate(self, token: str) -> AgentProfile | None:
+        """The token's profile, from the cache or the database; None when invalid."""
+        profile = self.cached(token) or self.store.authenticate(token)
+        key = hash_token(token)
+        if profile is None:
+            self._seen.pop(key, None)
+        elif key not in self._seen or self._seen[key][1] <= time.monotonic():
+            self._seen[key] = (profile, time.monotonic() + self.ttl_s)
+        return profile
+
+    def forget(self, name: str) -> None:
+        """Drop cached entries of an agent (after a revoke in this process)."""
+        self._seen = {k: v for k, v in self._seen.items() if v[0].name != name}

@@ -17,7 +17,7 @@ from toolrun.cli import app
 from toolrun.cli.platform import _redacted
 from toolrun.tools import ToolDescriptor, ToolRegistry, render_markdown
 
-BUILTINS = ["bash", "edit", "glob", "grep", "read", "write"]
+BUILTINS = ["bash", "edit", "glob", "grep", "http_fetch", "read", "write"]
 TOOLRUN = Path(sys.executable).parent / "toolrun"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 RESULT_KEYS = {"call_id", "tool_name", "tool_version", "status", "output", "error", "metadata"}
@@ -133,7 +133,7 @@ def test_tools_show_unknown_tool_is_a_usage_error() -> None:
     assert result.exit_code == 2
     assert result.stdout == ""
     assert _flat(result.stderr) == (
-        "error: unknown tool: nope; available tools: bash, edit, glob, grep, read, write"
+        "error: unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write"
     )
 
 
@@ -212,7 +212,7 @@ def test_call_unknown_tool_exits_1_and_lists_tools(project: Path) -> None:
     result = _call(project, "nope", {})
 
     assert result.exit_code == 1
-    assert "unknown tool: nope; available tools: bash, edit, glob, grep, read, write" in _flat(
+    assert "unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write" in _flat(
         result.stderr
     )
 

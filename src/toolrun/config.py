@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from toolrun.sandbox.network import NetworkPolicy
 
 RiskName = Literal["low", "medium", "high"]
 PolicyName = Literal["safe", "confirm", "dangerous"]
@@ -95,6 +97,12 @@ class Settings(BaseSettings):
     tool_modules: list[str] = Field(
         default_factory=list, description="Extra modules whose TOOLS list is registered."
     )
+
+    @field_validator("network_allowlist")
+    @classmethod
+    def _check_hosts(cls, hosts: list[str]) -> list[str]:
+        NetworkPolicy(tuple(hosts))  # raises ValueError naming the bad entry
+        return hosts
 
     @property
     def admin_token_path(self) -> Path:

@@ -6,6 +6,7 @@ ToolrunError
 ├── InvalidDescriptor      a tool descriptor fails validation at registration
 ├── DuplicateTool          name@version is already registered
 ├── SandboxViolation       a path or process request leaves the sandbox
+│   └── NetworkRefused     a host off the network allowlist
 └── ToolExecutionError     a tool ran and failed; may carry partial output
     └── ToolTimeout        a tool ran past its time limit
 """
@@ -42,6 +43,10 @@ class SandboxViolation(ToolrunError):
     def __init__(self, message: str, *, target: str | None = None) -> None:
         super().__init__(message)
         self.target = target
+
+
+class NetworkRefused(SandboxViolation):
+    """A host the network allowlist does not name."""
 
 
 class ToolExecutionError(ToolrunError):

@@ -33,7 +33,7 @@ def client(workspace: Path, tmp_path: Path) -> Iterator[TestClient]:
 def test_lists_the_tools(client: TestClient) -> None:
     names = [tool["name"] for tool in client.get("/v1/tools").json()]
 
-    assert names == ["bash", "edit", "glob", "grep", "read", "write"]
+    assert names == ["bash", "edit", "glob", "grep", "http_fetch", "read", "write"]
 
 
 def test_one_tool_and_its_docs(client: TestClient) -> None:
@@ -51,7 +51,7 @@ def test_unknown_tools_are_404_with_the_available_names(client: TestClient, path
     response = client.get(path)
 
     assert response.status_code == 404
-    assert "available tools: bash, edit, glob, grep, read, write" in response.json()["detail"]
+    assert "available tools: bash, edit, glob, grep, http_fetch, read, write" in response.json()["detail"]
 
 
 def test_malformed_json_is_400(client: TestClient) -> None:

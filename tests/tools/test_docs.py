@@ -11,7 +11,7 @@ import pytest
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools import Risk, ToolDescriptor, ToolExample, ToolRegistry, render_markdown
 
-BUILTINS = ["bash", "edit", "glob", "grep", "read", "write"]
+BUILTINS = ["bash", "edit", "glob", "grep", "http_fetch", "read", "write"]
 SECTIONS = ["## Description", "## Parameters", "## Returns", "## Examples", "## Notes"]
 TABLE_HEADER = "| name | type | required | default | description |"
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")

@@ -149,7 +149,7 @@ def test_unknown_tool_lists_the_available_names(call_tool: CallTool) -> None:
 
     assert result.status is ToolStatus.ERROR
     assert (
-        result.error == "unknown tool: nope; available tools: bash, edit, glob, grep, read, write"
+        result.error == "unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write"
     )
     assert result.tool_name == "nope"
     assert result.tool_version is None

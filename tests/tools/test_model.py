@@ -22,7 +22,7 @@ from toolrun.tools import (
 from toolrun.tools.builtin.read import DESCRIPTOR as READ_DESCRIPTOR
 from toolrun.tools.semver import Version
 
-BUILTINS = ["bash", "edit", "glob", "grep", "read", "write"]
+BUILTINS = ["bash", "edit", "glob", "grep", "http_fetch", "read", "write"]
 DESCRIPTOR_KEYS = {
     "name",
     "version",

@@ -11,7 +11,7 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools import Tool, ToolContext, ToolDescriptor, ToolExample, ToolOutput, ToolRegistry
 from toolrun.tools.builtin.read import ReadTool
 
-BUILTINS = ["bash", "edit", "glob", "grep", "read", "write"]
+BUILTINS = ["bash", "edit", "glob", "grep", "http_fetch", "read", "write"]
 
 
 def _descriptor(name: str, version: str) -> ToolDescriptor:
@@ -49,7 +49,7 @@ def _versions(registry: ToolRegistry, name: str) -> list[str]:
 
 
 def test_builtins_are_registered_on_creation(registry: ToolRegistry) -> None:
-    assert len(registry) == 6
+    assert len(registry) == 7
     assert registry.names() == BUILTINS
     for name in BUILTINS:
         assert name in registry
@@ -97,7 +97,7 @@ def test_duplicate_builtin_is_rejected(registry: ToolRegistry) -> None:
     with pytest.raises(DuplicateTool, match=r"read@1\.0\.0"):
         registry.register(ReadTool())
 
-    assert len(registry) == 6
+    assert len(registry) == 7
 
 
 def test_duplicates_in_the_constructor_are_rejected() -> None:
@@ -163,6 +163,7 @@ def test_list_is_ordered_by_name_then_version(registry: ToolRegistry) -> None:
         "edit@1.0.0",
         "glob@1.0.0",
         "grep@1.0.0",
+        "http_fetch@1.0.0",
         "read@0.9.0",
         "read@1.0.0",
         "write@1.0.0",
@@ -197,9 +198,9 @@ def test_unregistering_the_last_version_removes_the_name() -> None:
 def test_unregister_a_builtin_and_register_it_again(registry: ToolRegistry) -> None:
     registry.unregister("bash@1.0.0")
 
-    assert registry.names() == ["edit", "glob", "grep", "read", "write"]
+    assert registry.names() == ["edit", "glob", "grep", "http_fetch", "read", "write"]
     assert registry.register(EchoTool("bash", "1.0.0")) == "bash@1.0.0"
-    assert len(registry) == 6
+    assert len(registry) == 7
 
 
 @pytest.mark.parametrize("tool_id", ["nope@1.0.0", "echo@9.9.9", "echo", "echo@", "echo@latest"])

@@ -29,3 +29,4 @@ class Health(BaseModel):
     redis: str
     database: str
     sandbox: str
+    network: str

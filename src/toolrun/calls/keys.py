@@ -19,3 +19,11 @@ def done(call_id: str) -> str:
 def deliveries(call_id: str) -> str:
     """How many times a worker has started the call (redeliveries after a lost worker)."""
     return f"{PREFIX}:deliveries:{call_id}"
+
+
+NETWORK = f"{PREFIX}:network"
+
+
+def network(worker: str) -> str:
+    """How a worker isolates its tools' network: "isolated" or "degraded: <why>"."""
+    return f"{NETWORK}:{worker}"

@@ -25,6 +25,8 @@ from toolrun.client import ApiError, ApiUnreachable
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
 from toolrun.permissions.approvals import Approver, default_approver
+from toolrun.sandbox.network_gate import call_network
+from toolrun.sandbox.proxy import Refusal
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolResult, ToolStatus
 
 
@@ -81,11 +83,19 @@ def call(
 def _run_local(
     settings: Settings, call: ToolCall, workspace: Path | None, approver: Approver
 ) -> ToolResult:
-    try:
-        ctx = ToolContext.create(settings, workspace=workspace, approver=approver)
-    except SandboxViolation as exc:
-        raise usage_error(str(exc)) from exc
-    return Executor(load_registry(settings)).execute(call, ctx)
+    registry = load_registry(settings)
+
+    def refused(refusal: Refusal) -> None:
+        err.print(f"[red]network:[/] {refusal.host}:{refusal.port} refused ({refusal.reason})")
+
+    with call_network(settings, refused) as network:
+        try:
+            ctx = ToolContext.create(
+                settings, workspace=workspace, approver=approver, network=network
+            )
+        except SandboxViolation as exc:
+            raise usage_error(str(exc)) from exc
+        return Executor(registry).execute(call, ctx)
 
 
 def _run_remote(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import sys
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import redis
 import typer
 import uvicorn
 from celery import Celery
@@ -25,7 +27,9 @@ from toolrun.embedded.admin_token import ensure_admin_token
 from toolrun.errors import ToolrunError
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.sandbox.network_gate import network_problem
 from toolrun.workers.app import create_celery_app, longest_time_limit
+from toolrun.workers.isolation import report_network, withdraw_network_report
 from toolrun.workers.runtime import WorkerRuntime
 from toolrun.workers.tasks import register_tasks
 
@@ -74,6 +78,21 @@ def worker(
     registry = load_registry(settings)
     app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
     register_tasks(app, WorkerRuntime(settings, level, registry))
+    problem = network_problem(settings)
+    if problem is not None:
+        err.print(f"[yellow]warning:[/] network isolation {problem}", highlight=False)
+    name = f"{level}@{socket.gethostname()}"
+    client = redis.Redis.from_url(str(settings.redis_url), socket_timeout=5)
+    report_network(client, name, problem)
+    try:
+        _run_worker(app, level, concurrency, loglevel)
+    finally:
+        with contextlib.suppress(redis.RedisError):
+            withdraw_network_report(client, name)
+        client.close()
+
+
+def _run_worker(app: Celery, level: PermissionLevel, concurrency: int, loglevel: str) -> None:
     app.worker_main(
         [
             "worker",

@@ -12,6 +12,7 @@ from toolrun.config import Settings
 from toolrun.permissions.approvals import Approver, DenyApprover
 from toolrun.permissions.policy import Concern, Policy, Verdict, verdict_for
 from toolrun.sandbox.limits import ResourceLimits
+from toolrun.sandbox.network import NetworkJail
 from toolrun.sandbox.paths import Workspace
 from toolrun.sandbox.runner import ProcessRunner, sandbox_env
 from toolrun.tools.model import ToolDescriptor
@@ -36,6 +37,12 @@ class ToolContext:
     approver: Approver = field(default_factory=DenyApprover)
     # Files this agent session has seen, so writes can refuse files changed behind its back.
     file_stamps: dict[Path, FileStamp] = field(default_factory=dict)
+    # The network jail for programs that could reach out (bash); None: host network.
+    network: NetworkJail | None = None
+
+    def isolated_runner(self) -> ProcessRunner:
+        """The runner for arbitrary programs: `runner` inside the call's network jail."""
+        return dataclasses.replace(self.runner, network=self.network)
 
     @classmethod
     def create(
@@ -45,6 +52,7 @@ class ToolContext:
         workspace: Path | None = None,
         approver: Approver | None = None,
         label: str = "",
+        network: NetworkJail | None = None,
     ) -> ToolContext:
         """A context for one agent session in `workspace` (default: the settings' one).
 
@@ -63,7 +71,7 @@ class ToolContext:
             use_cgroups=settings.use_cgroups,
             label=label,
         )
-        return cls(space, runner, settings, approver or DenyApprover())
+        return cls(space, runner, settings, approver or DenyApprover(), network=network)
 
 
 @dataclass(frozen=True)

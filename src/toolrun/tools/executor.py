@@ -6,7 +6,13 @@ import logging
 import time
 from typing import Any
 
-from toolrun.errors import InvalidArguments, SandboxViolation, ToolExecutionError, ToolTimeout
+from toolrun.errors import (
+    InvalidArguments,
+    NetworkRefused,
+    SandboxViolation,
+    ToolExecutionError,
+    ToolTimeout,
+)
 from toolrun.permissions.approvals import ApprovalRequest
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
@@ -81,6 +87,8 @@ class Executor:
             blocked = result(ToolStatus.BLOCKED, error=str(exc))
             if exc.target is not None:
                 blocked.metadata["blocked_target"] = exc.target
+            if isinstance(exc, NetworkRefused):
+                blocked.metadata["blocked_network"] = True
             return blocked
         except ToolTimeout as exc:
             return result(ToolStatus.TIMEOUT, output=exc.output, error=str(exc))

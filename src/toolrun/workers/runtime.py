@@ -18,6 +18,8 @@ from toolrun.permissions.approvals import AutoApprover, DenyApprover
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.security_log import EventKind, SecurityLog
 from toolrun.sandbox.metering import measure
+from toolrun.sandbox.network_gate import call_network
+from toolrun.sandbox.proxy import Refusal
 from toolrun.sandbox.tracking import label_for
 from toolrun.tools.base import ToolContext
 from toolrun.tools.executor import Executor
@@ -77,7 +79,9 @@ class WorkerRuntime:
         self._finish(result)
         if result.status is ToolStatus.BLOCKED:
             self.security.record(
-                EventKind.BLOCKED_CALL,
+                EventKind.NETWORK
+                if result.metadata.get("blocked_network")
+                else EventKind.BLOCKED_CALL,
                 result.error or "blocked",
                 agent_id=call.agent_id,
                 call_id=call.id,
@@ -124,14 +128,25 @@ class WorkerRuntime:
         return None
 
     def _execute(self, call: ToolCall, *, approved: bool) -> ToolResult:
-        ctx = ToolContext.create(
-            self.settings,
-            # The API parked the call until an operator (or a rule) approved it, or let it
-            # through as safe; a safe call that now needs approval changed in between.
-            approver=AutoApprover(dangerous=True) if approved else _CHANGED,
-            label=label_for(call.id),
-        )
-        with measure() as usage:
+        def refused(refusal: Refusal) -> None:
+            self.security.record(
+                EventKind.NETWORK,
+                refusal.reason,
+                agent_id=call.agent_id,
+                call_id=call.id,
+                tool_name=call.tool_name,
+                target=f"{refusal.host}:{refusal.port}",
+            )
+
+        with call_network(self.settings, refused) as network, measure() as usage:
+            ctx = ToolContext.create(
+                self.settings,
+                # The API parked the call until an operator (or a rule) approved it, or let
+                # it through as safe; a safe call that now needs approval changed in between.
+                approver=AutoApprover(dangerous=True) if approved else _CHANGED,
+                label=label_for(call.id),
+                network=network,
+            )
             try:
                 result = self.executor.execute(call, ctx)
             except SoftTimeLimitExceeded:

@@ -7,6 +7,7 @@ from toolrun.tools.builtin.bash import BashTool
 from toolrun.tools.builtin.edit import EditTool
 from toolrun.tools.builtin.glob import GlobTool
 from toolrun.tools.builtin.grep import GrepTool
+from toolrun.tools.builtin.http_fetch import HttpFetchTool
 from toolrun.tools.builtin.read import ReadTool
 from toolrun.tools.builtin.write import WriteTool
 
@@ -15,4 +16,4 @@ __all__ = ["builtin_tools"]
 
 def builtin_tools() -> list[Tool]:
     """A fresh instance of each built-in tool."""
-    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool()]
+    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool(), HttpFetchTool()]

@@ -129,7 +129,8 @@ class BashTool(Tool):
             for _ in range(2)
         ]
         argv = [BASH, "--noprofile", "--norc", "-c", arguments["command"]]
-        ended = ctx.runner.run(argv, timeout_s=timeout, stdout=sinks[0], stderr=sinks[1])
+        runner = ctx.isolated_runner()
+        ended = runner.run(argv, timeout_s=timeout, stdout=sinks[0], stderr=sinks[1])
         output = {
             "stdout": sinks[0].text(),
             "stderr": sinks[1].text(),

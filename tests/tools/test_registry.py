@@ -169,7 +169,7 @@ def test_list_is_ordered_by_name_then_version(registry: ToolRegistry) -> None:
         "write@1.0.0",
         "zzz@1.0.0",
     ]
-    assert len(registry) == 11
+    assert len(registry) == 12
 
 
 def test_unregister_removes_one_version() -> None:

@@ -212,8 +212,9 @@ def test_call_unknown_tool_exits_1_and_lists_tools(project: Path) -> None:
     result = _call(project, "nope", {})
 
     assert result.exit_code == 1
-    assert "unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write" in _flat(
-        result.stderr
+    assert (
+        "unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write"
+        in _flat(result.stderr)
     )
 
 
@@ -328,9 +329,7 @@ def test_local_only_options_need_local(project: Path) -> None:
     result = invoke("call", "read", "--yes", "--args", '{"file_path": "a.txt"}')
 
     assert result.exit_code == 2
-    assert "--workspace, --yes and --allow-dangerous apply to --local only" in _flat(
-        result.stderr
-    )
+    assert "--workspace, --yes and --allow-dangerous apply to --local only" in _flat(result.stderr)
 
 
 def test_call_uses_the_workspace_setting(project: Path) -> None:

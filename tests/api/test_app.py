@@ -51,7 +51,10 @@ def test_unknown_tools_are_404_with_the_available_names(client: TestClient, path
     response = client.get(path)
 
     assert response.status_code == 404
-    assert "available tools: bash, edit, glob, grep, http_fetch, read, write" in response.json()["detail"]
+    assert (
+        "available tools: bash, edit, glob, grep, http_fetch, read, write"
+        in response.json()["detail"]
+    )
 
 
 def test_malformed_json_is_400(client: TestClient) -> None:

@@ -70,5 +70,5 @@ def platform(
 
 @pytest.fixture
 def api(platform: Platform) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=platform.base_url, timeout=60) as client:
+    with httpx.Client(base_url=platform.base_url, timeout=60, headers=platform.headers) as client:
         yield client

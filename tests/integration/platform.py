@@ -11,11 +11,16 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import redis
 
+from toolrun.config import Settings
+from toolrun.database import open_database
 from toolrun.embedded import terminate
+from toolrun.embedded.admin_token import ensure_admin_token
+from toolrun.permissions.agents import AgentStore, Role
 from toolrun.permissions.levels import PermissionLevel
 
 SUPPORT = Path(__file__).parent / "support"
@@ -52,6 +57,7 @@ class Platform:
     levels: tuple[PermissionLevel, ...] = tuple(PermissionLevel)
     api_port: int = field(default_factory=free_port)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    token: str = ""  # the admin token, set by start()
 
     @property
     def base_url(self) -> str:
@@ -82,7 +88,38 @@ class Platform:
                 start_new_session=True,
             )
 
+    @property
+    def settings(self) -> Settings:
+        """What the platform's processes read (for the database and the token file)."""
+        return Settings(home=self.logs / "home", database_url=self.env.get("TOOLRUN_DATABASE_URL"))
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def agent(
+        self,
+        name: str,
+        ceiling: PermissionLevel,
+        role: Role = Role.AGENT,
+        **options: Any,
+    ) -> str:
+        """A new agent profile in the platform's database; returns its token."""
+        engine = open_database(self.settings.database)
+        try:
+            _profile, token = AgentStore(engine).create(name, ceiling=ceiling, role=role, **options)
+        finally:
+            engine.dispose()
+        return token
+
     def start(self) -> None:
+        settings = self.settings
+        engine = open_database(settings.database)
+        try:
+            ensure_admin_token(AgentStore(engine), settings.admin_token_path)
+        finally:
+            engine.dispose()
+        self.token = settings.admin_token_path.read_text().strip()
         for level in self.levels:
             self.start_worker(level)
         self.start_process("api", "api", f"--port={self.api_port}")

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ from toolrun.tools.model import ToolStatus
 
 
 def test_client_lists_gets_and_calls(platform: Platform) -> None:
-    with Client(platform.base_url) as client:
+    with Client(platform.base_url, token=platform.token) as client:
         names = {tool.name for tool in client.list_tools()}
         assert {"read", "write", "edit", "glob", "grep", "bash"} <= names
         assert client.get_tool("grep").permission == "read_only"
@@ -30,7 +31,10 @@ def test_client_lists_gets_and_calls(platform: Platform) -> None:
 
 
 def test_client_raises_api_errors_with_the_servers_message(platform: Platform) -> None:
-    with Client(platform.base_url) as client, pytest.raises(ApiError) as caught:
+    with (
+        Client(platform.base_url, token=platform.token) as client,
+        pytest.raises(ApiError) as caught,
+    ):
         client.call("read", {"limit": 3})
     assert caught.value.status_code == 422
     assert caught.value.detail == "invalid arguments: missing required parameter: file_path"
@@ -38,15 +42,18 @@ def test_client_raises_api_errors_with_the_servers_message(platform: Platform) -
 
 def test_async_client(platform: Platform) -> None:
     async def scenario() -> list[ToolStatus]:
-        async with AsyncClient(platform.base_url) as client:
+        async with AsyncClient(platform.base_url, token=platform.token) as client:
             calls = [client.call("read", {"file_path": "hello.txt"}) for _ in range(5)]
             return [result.status for result in await asyncio.gather(*calls)]
 
     assert asyncio.run(scenario()) == [ToolStatus.SUCCESS] * 5
 
 
-def toolrun(*args: str, api: str) -> subprocess.CompletedProcess[str]:
+def toolrun(*args: str, api: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI, finding the admin token in `home` as on a machine that ran `toolrun up`."""
     env = {**os.environ, "TOOLRUN_API": api}
+    if home is not None:
+        env["TOOLRUN_HOME"] = str(home)
     return subprocess.run(
         [sys.executable, "-m", "toolrun", *args],
         env=env,
@@ -59,7 +66,13 @@ def toolrun(*args: str, api: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_call_goes_through_the_api_by_default(platform: Platform) -> None:
     done = toolrun(
-        "call", "read", "--args", '{"file_path": "hello.txt"}', "--json", api=platform.base_url
+        "call",
+        "read",
+        "--args",
+        '{"file_path": "hello.txt"}',
+        "--json",
+        api=platform.base_url,
+        home=platform.settings.home,
     )
 
     assert done.returncode == 0, done.stderr
@@ -69,8 +82,16 @@ def test_cli_call_goes_through_the_api_by_default(platform: Platform) -> None:
 
 
 def test_cli_call_reports_a_refusal_with_exit_1(platform: Platform) -> None:
-    done = toolrun("call", "nope", api=platform.base_url)
+    done = toolrun("call", "nope", api=platform.base_url, home=platform.settings.home)
 
     assert done.returncode == 1
     assert "refused (404): unknown tool: nope" in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_without_a_token_says_how_to_get_one(platform: Platform, tmp_path: Path) -> None:
+    done = toolrun("call", "read", "--args", "{}", api=platform.base_url, home=tmp_path)
+
+    assert done.returncode == 2
+    assert "the API refused the token (missing bearer token" in " ".join(done.stderr.split())
     assert "Traceback" not in done.stderr

@@ -61,6 +61,7 @@ def test_platform_recovers_after_redis_restarts(setup: Setup) -> None:
         params={"wait": 60},
         json={"tool_name": "read", "arguments": {"file_path": "a.txt"}},
         timeout=70,
+        headers=platform.headers,
     )
     assert response.status_code == 200, response.text
     assert response.json()["output"]["content"] == "     1\tafter the restart"
@@ -72,6 +73,7 @@ def test_a_call_running_while_redis_restarts_still_ends(setup: Setup) -> None:
         f"{base}/v1/calls",
         json={"tool_name": "sleepy", "arguments": {"seconds": 1.5, "pid_file": "pid"}},
         timeout=10,
+        headers=setup.platform.headers,
     ).json()
     wait_for((setup.workspace / "pid").exists, 30, "the call to start")
 
@@ -80,9 +82,13 @@ def test_a_call_running_while_redis_restarts_still_ends(setup: Setup) -> None:
     setup.server.start()
 
     def final() -> bool:
-        status = httpx.get(f"{base}/v1/calls/{queued['call_id']}").json()["status"]
+        status = httpx.get(
+            f"{base}/v1/calls/{queued['call_id']}", headers=setup.platform.headers
+        ).json()["status"]
         return status not in {"queued", "running"}
 
     wait_for(final, 120, "the call to end after the restart")
-    result = httpx.get(f"{base}/v1/calls/{queued['call_id']}").json()
+    result = httpx.get(
+        f"{base}/v1/calls/{queued['call_id']}", headers=setup.platform.headers
+    ).json()
     assert result["status"] == "success", result

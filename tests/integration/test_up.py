@@ -43,12 +43,18 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         password = config.read_text().split("requirepass ")[1].strip()
         assert password not in output  # printed URLs never carry it
         assert config.stat().st_mode & 0o777 == 0o600
+        token_file = tmp_path / ".toolrun" / "admin.token"
+        assert f"Token {token_file} (admin; created now" in " ".join(output.split())
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        assert token not in output
 
         response = httpx.post(
             f"{base}/v1/calls",
             params={"wait": 30},
             json={"tool_name": "read", "arguments": {"file_path": "notes.txt"}},
             timeout=40,
+            headers={"Authorization": f"Bearer {token}"},
         )
         assert response.json()["output"]["content"] == "     1\tembedded default"
         wait_for(

@@ -80,8 +80,9 @@ def test_tty_approver_anything_else_is_no(answer: str) -> None:
 def test_tty_approver_shows_the_call() -> None:
     _, shown = _ask("n\n")
 
-    assert "bash 1.0.0 (risk high, policy confirm) needs confirmation: bash runs a shell command: rm -rf build" in (
-        shown
+    assert (
+        "bash 1.0.0 (risk high, policy confirm) needs confirmation: bash runs a shell command: rm -rf build"
+        in (shown)
     )
     assert '"command": "rm -rf build"' in shown
     assert '"timeout": 10' in shown

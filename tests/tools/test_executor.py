@@ -149,7 +149,8 @@ def test_unknown_tool_lists_the_available_names(call_tool: CallTool) -> None:
 
     assert result.status is ToolStatus.ERROR
     assert (
-        result.error == "unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write"
+        result.error
+        == "unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write"
     )
     assert result.tool_name == "nope"
     assert result.tool_version is None
@@ -291,7 +292,10 @@ def test_the_approver_sees_the_call_with_defaults(settings: Settings) -> None:
     assert result.error == "guarded requires confirmation: denied at the prompt"
     assert tool.runs == []
     shown = screen.getvalue()
-    assert "guarded 1.0.0 (risk low, policy confirm) needs confirmation: guarded requires confirmation" in shown
+    assert (
+        "guarded 1.0.0 (risk low, policy confirm) needs confirmation: guarded requires confirmation"
+        in shown
+    )
     assert '"times": 1' in shown
 
 
@@ -310,7 +314,10 @@ def test_builtin_bash_denied_never_runs(
     result = Executor(registry).execute(call, deny_ctx)
 
     assert result.status is ToolStatus.DENIED
-    assert result.error == f"bash runs a shell command (risk medium: the command allowlist is off): touch ran.txt: {DENY_REASON}"
+    assert (
+        result.error
+        == f"bash runs a shell command (risk medium: the command allowlist is off): touch ran.txt: {DENY_REASON}"
+    )
     assert not (workspace / "ran.txt").exists()
 
 

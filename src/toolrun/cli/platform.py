@@ -189,7 +189,10 @@ def _announce(
     out.print(f"  Flower   http://127.0.0.1:{flower_port}")
     out.print(f"  Redis    {redis}")
     state = "created now" if created else "kept from an earlier start"
-    out.print(f"  Token    {token_path} (admin; {state}; the CLI reads it from there)")
+    out.print(
+        f"  Token    {token_path} (admin; {state}; the CLI reads it from there)",
+        soft_wrap=True,  # a path cut in two cannot be copied
+    )
     out.print(f"  Approve  {base}/ui/approvals#token=<token>")
     out.print("Ctrl-C stops everything.")
 

@@ -11,8 +11,8 @@ import pytest
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.permissions.agents import AgentStore, Role
-from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.approvals import Approver, AutoApprover
+from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult
 
 CallTool = Callable[..., ToolResult]

@@ -133,7 +133,8 @@ def test_tools_show_unknown_tool_is_a_usage_error() -> None:
     assert result.exit_code == 2
     assert result.stdout == ""
     assert _flat(result.stderr) == (
-        "error: unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write"
+        "error: unknown tool: nope; available tools: "
+        "bash, edit, glob, grep, http_fetch, read, write"
     )
 
 

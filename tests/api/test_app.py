@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.conftest import agent_token
 
 from toolrun.api import create_app
-from tests.conftest import agent_token
 from toolrun.config import Settings
 
 

@@ -81,8 +81,8 @@ def test_tty_approver_shows_the_call() -> None:
     _, shown = _ask("n\n")
 
     assert (
-        "bash 1.0.0 (risk high, policy confirm) needs confirmation: bash runs a shell command: rm -rf build"
-        in (shown)
+        "bash 1.0.0 (risk high, policy confirm) needs confirmation: "
+        "bash runs a shell command: rm -rf build" in (shown)
     )
     assert '"command": "rm -rf build"' in shown
     assert '"timeout": 10' in shown

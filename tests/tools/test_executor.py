@@ -315,8 +315,8 @@ def test_builtin_bash_denied_never_runs(
 
     assert result.status is ToolStatus.DENIED
     assert (
-        result.error
-        == f"bash runs a shell command (risk medium: the command allowlist is off): touch ran.txt: {DENY_REASON}"
+        result.error == "bash runs a shell command (risk medium: the command allowlist is off): "
+        f"touch ran.txt: {DENY_REASON}"
     )
     assert not (workspace / "ran.txt").exists()
 

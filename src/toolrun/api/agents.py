@@ -47,7 +47,9 @@ class AgentRequest(BaseModel):
     name: str = Field(min_length=1, max_length=64)
     ceiling: PermissionLevel
     role: Role = Role.AGENT
-    tools: list[str] | None = Field(None, description="Tool names or tags; null: every tool.")
+    tools: list[str] | None = Field(
+        None, description='Tool names and "tag:<tag>" entries; null: every tool.'
+    )
     pins: list[str] = Field(default_factory=list, description='e.g. ["grep@^1.2"]')
 
 

@@ -35,7 +35,8 @@ def create(
         Role.AGENT
     ),
     tools: Annotated[
-        str | None, typer.Option(help="Comma-separated tool names or tags (default: all).")
+        str | None,
+        typer.Option(help="Comma-separated tool names and tag:<tag> entries (default: all)."),
     ] = None,
     pin: Annotated[
         list[str] | None, typer.Option(help="Version pin, e.g. grep@^1.2 (repeatable).")

@@ -71,7 +71,7 @@ class AgentProfile:
     name: str
     role: Role
     ceiling: PermissionLevel
-    tools: frozenset[str] | None = None  # tool names or tags; None: every tool
+    tools: frozenset[str] | None = None  # tool names and "tag:<tag>"; None: every tool
     pins: tuple[tuple[str, VersionRange], ...] = ()
 
     @classmethod
@@ -86,10 +86,12 @@ class AgentProfile:
         )
 
     def sees(self, descriptor: ToolDescriptor) -> bool:
-        """True when the tool is in this agent's tool set (by name or by one of its tags)."""
+        """True when the tool is in this agent's tool set: by name, or by a ``tag:<tag>``
+        entry naming one of its tags."""
         if self.tools is None:
             return True
-        return descriptor.name in self.tools or not self.tools.isdisjoint(descriptor.tags)
+        tags = {f"tag:{tag}" for tag in descriptor.tags}
+        return descriptor.name in self.tools or not self.tools.isdisjoint(tags)
 
     def pin(self, tool_name: str) -> VersionRange | None:
         """The version range this agent is held to for `tool_name`, if any."""

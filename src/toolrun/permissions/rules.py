@@ -1,9 +1,10 @@
 """Standing approval rules: "allow `git status` for agent X" without asking every time.
 
 A rule names a tool and, optionally, an agent, a command and argument values. Commands are
-compared as parsed words, never as raw strings: the rule ``git status`` covers
-``git  status --short`` but not ``git status; rm -rf ~`` — every simple command the call
-would run must begin with the rule's words.
+compared as parsed words, never as raw strings: every simple command the call would run
+must have exactly the rule's words, or begin with them when the rule ends in ``*``. So
+``git status *`` covers ``git  status --short`` but not ``git status; rm -rf ~``, and
+``rm -rf build`` covers that command only, not ``rm -rf build /``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,10 @@ def _command_covered(source: str, allowed: list[str]) -> bool:
         lines = _words(source)
     except SandboxViolation:
         return False
-    return bool(lines) and all(line[: len(allowed)] == allowed for line in lines)
+    if allowed[-1:] == ["*"]:
+        prefix = allowed[:-1]
+        return bool(lines) and all(line[: len(prefix)] == prefix for line in lines)
+    return bool(lines) and all(line == allowed for line in lines)
 
 
 class RuleBook:

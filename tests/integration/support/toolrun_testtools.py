@@ -16,7 +16,12 @@ _SECONDS = {"type": "number", "minimum": 0}
 _PID_FILE = {"type": "string", "description": "Workspace file that receives the pool pid."}
 
 
-def _descriptor(name: str, description: str, time_limit_s: float) -> ToolDescriptor:
+def _descriptor(
+    name: str,
+    description: str,
+    time_limit_s: float,
+    permission: PermissionLevel = PermissionLevel.READ_ONLY,
+) -> ToolDescriptor:
     return ToolDescriptor(
         name=name,
         version="1.0.0",
@@ -32,7 +37,7 @@ def _descriptor(name: str, description: str, time_limit_s: float) -> ToolDescrip
             ToolExample(description="short", arguments={"seconds": 0.1}),
             ToolExample(description="with pid", arguments={"seconds": 1, "pid_file": "pid"}),
         ],
-        permission=PermissionLevel.READ_ONLY,
+        permission=permission,
         time_limit_s=time_limit_s,
         tags=["test"],
     )
@@ -84,4 +89,23 @@ class Suicidal(Tool):
         return ToolOutput({})
 
 
-TOOLS: list[Tool] = [Sleepy(), Stubborn(), Suicidal()]
+class Probe(Tool):
+    """Does nothing at its level but note that it ran: the permission matrix's subject."""
+
+    def __init__(self, level: PermissionLevel) -> None:
+        self.descriptor = _descriptor(
+            f"probe_{level}", f"Note a run at level {level}.", time_limit_s=5, permission=level
+        )
+        super().__init__()
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        _note_pid(arguments, ctx)
+        return ToolOutput({"level": self.descriptor.permission.value})
+
+
+TOOLS: list[Tool] = [
+    Sleepy(),
+    Stubborn(),
+    Suicidal(),
+    *(Probe(level) for level in PermissionLevel),
+]

@@ -16,4 +16,12 @@ __all__ = ["builtin_tools"]
 
 def builtin_tools() -> list[Tool]:
     """A fresh instance of each built-in tool."""
-    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool(), HttpFetchTool()]
+    return [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        GlobTool(),
+        GrepTool(),
+        BashTool(),
+        HttpFetchTool(),
+    ]

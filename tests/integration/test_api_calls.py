@@ -92,7 +92,7 @@ def test_a_message_put_on_a_lower_queue_by_hand_is_refused(
         level=PermissionLevel.READ_ONLY,
         tool_limit_s=5,
         kill_grace_s=0.5,
-        approved=True,
+        approved_by="test",
         queued_at=time.time(),
     )
 
@@ -120,7 +120,7 @@ def test_a_message_reaches_only_its_own_queue(redis_url: str, level: PermissionL
             level=level,
             tool_limit_s=5,
             kill_grace_s=0.5,
-            approved=False,
+            approved_by=None,
             queued_at=time.time(),
         )
 

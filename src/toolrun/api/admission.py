@@ -99,7 +99,7 @@ async def park(
 
 
 async def publish(
-    state: ApiState, tool: Tool, call: ToolCall, *, approved: bool, queued_at: float
+    state: ApiState, tool: Tool, call: ToolCall, *, approved_by: str | None, queued_at: float
 ) -> None:
     """Send the call to the workers of its tool's level (kombu blocks: off the event loop)."""
     arguments = with_defaults(tool.descriptor.parameters, call.arguments)
@@ -110,7 +110,7 @@ async def publish(
         level=tool.descriptor.permission,
         tool_limit_s=tool.time_limit_s(arguments, state.settings),
         kill_grace_s=state.settings.kill_grace_s,
-        approved=approved,
+        approved_by=approved_by,
         queued_at=queued_at,
     )
     await asyncio.get_running_loop().run_in_executor(state.publisher, send)

@@ -99,7 +99,9 @@ async def approve_call(
     )
     await state.store.replace(queued)
     try:
-        await publish(state, tool, call, approved=True, queued_at=queued.metadata["queued_at"])
+        await publish(
+            state, tool, call, approved_by=operator.name, queued_at=queued.metadata["queued_at"]
+        )
     except Exception:
         await run_in_threadpool(state.inbox.reopen, call_id)
         await state.store.replace(_ended(record, ToolStatus.AWAITING_APPROVAL, record.warning))

@@ -75,6 +75,7 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
     except SandboxViolation as exc:
         return await block(state, call, str(exc))
     result = new_result(call, ToolStatus.QUEUED)
+    approved_by = None
     if verdict.needs_approval:
         approved_by = await pre_approval(state, agent, call, arguments, verdict)
         if approved_by is None:
@@ -86,7 +87,7 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
             state,
             tool,
             call,
-            approved=verdict.needs_approval,
+            approved_by=approved_by,
             queued_at=result.metadata["queued_at"],
         )
     except Exception:

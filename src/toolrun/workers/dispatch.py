@@ -32,15 +32,19 @@ def enqueue(
     level: PermissionLevel,
     tool_limit_s: float,
     kill_grace_s: float,
-    approved: bool,
+    approved_by: str | None,
     queued_at: float,
 ) -> None:
-    """Send `call` to the workers of `level`; the Celery task id is the call id."""
+    """Send `call` to the workers of `level`; the Celery task id is the call id.
+
+    `approved_by`: who approved a call that needed it (an operator, a rule); None for a safe
+    call, which the worker refuses should it need approval by the time it runs.
+    """
     soft, hard = time_limits(tool_limit_s, kill_grace_s)
     payload: dict[str, Any] = call.model_dump(mode="json")
     app.send_task(
         EXECUTE_TASK,
-        args=[payload, approved, queued_at],
+        args=[payload, approved_by, queued_at],
         task_id=call.id,
         queue=level.queue_name,
         soft_time_limit=soft,

@@ -57,7 +57,9 @@ class WorkerRuntime:
     def executor(self) -> Executor:
         return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
 
-    def run(self, call: ToolCall, *, approved: bool, queued_at: float) -> ToolResult | None:
+    def run(
+        self, call: ToolCall, *, approved_by: str | None, queued_at: float
+    ) -> ToolResult | None:
         """Run one delivery of `call` and store its final state (None: it had already ended)."""
         started_at = time.time()
         facts: dict[str, object] = {
@@ -67,6 +69,8 @@ class WorkerRuntime:
             "queue_wait_ms": round((started_at - queued_at) * 1000, 3),
             "agent_id": call.agent_id,
         }
+        if approved_by is not None:
+            facts["approved_by"] = approved_by
         # Running is recorded before the checks below so the count and state take one trip;
         # a refusal overwrites it at once.
         deliveries = self.store.start(self._state(call, ToolStatus.RUNNING, facts))
@@ -74,7 +78,9 @@ class WorkerRuntime:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None
         facts["deliveries"] = deliveries
-        result = self._refusal(call, deliveries) or self._execute(call, approved=approved)
+        result = self._refusal(call, deliveries) or self._execute(
+            call, approved=approved_by is not None
+        )
         result.metadata.update(facts)
         self._finish(result)
         if result.status is ToolStatus.BLOCKED:

@@ -33,9 +33,13 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
         Request = ToolRequest  # type: ignore[assignment]  # Celery takes a class or a path
 
     @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True)
-    def execute(self: ToolTask, payload: dict[str, Any], approved: bool, queued_at: float) -> None:
+    def execute(
+        self: ToolTask, payload: dict[str, Any], approved_by: str | None, queued_at: float
+    ) -> None:
         try:
-            runtime.run(ToolCall.model_validate(payload), approved=approved, queued_at=queued_at)
+            runtime.run(
+                ToolCall.model_validate(payload), approved_by=approved_by, queued_at=queued_at
+            )
         except redis.RedisError as exc:
             # The call store is unreachable: hand the message back rather than have it
             # acknowledged as failed, which would leave the call queued or running forever.
@@ -44,7 +48,7 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
 
 
 def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error: str) -> None:
-    payload, _approved, _queued_at = request.args
+    payload, _approved_by, _queued_at = request.args
     call = ToolCall.model_validate(payload)
     log.error("call %s (%s): %s", call.id, call.tool_name, error)
     kill_labelled(label_for(call.id))  # what the killed pool process had started

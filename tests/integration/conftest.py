@@ -62,7 +62,11 @@ def platform(
         redis_url,
         platform_workspace,
         logs,
-        extra_env={"TOOLRUN_AUTO_APPROVE": "true", "TOOLRUN_COMMAND_ALLOWLIST": '["default"]'},
+        extra_env={
+            "TOOLRUN_AUTO_APPROVE": "true",
+            "TOOLRUN_COMMAND_ALLOWLIST": '["default", "curl"]',
+            "TOOLRUN_NETWORK_ALLOWLIST": '["127.0.0.1"]',
+        },
     )
     with running(setup) as started:
         yield started

@@ -81,7 +81,7 @@ def worker(
     problem = network_problem(settings)
     if problem is not None:
         err.print(f"[yellow]warning:[/] network isolation {problem}", highlight=False)
-    name = f"{level}@{socket.gethostname()}"
+    name = f"{level}@{socket.gethostname()}/{os.getpid()}"  # replacements overlap by name
     client = redis.Redis.from_url(str(settings.redis_url), socket_timeout=5)
     report_network(client, name, problem)
     try:

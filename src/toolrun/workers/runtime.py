@@ -82,7 +82,7 @@ class WorkerRuntime:
             call, approved=approved_by is not None
         )
         result.metadata.update(facts)
-        self._finish(result)
+        # Logged before the result is stored: whoever reads the result finds the event.
         if result.status is ToolStatus.BLOCKED:
             self.security.record(
                 EventKind.NETWORK
@@ -94,6 +94,7 @@ class WorkerRuntime:
                 tool_name=call.tool_name,
                 target=result.metadata.get("blocked_target"),
             )
+        self._finish(result)
         return result
 
     def _finish(self, result: ToolResult) -> None:

@@ -10,7 +10,7 @@ from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Risk
 from toolrun.permissions.risk import assess_command
-from toolrun.sandbox.commands import CommandPolicy
+from toolrun.sandbox.commands import DEFAULT_ALLOWLIST, CommandPolicy
 from toolrun.sandbox.output import CappedLines
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolDescriptor, ToolExample
@@ -80,13 +80,13 @@ DESCRIPTOR = ToolDescriptor(
 
 
 def command_policy(settings: Settings) -> CommandPolicy | None:
-    """The allowlist from TOOLRUN_COMMAND_ALLOWLIST, or None when it is not enforced."""
+    """The allowlist from TOOLRUN_COMMAND_ALLOWLIST ("default" stands for the built-in list),
+    or None when it is turned off."""
     names = settings.command_allowlist
     if names is None:
         return None
-    if names == ["default"]:
-        return CommandPolicy()
-    return CommandPolicy(frozenset(names))
+    extra = frozenset(names) - {"default"}
+    return CommandPolicy(extra | DEFAULT_ALLOWLIST if "default" in names else extra)
 
 
 class BashTool(Tool):

@@ -36,6 +36,7 @@ test: lint browser
 bench: $(STAMP)
 	$(BIN)/python -m bench.core_tools
 	$(BIN)/python -m bench.platform_roundtrip
+	$(BIN)/python -m bench.network_jail
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

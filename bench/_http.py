@@ -14,20 +14,23 @@ import json
 class Connection:
     """One keep-alive connection; one request at a time."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None
+    ) -> None:
         self._reader = reader
         self._writer = writer
+        self._auth = f"Authorization: Bearer {token}\r\n" if token else ""
 
     @classmethod
-    async def open(cls, host: str, port: int) -> Connection:
+    async def open(cls, host: str, port: int, token: str | None = None) -> Connection:
         reader, writer = await asyncio.open_connection(host, port)
-        return cls(reader, writer)
+        return cls(reader, writer, token)
 
     async def post_json(self, host: str, path: str, payload: object) -> tuple[int, bytes]:
         body = json.dumps(payload).encode()
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n"
+            f"{self._auth}Content-Length: {len(body)}\r\n\r\n"
         ).encode()
         self._writer.write(head + body)
         await self._writer.drain()

@@ -30,8 +30,12 @@ from rich.console import Console
 from rich.table import Table
 
 from bench._http import Connection
+from toolrun.config import Settings
+from toolrun.database import open_database
 from toolrun.embedded import RedisServer, terminate
 from toolrun.embedded.redis_server import free_port
+from toolrun.permissions.agents import AgentStore
+from toolrun.permissions.levels import PermissionLevel
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "platform_roundtrip.json"
@@ -148,7 +152,11 @@ def bench_toolrun(
         **env,
         "TOOLRUN_REDIS_URL": env["BENCH_REDIS_URL"],
         "TOOLRUN_WORKSPACE": str(workspace),
+        "TOOLRUN_HOME": str(logs / "home"),
     }
+    engine = open_database(Settings(home=logs / "home").database)
+    _agent, token = AgentStore(engine).create("bench", ceiling=PermissionLevel.READ_ONLY)
+    engine.dispose()
     me = [sys.executable, "-m", "toolrun"]
     worker = start(
         [*me, "worker", "--level=read_only", "--concurrency=2", "--loglevel=WARNING"],
@@ -164,17 +172,17 @@ def bench_toolrun(
     body = {"tool_name": "read", "arguments": {"file_path": "small.txt"}}
     try:
         wait_ready(lambda: httpx.get(f"{base}/healthz").status_code == 200, "toolrun API")
-        return asyncio.run(run_clients(port, body, seconds))
+        return asyncio.run(run_clients(port, body, seconds, token))
     finally:
         stop(api)
         stop(worker)
 
 
 async def run_clients(
-    port: int, body: dict[str, Any], seconds: float
+    port: int, body: dict[str, Any], seconds: float, token: str
 ) -> dict[str, dict[str, float]]:
     path = "/v1/calls?wait=10"
-    connections = [await Connection.open("127.0.0.1", port) for _ in range(CONCURRENCY)]
+    connections = [await Connection.open("127.0.0.1", port, token) for _ in range(CONCURRENCY)]
 
     async def once(connection: Connection) -> float:
         started = time.perf_counter()

@@ -112,6 +112,26 @@ class Platform:
             engine.dispose()
         return token
 
+    def cli(
+        self, *args: str, stdin: str = "", home: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`toolrun ARGS` against this platform, finding the admin token in `home` (default:
+        the platform's) as on a machine that ran `toolrun up`."""
+        env = {
+            **os.environ,
+            "TOOLRUN_API": self.base_url,
+            "TOOLRUN_HOME": str(home or self.settings.home),
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "toolrun", *args],
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
     def start(self) -> None:
         settings = self.settings
         engine = open_database(settings.database)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -223,33 +220,16 @@ def test_a_confirm_call_waits_then_expires_as_denied(
     assert (platform_workspace / "keep.txt").read_text() == "original\n"
 
 
-def toolrun(platform: Platform, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "TOOLRUN_API": platform.base_url,
-        "TOOLRUN_HOME": str(platform.settings.home),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "toolrun", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_the_cli_lists_and_decides(
     platform: Platform, api: httpx.Client, victims: list[Path]
 ) -> None:
     first = submit(api, f"rm -rf {victims[0].name}")
     second = submit(api, f"rm -rf {victims[1].name}")
 
-    listed = toolrun(platform, "approvals", "list", "--json")
-    approved = toolrun(platform, "approvals", "approve", second["call_id"], "--reason", "ok")
-    denied = toolrun(platform, "approvals", "deny", first["call_id"])
-    twice = toolrun(platform, "approvals", "deny", first["call_id"])
+    listed = platform.cli("approvals", "list", "--json")
+    approved = platform.cli("approvals", "approve", second["call_id"], "--reason", "ok")
+    denied = platform.cli("approvals", "deny", first["call_id"])
+    twice = platform.cli("approvals", "deny", first["call_id"])
 
     assert {first["call_id"], second["call_id"]} <= {
         i["call_id"] for i in json.loads(listed.stdout)
@@ -270,7 +250,7 @@ def test_the_cli_review_prompts_for_each_call(
     # Oldest first: everything else pending is skipped, then this call is approved.
     answers = "s\n" * len(others) + "a\nlooks fine\n"
 
-    review = toolrun(platform, "approvals", "--once", stdin=answers)
+    review = platform.cli("approvals", "--once", stdin=answers)
 
     assert review.returncode == 0, review.stderr
     assert f"rm -rf {victims[0].name}" in review.stdout

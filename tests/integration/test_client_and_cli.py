@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -49,31 +46,8 @@ def test_async_client(platform: Platform) -> None:
     assert asyncio.run(scenario()) == [ToolStatus.SUCCESS] * 5
 
 
-def toolrun(*args: str, api: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The CLI, finding the admin token in `home` as on a machine that ran `toolrun up`."""
-    env = {**os.environ, "TOOLRUN_API": api}
-    if home is not None:
-        env["TOOLRUN_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "toolrun", *args],
-        env=env,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_cli_call_goes_through_the_api_by_default(platform: Platform) -> None:
-    done = toolrun(
-        "call",
-        "read",
-        "--args",
-        '{"file_path": "hello.txt"}',
-        "--json",
-        api=platform.base_url,
-        home=platform.settings.home,
-    )
+    done = platform.cli("call", "read", "--args", '{"file_path": "hello.txt"}', "--json")
 
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -82,7 +56,7 @@ def test_cli_call_goes_through_the_api_by_default(platform: Platform) -> None:
 
 
 def test_cli_call_reports_a_refusal_with_exit_1(platform: Platform) -> None:
-    done = toolrun("call", "nope", api=platform.base_url, home=platform.settings.home)
+    done = platform.cli("call", "nope")
 
     assert done.returncode == 1
     assert "refused (404): unknown tool: nope" in " ".join(done.stderr.split())
@@ -90,7 +64,7 @@ def test_cli_call_reports_a_refusal_with_exit_1(platform: Platform) -> None:
 
 
 def test_cli_without_a_token_says_how_to_get_one(platform: Platform, tmp_path: Path) -> None:
-    done = toolrun("call", "read", "--args", "{}", api=platform.base_url, home=tmp_path)
+    done = platform.cli("call", "read", "--args", "{}", home=tmp_path)
 
     assert done.returncode == 2
     assert "the API refused the token (missing bearer token" in " ".join(done.stderr.split())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
@@ -11,10 +10,11 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolrun.api.admission import publish, respond
+from toolrun.api.admission import new_result, publish, respond
 from toolrun.api.auth import Operator
 from toolrun.api.schemas import CALL_ID_PATTERN
 from toolrun.api.state import ApiState, get_state
+from toolrun.permissions.agents import AgentProfile
 from toolrun.permissions.inbox import ApprovalRecord, ApprovalStatus
 from toolrun.permissions.rules import RuleError, StandingRule
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
@@ -66,12 +66,7 @@ async def approve_call(
     call_id: CallId, state: State, operator: Operator, body: DecisionRequest | None = None
 ) -> JSONResponse:
     """Run this one parked call (and no other) on its level's workers."""
-    reason = body.reason if body else None
-    record = await run_in_threadpool(
-        state.inbox.decide, call_id, approved=True, by=operator.name, reason=reason
-    )
-    if record is None:
-        raise await _not_pending(state, call_id)
+    record = await _decide(state, call_id, operator, body, approved=True)
     tool = state.registry.get(record.tool_name, record.tool_version)
     call = ToolCall(
         id=record.call_id,
@@ -85,18 +80,7 @@ async def approve_call(
             _ended(record, ToolStatus.ERROR, state.registry.missing(call.tool_name, call.version))
         )
         raise HTTPException(409, f"tool {record.tool_name}@{record.tool_version} is gone")
-    queued = ToolResult(
-        call_id=call.id,
-        tool_name=call.tool_name,
-        tool_version=call.version,
-        status=ToolStatus.QUEUED,
-        metadata={
-            "queued_at": time.time(),
-            "execution_time_ms": None,
-            "agent_id": record.agent_id,
-            "approved_by": operator.name,
-        },
-    )
+    queued = new_result(call, ToolStatus.QUEUED, approved_by=operator.name)
     await state.store.replace(queued)
     try:
         await publish(
@@ -118,13 +102,8 @@ async def deny_call(
     call_id: CallId, state: State, operator: Operator, body: DecisionRequest | None = None
 ) -> JSONResponse:
     """End this parked call as denied; the caller sees who denied it and why."""
-    reason = body.reason if body else None
-    record = await run_in_threadpool(
-        state.inbox.decide, call_id, approved=False, by=operator.name, reason=reason
-    )
-    if record is None:
-        raise await _not_pending(state, call_id)
-    why = f"denied by {operator.name}" + (f": {reason}" if reason else "")
+    record = await _decide(state, call_id, operator, body, approved=False)
+    why = f"denied by {operator.name}" + (f": {record.reason}" if record.reason else "")
     result = _ended(record, ToolStatus.DENIED, f"{record.warning} — {why}")
     await state.store.finish(result)
     return respond(result)
@@ -175,11 +154,25 @@ async def expire_overdue(state: ApiState) -> int:
     return len(expired)
 
 
-async def _not_pending(state: ApiState, call_id: str) -> HTTPException:
-    record = await run_in_threadpool(state.inbox.get, call_id)
-    if record is None:
-        return HTTPException(404, f"no call {call_id!r} in the approval inbox")
-    return HTTPException(409, f"call {call_id!r} is not awaiting approval (it is {record.status})")
+async def _decide(
+    state: ApiState,
+    call_id: str,
+    operator: AgentProfile,
+    body: DecisionRequest | None,
+    *,
+    approved: bool,
+) -> ApprovalRecord:
+    """Record the decision on a pending call; 404 unknown, 409 no longer pending."""
+    reason = body.reason if body else None
+    record = await run_in_threadpool(
+        state.inbox.decide, call_id, approved=approved, by=operator.name, reason=reason
+    )
+    if record is not None:
+        return record
+    known = await run_in_threadpool(state.inbox.get, call_id)
+    if known is None:
+        raise HTTPException(404, f"no call {call_id!r} in the approval inbox")
+    raise HTTPException(409, f"call {call_id!r} is not awaiting approval (it is {known.status})")
 
 
 def _ended(record: ApprovalRecord, status: ToolStatus, error: str) -> ToolResult:

@@ -79,20 +79,20 @@ def test_the_explore_agent_is_blocked_from_write(platform: Platform) -> None:
         ).json()
 
     assert wrote["status"] == "blocked"
-    assert wrote["error"] == "tool write is not in the tool set of agent explore"
+    assert wrote["error"] == "agent may not call this tool (needs read_write, has read_only)"
     assert read["status"] == "success"
     assert any(e["call_id"] == wrote["call_id"] for e in events)
 
 
-def test_a_read_only_agent_with_every_tool_is_blocked_by_its_ceiling(platform: Platform) -> None:
-    token = platform.agent("reader", PermissionLevel.READ_ONLY)
+def test_a_tool_outside_the_tool_set_is_blocked(platform: Platform) -> None:
+    token = platform.agent("lister", PermissionLevel.EXECUTE, tools=["glob"])
     with as_agent(platform, token) as client:
         result = client.post(
-            "/v1/calls", json={"tool_name": "write", "arguments": {"file_path": "x", "content": ""}}
+            "/v1/calls", json={"tool_name": "read", "arguments": {"file_path": "hello.txt"}}
         ).json()
 
     assert result["status"] == "blocked"
-    assert result["error"] == "agent may not call this tool (needs read_write, has read_only)"
+    assert result["error"] == "tool read is not in the tool set of agent lister"
 
 
 def test_an_agent_sees_only_its_tool_set(platform: Platform) -> None:

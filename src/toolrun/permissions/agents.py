@@ -98,16 +98,17 @@ class AgentProfile:
         return next((wanted for name, wanted in self.pins if name == tool_name), None)
 
     def refusal(self, descriptor: ToolDescriptor) -> str | None:
-        """Why this agent may not call the tool, or None when it may."""
+        """Why this agent may not call the tool (its ceiling first), or None when it may."""
+        if not self.ceiling.allows(descriptor.permission):
+            return (
+                f"agent may not call this tool "
+                f"(needs {descriptor.permission}, has {self.ceiling})"
+            )
         if not self.sees(descriptor):
             return f"tool {descriptor.name} is not in the tool set of agent {self.name}"
         pinned = self.pin(descriptor.name)
         if pinned is not None and not pinned.matches(descriptor.semver):
             return f"agent {self.name} is pinned to {descriptor.name}@{pinned}"
-        if not self.ceiling.allows(descriptor.permission):
-            return (
-                f"agent may not call this tool (needs {descriptor.permission}, has {self.ceiling})"
-            )
         return None
 
 

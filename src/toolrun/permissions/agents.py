@@ -101,8 +101,7 @@ class AgentProfile:
         """Why this agent may not call the tool (its ceiling first), or None when it may."""
         if not self.ceiling.allows(descriptor.permission):
             return (
-                f"agent may not call this tool "
-                f"(needs {descriptor.permission}, has {self.ceiling})"
+                f"agent may not call this tool (needs {descriptor.permission}, has {self.ceiling})"
             )
         if not self.sees(descriptor):
             return f"tool {descriptor.name} is not in the tool set of agent {self.name}"

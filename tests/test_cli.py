@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from toolrun.cli import app
+from toolrun.cli import app, approvals
 from toolrun.cli.platform import _redacted
 from toolrun.tools import ToolDescriptor, ToolRegistry, render_markdown
 
@@ -468,3 +468,13 @@ def test_a_crashing_tool_prints_a_result_not_a_traceback(project: Path) -> None:
 )
 def test_redis_passwords_are_never_printed(url: str, shown: str) -> None:
     assert _redacted(url) == shown
+
+
+def test_approval_review_shows_terminal_escapes_as_text() -> None:
+    shown = approvals.shown("rm -rf x\x1b[1A\x1b[2K\rgit status\n[bold]")
+
+    assert "\x1b" not in shown
+    assert "\r" not in shown
+    assert "\n" not in shown
+    assert shown.startswith("rm -rf x\\x1b")
+    assert "\\[bold]" in shown  # no markup either

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Literal
 
@@ -69,7 +70,12 @@ class Settings(BaseSettings):
     rg_path: Path | None = Field(None, description="ripgrep binary; found next to Python if unset.")
 
     # The platform: broker, API, workers.
-    home: Path = Field(Path(".toolrun"), description="State of the embedded platform.")
+    home: Path | None = Field(
+        None,
+        description="The platform's state (Redis data and password, SQLite database, admin "
+        "token); default ~/.local/state/toolrun/<workspace name>-<hash>. Never inside the "
+        "workspace: tools could read it.",
+    )
     redis_url: str | None = Field(
         None, description="Broker and call store; unset: `toolrun up` starts its own Redis."
     )
@@ -105,11 +111,30 @@ class Settings(BaseSettings):
         return hosts
 
     @property
+    def platform_home(self) -> Path:
+        """TOOLRUN_HOME, else a directory of this workspace's own outside it."""
+        if self.home is not None:
+            return self.home.resolve()
+        space = self.workspace.resolve()
+        digest = hashlib.sha256(str(space).encode()).hexdigest()[:10]
+        return Path.home() / ".local" / "state" / "toolrun" / f"{space.name or 'root'}-{digest}"
+
+    def home_problem(self) -> str | None:
+        """Why tools could reach the platform's state, or None when they cannot."""
+        home, space = self.platform_home, self.workspace.resolve()
+        if home.is_relative_to(space):
+            return (
+                f"TOOLRUN_HOME {home} is inside the workspace {space}: tools could read the "
+                "admin token and the database there; choose a directory outside it"
+            )
+        return None
+
+    @property
     def admin_token_path(self) -> Path:
         """Where the embedded platform keeps its admin token (mode 0600)."""
-        return self.home.resolve() / "admin.token"
+        return self.platform_home / "admin.token"
 
     @property
     def database(self) -> str:
         """The database URL in force: TOOLRUN_DATABASE_URL, else SQLite in `home`."""
-        return self.database_url or f"sqlite:///{self.home.resolve() / 'toolrun.db'}"
+        return self.database_url or f"sqlite:///{self.platform_home / 'toolrun.db'}"

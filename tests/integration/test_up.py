@@ -14,17 +14,23 @@ import psutil
 from tests.integration.platform import free_port, wait_for
 
 
+def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """No TOOLRUN_* settings, and a home directory of the test's own (HOME)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TOOLRUN_")}
+    return env | {"HOME": str(tmp_path / "user")} | extra
+
+
 def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("embedded default\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("embedded default\n")
     api_port, flower_port = free_port(), free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TOOLRUN_")} | {
-        "TOOLRUN_FLOWER_PORT": str(flower_port)
-    }
+    env = clean_env(tmp_path, TOOLRUN_FLOWER_PORT=str(flower_port))
     log = tmp_path / "up.log"
     with log.open("wb") as sink:
         up = subprocess.Popen(
             [sys.executable, "-m", "toolrun", "up", f"--port={api_port}"],
-            cwd=tmp_path,
+            cwd=project,
             env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -38,12 +44,15 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         assert f"API      {base}" in output
         assert f"API docs {base}/docs" in output
         assert f"Flower   http://127.0.0.1:{flower_port}" in output
-        assert (tmp_path / ".toolrun" / "redis").is_dir()
-        config = tmp_path / ".toolrun" / "redis" / "redis.conf"
+        # The platform's state lives outside the workspace, where tools cannot read it.
+        [state] = (tmp_path / "user" / ".local" / "state" / "toolrun").glob("project-*")
+        assert not list(project.glob(".toolrun*"))
+        assert (state / "redis").is_dir()
+        config = state / "redis" / "redis.conf"
         password = config.read_text().split("requirepass ")[1].strip()
         assert password not in output  # printed URLs never carry it
         assert config.stat().st_mode & 0o777 == 0o600
-        token_file = tmp_path / ".toolrun" / "admin.token"
+        token_file = state / "admin.token"
         assert f"Token {token_file} (admin; created now" in " ".join(output.split())
         assert token_file.stat().st_mode & 0o777 == 0o600
         token = token_file.read_text().strip()
@@ -73,3 +82,19 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         if up.poll() is None:
             os.killpg(up.pid, signal.SIGKILL)
             up.wait()
+
+
+def test_up_refuses_a_home_inside_the_workspace(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "toolrun", "up"],
+        cwd=tmp_path,
+        env=clean_env(tmp_path, TOOLRUN_HOME=str(tmp_path / ".toolrun")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert "is inside the workspace" in " ".join(done.stderr.split())
+    assert not (tmp_path / ".toolrun").exists()

@@ -76,8 +76,17 @@ def test_reopen_puts_an_approved_call_back(inbox: ApprovalInbox) -> None:
     park(inbox, "c2")
     inbox.decide("c2", approved=True, by="alice")
 
-    inbox.reopen("c2")
+    inbox.reopen("c2", ApprovalStatus.APPROVED)
 
     record = inbox.get("c2")
     assert record is not None
     assert (record.status, record.decided_by) == ("pending", None)
+
+
+def test_a_call_past_its_deadline_cannot_be_approved_only_denied(inbox: ApprovalInbox) -> None:
+    park(inbox, "overdue", expires_in=-1)  # the sweep has not run yet
+
+    assert inbox.decide("overdue", approved=True, by="alice") is None
+    denied = inbox.decide("overdue", approved=False, by="alice")
+    assert denied is not None
+    assert denied.status == "denied"

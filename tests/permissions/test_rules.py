@@ -49,10 +49,10 @@ def test_a_command_rule_covers_exactly_its_parsed_words(
 
 
 def test_a_rule_for_one_agent_covers_no_other(book: RuleBook) -> None:
-    book.add("bash", created_by="ops", agent_name="builder", command="make test")
+    book.add("bash", created_by="ops", agent_id="id-1", agent_name="builder", command="make test")
 
-    assert book.first_match("bash", "builder", {"command": "make test"}) is not None
-    assert book.first_match("bash", "intruder", {"command": "make test"}) is None
+    assert book.first_match("bash", "id-1", {"command": "make test"}) is not None
+    assert book.first_match("bash", "id-2", {"command": "make test"}) is None  # same name, later
     assert book.first_match("bash", None, {"command": "make test"}) is None
 
 

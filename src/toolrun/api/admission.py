@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import HTTPException
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import IntegrityError
 
 from toolrun.api.state import ApiState
 from toolrun.permissions.agents import AgentProfile
@@ -64,7 +65,7 @@ async def pre_approval(
     """Who approved this call in advance (auto-approve, a standing rule), or None."""
     if verdict.policy is Policy.CONFIRM and state.settings.auto_approve:
         return "auto_approve"
-    rule = await run_in_threadpool(state.rules.first_match, call.tool_name, agent.name, arguments)
+    rule = await run_in_threadpool(state.rules.first_match, call.tool_name, agent.id, arguments)
     return None if rule is None else f"rule {rule.id}"
 
 
@@ -92,6 +93,9 @@ async def park(
     )
     try:
         await run_in_threadpool(state.inbox.park, record)
+    except IntegrityError as exc:  # an old call's id, its record gone from Redis by now
+        await state.store.forget(call.id)
+        raise HTTPException(409, f"a call with id {call.id!r} already exists") from exc
     except Exception:
         await state.store.forget(call.id)
         raise

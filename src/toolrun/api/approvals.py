@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Annotated, Any
 
@@ -66,6 +67,10 @@ async def approve_call(
     call_id: CallId, state: State, operator: Operator, body: DecisionRequest | None = None
 ) -> JSONResponse:
     """Run this one parked call (and no other) on its level's workers."""
+    parked = await run_in_threadpool(state.inbox.get, call_id)
+    sender = None if parked is None else parked.agent_id
+    if sender is not None and not await run_in_threadpool(state.agents.is_active, sender):
+        raise HTTPException(409, f"the agent that sent {call_id!r} was revoked; deny it")
     record = await _decide(state, call_id, operator, body, approved=True)
     tool = state.registry.get(record.tool_name, record.tool_version)
     call = ToolCall(
@@ -81,14 +86,16 @@ async def approve_call(
         )
         raise HTTPException(409, f"tool {record.tool_name}@{record.tool_version} is gone")
     queued = new_result(call, ToolStatus.QUEUED, approved_by=operator.name)
-    await state.store.replace(queued)
     try:
+        await state.store.replace(queued)
         await publish(
             state, tool, call, approved_by=operator.name, queued_at=queued.metadata["queued_at"]
         )
-    except Exception:
-        await run_in_threadpool(state.inbox.reopen, call_id)
-        await state.store.replace(_ended(record, ToolStatus.AWAITING_APPROVAL, record.warning))
+    except Exception:  # undo, so that the inbox and the call record agree: still pending
+        await run_in_threadpool(state.inbox.reopen, call_id, ApprovalStatus.APPROVED)
+        with contextlib.suppress(Exception):
+            waiting = _ended(record, ToolStatus.AWAITING_APPROVAL, record.warning)
+            await state.store.replace(waiting)
         raise
     return respond(queued)
 
@@ -105,7 +112,11 @@ async def deny_call(
     record = await _decide(state, call_id, operator, body, approved=False)
     why = f"denied by {operator.name}" + (f": {record.reason}" if record.reason else "")
     result = _ended(record, ToolStatus.DENIED, f"{record.warning} — {why}")
-    await state.store.finish(result)
+    try:
+        await state.store.finish(result)
+    except Exception:  # the caller would never learn of it: leave it pending instead
+        await run_in_threadpool(state.inbox.reopen, call_id, ApprovalStatus.DENIED)
+        raise
     return respond(result)
 
 
@@ -120,11 +131,17 @@ async def add_rule(body: RuleRequest, state: State, operator: Operator) -> Stand
     """Pre-approve matching calls; a command is matched on its parsed words."""
     if state.registry.get(body.tool_name) is None:
         raise HTTPException(404, state.registry.missing(body.tool_name))
+    agent = None
+    if body.agent_name is not None:
+        agent = await run_in_threadpool(state.agents.get, body.agent_name)
+        if agent is None:
+            raise HTTPException(404, f"no agent named {body.agent_name!r}")
     try:
         return await run_in_threadpool(
             lambda: state.rules.add(
                 body.tool_name,
                 created_by=operator.name,
+                agent_id=None if agent is None else agent.id,
                 agent_name=body.agent_name,
                 command=body.command,
                 arguments=body.arguments,
@@ -148,7 +165,11 @@ async def expire_overdue(state: ApiState) -> int:
     for record in expired:
         ttl = state.settings.approval_ttl_s
         message = f"{record.warning} — not approved within {ttl:g} s, so denied"
-        await state.store.finish(_ended(record, ToolStatus.DENIED, message))
+        try:
+            await state.store.finish(_ended(record, ToolStatus.DENIED, message))
+        except Exception:  # pending again: the next sweep tries once more
+            await run_in_threadpool(state.inbox.reopen, record.call_id, ApprovalStatus.EXPIRED)
+            raise
     if expired:
         log.info("%d calls waiting for approval expired", len(expired))
     return len(expired)
@@ -172,6 +193,8 @@ async def _decide(
     known = await run_in_threadpool(state.inbox.get, call_id)
     if known is None:
         raise HTTPException(404, f"no call {call_id!r} in the approval inbox")
+    if known.status == ApprovalStatus.PENDING:
+        raise HTTPException(409, f"call {call_id!r} waited too long for approval; it expires")
     raise HTTPException(409, f"call {call_id!r} is not awaiting approval (it is {known.status})")
 
 

@@ -20,6 +20,7 @@ from toolrun.api.admission import (
 from toolrun.api.auth import Agent
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
 from toolrun.api.state import ApiState, get_state
+from toolrun.api.tools import unknown_tool
 from toolrun.errors import InvalidArguments, SandboxViolation
 from toolrun.permissions.agents import Role
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
@@ -53,7 +54,7 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
     wanted = body.version or (None if pinned is None else str(pinned))
     tool = state.registry.get(body.tool_name, wanted)
     if tool is None:
-        raise HTTPException(404, state.registry.missing(body.tool_name, wanted))
+        raise HTTPException(404, unknown_tool(state, agent, body.tool_name, wanted))
     try:
         validate_arguments(tool.validator, body.arguments)
     except InvalidArguments as exc:

@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from kombu.exceptions import OperationalError
+from sqlalchemy.exc import SQLAlchemyError
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +21,8 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Validation → 400/422, broker down → 503, anything else → 500 with no internals."""
+    """Validation → 400/422, broker or database down → 503, anything else → 500 with no
+    internals."""
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -34,6 +36,11 @@ def install_error_handlers(app: FastAPI) -> None:
     async def broker_down(request: Request, exc: Exception) -> JSONResponse:
         log.warning("broker unavailable: %s", exc)
         return problem(503, f"broker unavailable, try again shortly: {type(exc).__name__}")
+
+    @app.exception_handler(SQLAlchemyError)
+    async def database_down(request: Request, exc: SQLAlchemyError) -> JSONResponse:
+        log.warning("database unavailable: %s", exc)
+        return problem(503, f"database unavailable, try again shortly: {type(exc).__name__}")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -49,5 +49,11 @@ async def get_tool_docs(
 def _visible_tool(state: ApiState, agent: AgentProfile, name: str, version: str | None) -> Tool:
     tool = state.registry.get(name, version)
     if tool is None or not agent.sees(tool.descriptor):
-        raise HTTPException(404, state.registry.missing(name, version))
+        raise HTTPException(404, unknown_tool(state, agent, name, version))
     return tool
+
+
+def unknown_tool(state: ApiState, agent: AgentProfile, name: str, version: str | None) -> str:
+    """The 404 message, naming only the tools this agent may see."""
+    visible = (t.descriptor.name for t in state.registry.list() if agent.sees(t.descriptor))
+    return state.registry.missing(name, version, visible)

@@ -20,13 +20,14 @@ _DONE_TTL_S = 600
 _DEAD_LETTERS_KEPT = 10_000
 
 # One round trip, atomically: unless the call already ended (a redelivery after a worker
-# died between storing the result and acknowledging the message), count the delivery and
-# store the running state. Returns the delivery count, or 0 for an ended call.
+# died between storing the result and acknowledging the message) or is back to waiting for
+# approval (its approval was undone), count the delivery and store the running state.
+# Returns the delivery count, or 0 for a call that must not run.
 _START = """
 local current = redis.call('GET', KEYS[1])
 if current then
     local status = cjson.decode(current)['status']
-    if status ~= 'queued' and status ~= 'running' and status ~= 'awaiting_approval' then
+    if status ~= 'queued' and status ~= 'running' then
         return 0
     end
 end

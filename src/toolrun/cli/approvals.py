@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import Annotated, Any
@@ -57,14 +58,25 @@ def review(
         raise typer.Exit(0) from None
 
 
+def shown(value: object) -> str:
+    """`value` as inert text: no markup, control characters (terminal escapes) spelled out.
+
+    Agents choose these strings; an operator must see exactly what would run.
+    """
+    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value)))
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def _ask(client: Client, item: dict[str, Any]) -> None:
     out.print(
-        f"\n[bold]{escape(item['tool_name'])}[/] {escape(item['tool_version'])} "
-        f"from {escape(str(item['agent_name']))} — risk [bold]{item['risk']}[/], "
-        f"policy {item['policy']} (call {escape(item['call_id'])})",
+        f"\n[bold]{shown(item['tool_name'])}[/] {shown(item['tool_version'])} "
+        f"from {shown(item['agent_name'])} — risk [bold]{shown(item['risk'])}[/], "
+        f"policy {shown(item['policy'])} (call {shown(item['call_id'])})",
         highlight=False,
     )
-    out.print(escape(item["warning"]), highlight=False)
+    out.print(shown(item["warning"]), highlight=False)
     out.print_json(data=item["arguments"])
     answer = Prompt.ask("approve, deny or skip?", choices=["a", "d", "s"], default="s")
     if answer == "s":
@@ -100,13 +112,8 @@ def list_pending(
         return
     table = Table("call", "agent", "tool", "risk", "policy", "status", "warning")
     for item in items:
-        table.add_row(
-            *(
-                escape(str(item[key]))
-                for key in ("call_id", "agent_name", "tool_name", "risk", "policy", "status")
-            ),
-            escape(item["warning"]),
-        )
+        keys = ("call_id", "agent_name", "tool_name", "risk", "policy", "status", "warning")
+        table.add_row(*(shown(item[key]) for key in keys))
     out.print(table)
 
 

@@ -40,7 +40,14 @@ def _platform_settings() -> Settings:
     settings = load_settings()
     if settings.redis_url is None:
         raise usage_error("TOOLRUN_REDIS_URL is not set; `toolrun up` starts everything for you")
+    _check_home(settings)
     return settings
+
+
+def _check_home(settings: Settings) -> None:
+    problem = settings.home_problem()
+    if problem is not None:
+        raise usage_error(problem)
 
 
 def api(
@@ -128,11 +135,12 @@ def up(
     concurrency: Annotated[int, typer.Option(min=1, help="Pool processes per worker.")] = 1,
 ) -> None:
     """Start the whole platform on this machine: Redis, API, one worker per level, Flower."""
-    settings = load_settings()
-    home = settings.home.resolve()
-    space = (workspace or settings.workspace).resolve()
+    space = (workspace or load_settings().workspace).resolve()
     if not space.is_dir():
         raise usage_error(f"workspace is not a directory: {space}")
+    settings = load_settings().model_copy(update={"workspace": space})
+    _check_home(settings)
+    home = settings.platform_home
     api_host = host or settings.api_host
     api_port = settings.api_port if port is None else port
     token_path, created = _admin_token(settings)

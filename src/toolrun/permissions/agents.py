@@ -191,6 +191,12 @@ class AgentStore:
                 return None
             return AgentProfile.from_record(record)
 
+    def is_active(self, agent_id: str) -> bool:
+        """True while the agent with this id exists and is not revoked."""
+        with Session(self.engine) as session:
+            record = session.get(AgentRecord, agent_id)
+            return record is not None and not record.revoked
+
     def get(self, name: str) -> AgentProfile | None:
         with Session(self.engine) as session:
             record = session.exec(select(AgentRecord).where(AgentRecord.name == name)).first()

@@ -75,9 +75,9 @@ class ApprovalInbox:
         status = ApprovalStatus.APPROVED if approved else ApprovalStatus.DENIED
         return self._move(call_id, ApprovalStatus.PENDING, status, by=by, reason=reason)
 
-    def reopen(self, call_id: str) -> None:
-        """Back to pending: an approved call that could not be enqueued."""
-        self._move(call_id, ApprovalStatus.APPROVED, ApprovalStatus.PENDING, by=None, reason=None)
+    def reopen(self, call_id: str, decided: ApprovalStatus) -> None:
+        """Back to pending: a decision whose effect could not be stored or enqueued."""
+        self._move(call_id, decided, ApprovalStatus.PENDING, by=None, reason=None)
 
     def expire(self, now: float | None = None) -> builtins.list[ApprovalRecord]:
         """Move every pending call past its deadline to expired; returns those moved."""
@@ -109,12 +109,15 @@ class ApprovalInbox:
         by: str | None,
         reason: str | None,
     ) -> ApprovalRecord | None:
-        decided_at = None if new is ApprovalStatus.PENDING else time.time()
+        now = time.time()
+        decided_at = None if new is ApprovalStatus.PENDING else now
         statement = (
             update(ApprovalRecord)
             .where(col(ApprovalRecord.call_id) == call_id, col(ApprovalRecord.status) == old.value)
             .values(status=new.value, decided_at=decided_at, decided_by=by, reason=reason)
         )
+        if new is ApprovalStatus.APPROVED:  # past its deadline it may only expire
+            statement = statement.where(col(ApprovalRecord.expires_at) > now)
         with Session(self.engine) as session:
             changed = session.exec(statement).rowcount
             session.commit()

@@ -32,16 +32,19 @@ class StandingRule(SQLModel, table=True):
 
     id: str = Field(primary_key=True)
     tool_name: str = Field(index=True)
-    agent_name: str | None = None  # None: any agent
+    # The agent by id (a new agent given a revoked one's name inherits nothing); the name
+    # is kept for people. None: any agent.
+    agent_id: str | None = None
+    agent_name: str | None = None
     command: str | None = None  # for tools with a `command` argument (bash)
     arguments: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     created_by: str
     created_at: float
 
-    def matches(self, tool_name: str, agent_name: str | None, arguments: dict[str, Any]) -> bool:
+    def matches(self, tool_name: str, agent_id: str | None, arguments: dict[str, Any]) -> bool:
         if tool_name != self.tool_name:
             return False
-        if self.agent_name is not None and agent_name != self.agent_name:
+        if self.agent_id is not None and agent_id != self.agent_id:
             return False
         if self.arguments and any(
             arguments.get(key) != value for key, value in self.arguments.items()
@@ -84,6 +87,7 @@ class RuleBook:
         tool_name: str,
         *,
         created_by: str,
+        agent_id: str | None = None,
         agent_name: str | None = None,
         command: str | None = None,
         arguments: dict[str, Any] | None = None,
@@ -105,6 +109,7 @@ class RuleBook:
         rule = StandingRule(
             id=uuid.uuid4().hex[:12],
             tool_name=tool_name,
+            agent_id=agent_id,
             agent_name=agent_name,
             command=command,
             arguments=arguments or None,
@@ -131,7 +136,7 @@ class RuleBook:
             return True
 
     def first_match(
-        self, tool_name: str, agent_name: str | None, arguments: dict[str, Any]
+        self, tool_name: str, agent_id: str | None, arguments: dict[str, Any]
     ) -> StandingRule | None:
         """The oldest rule that covers this call, if any."""
         with Session(self.engine) as session:
@@ -140,4 +145,4 @@ class RuleBook:
                 .where(StandingRule.tool_name == tool_name)
                 .order_by("created_at")
             )
-            return next((r for r in rules if r.matches(tool_name, agent_name, arguments)), None)
+            return next((r for r in rules if r.matches(tool_name, agent_id, arguments)), None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from enum import StrEnum
 
@@ -37,10 +38,30 @@ class SecurityEvent(SQLModel, table=True):
 
 
 class SecurityLog:
-    """Writes events to the `security_events` table and to the ``toolrun.security`` logger."""
+    """Writes events to the `security_events` table and to the ``toolrun.security`` logger.
 
-    def __init__(self, engine: Engine) -> None:
+    At most `stored_per_minute` rows a minute per process reach the table, so that a flood
+    of forged tokens cannot fill the database; every event still gets its log line.
+    """
+
+    def __init__(self, engine: Engine, *, stored_per_minute: int = 600) -> None:
         self.engine = engine
+        self.stored_per_minute = stored_per_minute
+        self._lock = threading.Lock()
+        self._minute, self._stored = 0, 0
+
+    def _admit(self, at: float) -> bool:
+        with self._lock:
+            minute = int(at // 60)
+            if minute != self._minute:
+                self._minute, self._stored = minute, 0
+            self._stored += 1
+            if self._stored == self.stored_per_minute + 1:
+                log.warning(
+                    "over %d security events this minute: the rest are only logged",
+                    self.stored_per_minute,
+                )
+            return self._stored <= self.stored_per_minute
 
     def record(
         self,
@@ -63,6 +84,8 @@ class SecurityLog:
             reason=reason,
         )
         log.warning(json.dumps(event.model_dump(exclude={"id"}), sort_keys=True))
+        if not self._admit(event.at):
+            return
         try:
             with Session(self.engine) as session:
                 session.add(event)

@@ -1,11 +1,13 @@
 """Runs a command in a fresh network namespace where only loopback exists.
 
-Usage: python -I -S _netjail.py [--proxy SOCKET] [--check] -- COMMAND [ARG...]
+Usage: python -I -S _netjail.py [--proxy SOCKET] [--hide DIR]... [--check] -- COMMAND [ARG...]
 
 Standalone, stdlib only, so that it starts fast and trusts nothing on sys.path. With
 --proxy, a forwarder inside the namespace relays 127.0.0.1:PORT to the unix socket of an
 allowlist proxy outside it, and the command gets the *_PROXY variables pointing there.
---check only sets the namespace up. Exit codes: 126 when the namespace cannot be made (the
+Each --hide DIR is covered by an empty read-only tmpfs in a private mount namespace, so
+the command cannot read the platform's own state (its tokens, database, Redis password).
+--check only sets the namespaces up. Exit codes: 126 when the namespace cannot be made (the
 command never runs unconfined), 127 when the command cannot be executed.
 """
 
@@ -28,6 +30,9 @@ PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PRO
 NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 
 _CLONE_NEWNET = 0x40000000
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _CLONE_NEWUSER = 0x10000000
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
@@ -44,19 +49,21 @@ class JailError(Exception):
     """The network namespace could not be set up."""
 
 
-def enter_namespace() -> None:
-    """Move this process into a new network namespace and bring its loopback up.
+def enter_namespace(hidden: list[str]) -> None:
+    """Move this process into new network and mount namespaces, bring loopback up and
+    cover each `hidden` directory.
 
-    Root unshares the network namespace alone; anyone else (or root without
-    CAP_SYS_ADMIN) gets a user namespace around it, mapping its own uid and gid 1:1.
+    Root unshares the namespaces alone; anyone else (or root without CAP_SYS_ADMIN) gets
+    a user namespace around them, mapping its own uid and gid 1:1.
 
     Raises:
         JailError: no namespace could be created or configured.
     """
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.geteuid(), os.getegid()
-    if uid != 0 or not _unshare(libc, _CLONE_NEWNET):
-        if not _unshare(libc, _CLONE_NEWUSER | _CLONE_NEWNET):
+    wanted = _CLONE_NEWNET | _CLONE_NEWNS
+    if uid != 0 or not _unshare(libc, wanted):
+        if not _unshare(libc, _CLONE_NEWUSER | wanted):
             reason = os.strerror(ctypes.get_errno())
             raise JailError(f"cannot create a network namespace: {reason}")
         _map_ids(uid, gid)
@@ -64,6 +71,34 @@ def enter_namespace() -> None:
         _loopback_up()
     except OSError as exc:
         raise JailError(f"cannot bring loopback up: {exc.strerror}") from exc
+    _hide(libc, hidden)
+
+
+def _hide(libc: ctypes.CDLL, hidden: list[str]) -> None:
+    """Keep mounts from leaking out, then lay an empty read-only tmpfs over each directory."""
+    if _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise JailError(f"cannot make mounts private: {os.strerror(ctypes.get_errno())}")
+    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    for directory in hidden:
+        if not os.path.isdir(directory):
+            continue
+        if _mount(libc, "toolrun-hidden", directory, "tmpfs", flags, "size=4k,mode=0555") != 0:
+            reason = os.strerror(ctypes.get_errno())
+            raise JailError(f"cannot hide {directory}: {reason}")
+
+
+def _mount(
+    libc: ctypes.CDLL,
+    source: str | None,
+    target: str,
+    kind: str | None,
+    flags: int,
+    data: str | None,
+) -> int:
+    def text(value: str | None) -> bytes | None:
+        return None if value is None else value.encode()
+
+    return int(libc.mount(text(source), text(target), text(kind), flags, text(data)))
 
 
 def _unshare(libc: ctypes.CDLL, flags: int) -> bool:
@@ -196,35 +231,37 @@ def proxy_env(port: int) -> dict[str, str]:
     return {**dict.fromkeys(PROXY_VARS, url), **dict.fromkeys(NO_PROXY_VARS, "")}
 
 
-def _parse(args: list[str]) -> tuple[str | None, bool, list[str]]:
-    """Proxy socket, check-only flag, and command from the arguments.
+def _parse(args: list[str]) -> tuple[str | None, list[str], bool, list[str]]:
+    """Proxy socket, directories to hide, check-only flag, and command from the arguments.
 
     Raises:
         ValueError: the arguments are malformed.
     """
     if "--" not in args:
-        raise ValueError("usage: _netjail.py [--proxy SOCKET] [--check] -- COMMAND [ARG...]")
+        raise ValueError("usage: _netjail.py [--proxy S] [--hide DIR]... [--check] -- COMMAND...")
     split = args.index("--")
     options, command = args[:split], args[split + 1 :]
-    proxy, check = None, False
+    proxy, hidden, check = None, [], False
     while options:
         option = options.pop(0)
         if option == "--check":
             check = True
         elif option == "--proxy" and options:
             proxy = options.pop(0)
+        elif option == "--hide" and options:
+            hidden.append(options.pop(0))
         else:
             raise ValueError(f"unknown option {option!r}")
     if not command and not check:
         raise ValueError("no command given")
-    return proxy, check, command
+    return proxy, hidden, check, command
 
 
 def main(args: list[str]) -> int:
     """Jail, then exec the command; an exit code only when that could not happen."""
     try:
-        proxy, check, command = _parse(args)
-        enter_namespace()
+        proxy, hidden, check, command = _parse(args)
+        enter_namespace(hidden)
         port = start_forwarder(proxy) if proxy is not None else None
     except (ValueError, JailError, OSError) as exc:
         _say(str(exc))

@@ -115,11 +115,20 @@ def simple_commands(source: str) -> list[SimpleCommand]:
     """
     try:
         trees = bashlex.parse(source)
-    except (bashlex.errors.ParsingError, NotImplementedError, IndexError, AttributeError) as exc:
+    except (
+        bashlex.errors.ParsingError,
+        NotImplementedError,
+        IndexError,
+        AttributeError,
+        RecursionError,
+    ) as exc:
         raise SandboxViolation(f"command could not be parsed, so it is refused: {exc}") from exc
     found: list[SimpleCommand] = []
-    for tree in trees:
-        found.extend(_walk(tree))
+    try:
+        for tree in trees:
+            found.extend(_walk(tree))
+    except RecursionError as exc:
+        raise SandboxViolation("command is nested too deeply, so it is refused") from exc
     return found
 
 
@@ -279,11 +288,29 @@ def _writes(operator: str, target: str) -> bool:
 
 
 def _walk(node: Any) -> Iterator[SimpleCommand]:
-    """Simple commands under a bashlex node, depth first, substitutions included."""
+    """Simple commands under a bashlex node, depth first, substitutions included.
+
+    Raises:
+        SandboxViolation: code bashlex leaves unparsed (inside ``${...}`` or a here-document).
+    """
+    _check_opaque(node)
     if node.kind == "command":
         yield _simple(node)
     for child in _children(node):
         yield from _walk(child)
+
+
+_RUNS_CODE = re.compile(r"\$\(|`|<\(|>\(")
+
+
+def _check_opaque(node: Any) -> None:
+    """Refuse substitutions where bashlex keeps text it does not parse: they would run
+    unchecked (``${x:-$(id)}``, a here-document body with ``$(...)``)."""
+    if node.kind == "parameter" and _RUNS_CODE.search(node.value):
+        raise SandboxViolation(f"command substitution inside ${{...}} is not allowed: {node.value}")
+    heredoc = getattr(node, "heredoc", None)
+    if heredoc is not None and _RUNS_CODE.search(heredoc.value):
+        raise SandboxViolation("command substitution inside a here-document is not allowed")
 
 
 def _children(node: Any) -> Iterable[Any]:

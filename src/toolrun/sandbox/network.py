@@ -124,14 +124,17 @@ def isolation_problem() -> str | None:
 
 @dataclass(frozen=True)
 class NetworkJail:
-    """Runs commands with no network, or with only an allowlist proxy's (`proxy_socket`)."""
+    """Runs commands with no network, or with only an allowlist proxy's (`proxy_socket`),
+    and with the `hidden` directories covered by an empty tmpfs (the platform's state)."""
 
     proxy_socket: Path | None = None
+    hidden: tuple[Path, ...] = ()
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        """The argv that runs `argv` inside a new network namespace."""
+        """The argv that runs `argv` inside new network and mount namespaces."""
         proxy = [] if self.proxy_socket is None else ["--proxy", str(self.proxy_socket)]
-        return [*_launcher(), *proxy, "--", *argv]
+        hide = [option for path in self.hidden for option in ("--hide", str(path))]
+        return [*_launcher(), *proxy, *hide, "--", *argv]
 
 
 def _launcher() -> list[str]:

@@ -1,5 +1,5 @@
-"""The network a call's subprocesses get under the settings: a jail, and a proxy when some
-hosts are allowed."""
+"""The jail a call's subprocesses get under the settings: no network (a proxy when some
+hosts are allowed) and the platform's state directory hidden."""
 
 from __future__ import annotations
 
@@ -25,11 +25,12 @@ def call_network(
 ) -> Iterator[NetworkJail | None]:
     """The jail for one call's subprocesses (None: unconfined, see `network_problem`), with
     an allowlisting proxy serving it while the call runs."""
+    hidden = (settings.platform_home,)  # the platform's own secrets stay out of reach
     if network_problem(settings) is not None:
         yield None
     elif not settings.network_allowlist:
-        yield NetworkJail()
+        yield NetworkJail(hidden=hidden)
     else:
         policy = NetworkPolicy(tuple(settings.network_allowlist))
         with AllowlistProxy(policy, on_refused) as socket_path:
-            yield NetworkJail(socket_path)
+            yield NetworkJail(socket_path, hidden=hidden)

@@ -79,10 +79,14 @@ class ToolRegistry:
             self._tools[name][v] for name in sorted(self._tools) for v in sorted(self._tools[name])
         ]
 
-    def missing(self, name: str, version: str | None = None) -> str:
-        """The message for a tool that is not here, naming the ones that are."""
+    def missing(
+        self, name: str, version: str | None = None, available: Iterable[str] | None = None
+    ) -> str:
+        """The message for a tool that is not here, naming the ones that are (or only
+        `available`: those the caller may see)."""
         wanted = name + (f"@{version}" if version else "")
-        return f"unknown tool: {wanted}; available tools: {', '.join(self.names()) or '(none)'}"
+        names = self.names() if available is None else sorted(set(available))
+        return f"unknown tool: {wanted}; available tools: {', '.join(names) or '(none)'}"
 
     def names(self) -> builtins.list[str]:
         return sorted(self._tools)

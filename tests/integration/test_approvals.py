@@ -256,3 +256,42 @@ def test_the_cli_review_prompts_for_each_call(
     assert f"rm -rf {victims[0].name}" in review.stdout
     assert "risk high" in " ".join(review.stdout.split())
     wait_for(lambda: not victims[0].exists(), 30, "the approved call to run")
+
+
+def test_a_new_agent_with_a_revoked_ones_name_inherits_no_rule(
+    platform: Platform, api: httpx.Client, victims: list[Path]
+) -> None:
+    platform.agent("heir", PermissionLevel.EXECUTE)
+    command = f"rm -rf {victims[0].name}"
+    rule = api.post(
+        "/v1/approval-rules", json={"tool_name": "bash", "agent_name": "heir", "command": command}
+    ).json()
+    assert api.delete("/v1/agents/heir").status_code == 204
+    token = platform.agent("heir", PermissionLevel.EXECUTE)
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        with httpx.Client(base_url=platform.base_url, headers=headers, timeout=30) as heir:
+            parked = submit(heir, command)
+    finally:
+        api.delete(f"/v1/approval-rules/{rule['id']}")
+
+    assert parked["status"] == "awaiting_approval"
+    assert victims[0].exists()
+    api.post(f"/v1/calls/{parked['call_id']}/deny")
+
+
+def test_a_call_from_a_revoked_agent_cannot_be_approved(
+    platform: Platform, api: httpx.Client, victims: list[Path]
+) -> None:
+    token = platform.agent("leaver", PermissionLevel.EXECUTE)
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=platform.base_url, headers=headers, timeout=30) as leaver:
+        parked = submit(leaver, f"rm -rf {victims[0].name}")
+    api.delete("/v1/agents/leaver")
+
+    refused = api.post(f"/v1/calls/{parked['call_id']}/approve")
+
+    assert refused.status_code == 409
+    assert "was revoked" in refused.json()["detail"]
+    assert api.post(f"/v1/calls/{parked['call_id']}/deny").status_code == 200
+    assert victims[0].exists()

@@ -99,9 +99,10 @@ def test_compose_service_command_starts_against_local_redis(
         **{k: str(v) for k, v in service["environment"].items()},
         "TOOLRUN_REDIS_URL": redis_url,
         "TOOLRUN_DATABASE_URL": LOCAL_POSTGRES,
-        "TOOLRUN_WORKSPACE": str(tmp_path),
-        "TOOLRUN_HOME": str(tmp_path / "home"),
+        "TOOLRUN_WORKSPACE": str(tmp_path / "workspace"),
+        "TOOLRUN_HOME": str(tmp_path / "home"),  # outside the workspace, as it must be
     }
+    (tmp_path / "workspace").mkdir()
     log = tmp_path / "service.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(

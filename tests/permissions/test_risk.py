@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from toolrun.permissions.policy import Risk
 from toolrun.permissions.risk import assess_command
 from toolrun.sandbox.paths import Workspace
-from toolrun.tools.model import Risk
 
 CASES = [
     ("rm -rf build", Risk.HIGH, "rm -rf deletes trees without asking"),
@@ -27,6 +27,12 @@ CASES = [
     ("echo x > /etc/hosts", Risk.HIGH, "writes outside the workspace: /etc/hosts"),
     ("bash -c 'rm -rf /'", Risk.HIGH, "rm -rf deletes trees without asking"),
     ("ls 'unterminated", Risk.HIGH, "the command cannot be parsed"),
+    ("cp payload /home/x/.bashrc", Risk.HIGH, "changes a file outside the workspace: /home/x"),
+    ("mv a.txt /etc/x", Risk.HIGH, "changes a file outside the workspace: /etc/x"),
+    ("touch ../escape", Risk.HIGH, "changes a file outside the workspace: ../escape"),
+    ("sort -o /home/x/.bashrc a", Risk.HIGH, "changes a file outside the workspace"),
+    ("sort --output=/tmp/x a", Risk.HIGH, "changes a file outside the workspace: /tmp/x"),
+    ("cp a.txt b.txt", Risk.MEDIUM, "cp changes files"),
     ("rm notes.txt", Risk.MEDIUM, "rm changes files, processes or reaches the network"),
     ("git push origin main", Risk.MEDIUM, "git push changes history or the work tree"),
     ("git reset --hard HEAD~1", Risk.MEDIUM, "git reset changes history or the work tree"),
@@ -52,5 +58,6 @@ def test_summary_names_the_level_and_the_reasons(tmp_path: Path) -> None:
     assessment = assess_command("sudo rm -rf /", Workspace(tmp_path))
 
     assert assessment.summary == (
-        "risk high: sudo raises privileges; rm -rf deletes trees without asking"
+        "risk high: sudo raises privileges; rm -rf deletes trees without asking; "
+        "changes a file outside the workspace: /"
     )

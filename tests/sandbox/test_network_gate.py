@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from toolrun.config import Settings
+from toolrun.permissions.approvals import AutoApprover
 from toolrun.sandbox.network import NetworkJail, isolation_problem
 from toolrun.sandbox.network_gate import call_network, network_problem
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult
@@ -17,7 +18,8 @@ pytestmark = pytest.mark.skipif(isolation_problem() is not None, reason="no name
 def bash(settings: Settings, command: str) -> ToolResult:
     with call_network(settings, lambda refusal: None) as jail:
         assert isinstance(jail, NetworkJail)
-        ctx = ToolContext.create(settings, network=jail)
+        # Authorised even when dangerous: what stops these commands must be the jail.
+        ctx = ToolContext.create(settings, network=jail, approver=AutoApprover(dangerous=True))
         call = ToolCall(tool_name="bash", arguments={"command": command})
         return Executor(ToolRegistry.with_builtins()).execute(call, ctx)
 

@@ -196,6 +196,10 @@ def test_host_outside_the_policy_is_refused_and_reported(request_head: bytes, po
         (b"CONNECT 127.0.0.1:99999 HTTP/1.1\r\n\r\n", "invalid port"),
         (b"GET http://127.0.0.1/ HTTP/1.1\r\nno colon\r\n\r\n", "malformed header line"),
         (b"GET http://127.0.0.1/ HTTP/1.1\r\nX-Long: " + b"a" * MAX_HEAD_BYTES, "larger than"),
+        (b"GET http://127.0.0.1/ HTTP/1.1\r\nX-A: b\nHost: evil.com\r\n\r\n", "bare CR, LF"),
+        (b"GET http://127.0.0.1/\rx HTTP/1.1\r\n\r\n", "bare CR, LF"),
+        (b"GET http://[::1/ HTTP/1.1\r\n\r\n", "malformed request target"),
+        (b"CONNECT [::1:443 HTTP/1.1\r\n\r\n", "malformed request target"),
     ],
 )
 def test_malformed_requests_get_400(request_head: bytes, complaint: str) -> None:

@@ -11,7 +11,9 @@ from toolrun.sandbox.paths import Workspace
 
 _FETCHERS = {"curl", "wget"}
 _RUNS_STDIN = {"sh", "bash", "dash", "zsh", "python", "python3", "node", "perl", "ruby"}
-_MEDIUM = {"rm", "mv", "chmod", "chown", "kill", "pkill", "curl", "wget", "scp", "rsync"}
+_MEDIUM = {"rm", "mv", "cp", "chmod", "chown", "kill", "pkill", "curl", "wget", "scp", "rsync"}
+# Programs whose operands are files they create, change or delete.
+_WRITERS = {"cp", "mv", "rm", "rmdir", "touch", "mkdir", "ln", "chmod", "chown", "tee", "truncate"}
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,12 @@ def assess_command(source: str, workspace: Workspace) -> Assessment:
     except SandboxViolation:
         return Assessment(Risk.HIGH, ("the command cannot be parsed",))
     high = [reason for words in lines if (reason := _high(words))]
+    high += [
+        f"changes a file outside the workspace: {path}"
+        for words in lines
+        for path in _written_paths(words)
+        if _outside(path, workspace)
+    ]
     names = {words[0] for words in lines}
     if names & _FETCHERS and any(w[0] in _RUNS_STDIN and len(w) == 1 for w in lines):
         high.append("downloads code and runs it")
@@ -51,6 +59,26 @@ def assess_command(source: str, workspace: Workspace) -> Assessment:
     if medium:
         return Assessment(Risk.MEDIUM, tuple(dict.fromkeys(medium)))
     return Assessment(Risk.LOW)
+
+
+def _written_paths(words: list[str]) -> list[str]:
+    """The operands a file-changing command writes (`sort -o FILE` included)."""
+    name, args = words[0], words[1:]
+    if name == "sort":
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-o"] + [
+            a.removeprefix("--output=") for a in args if a.startswith("--output=")
+        ]
+    if name not in _WRITERS:
+        return []
+    return [a for a in args if not a.startswith("-")]
+
+
+def _outside(path: str, workspace: Workspace) -> bool:
+    try:
+        workspace.resolve(path)
+    except SandboxViolation:
+        return True
+    return False
 
 
 def _flags(args: list[str]) -> set[str]:

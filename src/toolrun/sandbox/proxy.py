@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import shutil
 import socket
 import tempfile
@@ -218,16 +219,19 @@ def _parse_head(head: bytes) -> _Request:
     Raises:
         _BadRequest: not a CONNECT or absolute-URI HTTP/1.x request.
     """
-    request_line, *header_lines = head.decode("latin-1").split("\r\n")
+    text = head.decode("latin-1")
+    if _STRAY.search(text.replace("\r\n", "")):  # a bare LF or CR could smuggle a header
+        raise _BadRequest("request head holds a bare CR, LF or NUL")
+    request_line, *header_lines = text.split("\r\n")
     parts = request_line.split(" ")
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         raise _BadRequest(f"malformed request line {request_line[:200]!r}")
     method, target, version = parts
     headers = [_header(line) for line in header_lines]
     if method.upper() == "CONNECT":
-        host, port = _authority(urlsplit(f"//{target}"), default_port=None)
+        host, port = _authority(_split(f"//{target}"), default_port=None)
         return _Request(host, port, tunnel=True, upstream_head=b"")
-    url = urlsplit(target)
+    url = _split(target)
     if url.scheme.lower() != "http":
         raise _BadRequest(f"expected an absolute http:// URI, got {target[:200]!r}")
     host, port = _authority(url, default_port=80)
@@ -241,6 +245,16 @@ def _parse_head(head: bytes) -> _Request:
     ]
     lines += ["Connection: close", "", ""]
     return _Request(host, port, tunnel=False, upstream_head="\r\n".join(lines).encode("latin-1"))
+
+
+_STRAY = re.compile(r"[\r\n\x00]")
+
+
+def _split(target: str) -> SplitResult:
+    try:
+        return urlsplit(target)
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        raise _BadRequest(f"malformed request target {target[:200]!r}: {exc}") from exc
 
 
 def _header(line: str) -> tuple[str, str]:

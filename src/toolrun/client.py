@@ -169,6 +169,12 @@ class Client:
     def remove_approval_rule(self, rule_id: str) -> None:
         self._request("DELETE", f"/v1/approval-rules/{quote(rule_id, safe='')}")
 
+    def history(self, *, cursor: str | None = None, **filters: Any) -> dict[str, Any]:
+        """One page of call history, newest first: filters tool, version, agent (name),
+        status, since, until, limit; pass the answer's `next_cursor` for the next page."""
+        params = {k: v for k, v in {**filters, "cursor": cursor}.items() if v is not None}
+        return dict(self._request("GET", "/v1/history", params=params).json())
+
     def security_events(self, *, kind: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """Refused calls, connections and requests, newest first (operators)."""
         params: dict[str, Any] = {"limit": limit} | ({"kind": kind} if kind else {})

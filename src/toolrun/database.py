@@ -32,6 +32,7 @@ def open_database(url: str) -> Engine:
 def create_tables(engine: Engine) -> None:
     """Create the toolrun tables that do not exist yet."""
     # The table modules register themselves on SQLModel.metadata when imported.
+    from toolrun.history import records  # noqa: F401, PLC0415
     from toolrun.permissions import agents, inbox, rules, security_log  # noqa: F401, PLC0415
 
     SQLModel.metadata.create_all(engine)

@@ -148,6 +148,7 @@ PROTECTED = [
     ("GET", "/v1/agents/me"),
     ("DELETE", "/v1/agents/admin"),
     ("GET", "/v1/security-events"),
+    ("GET", "/v1/history"),
 ]
 
 

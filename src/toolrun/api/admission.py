@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import IntegrityError
 
 from toolrun.api.state import ApiState
+from toolrun.history import record_of
 from toolrun.permissions.agents import AgentProfile
 from toolrun.permissions.inbox import ApprovalRecord
 from toolrun.permissions.policy import Policy, Verdict
@@ -44,6 +45,7 @@ async def block(state: ApiState, call: ToolCall, reason: str) -> JSONResponse:
     result = new_result(call, ToolStatus.BLOCKED)
     result.error = reason
     await create_record(state, result)
+    await remember(state, result, call.arguments)
     await run_in_threadpool(
         state.security.record,
         EventKind.BLOCKED_CALL,
@@ -118,6 +120,13 @@ async def publish(
         queued_at=queued_at,
     )
     await asyncio.get_running_loop().run_in_executor(state.publisher, send)
+
+
+async def remember(state: ApiState, result: ToolResult, arguments: dict[str, Any]) -> None:
+    """Write the history row of a call the API ended itself (blocked, denied, expired)."""
+    tool = state.registry.get(result.tool_name, result.tool_version)
+    parameters = None if tool is None else tool.descriptor.parameters
+    await run_in_threadpool(state.history.write, record_of(result, arguments, parameters))
 
 
 async def create_record(state: ApiState, result: ToolResult) -> None:

@@ -16,13 +16,14 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun import __version__
-from toolrun.api import agents, approvals, calls, health, security, tools, ui
+from toolrun.api import agents, approvals, calls, health, history, security, tools, ui
 from toolrun.api.errors import install_error_handlers
 from toolrun.api.limits import BodySizeLimit
 from toolrun.api.state import ApiState
 from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
 from toolrun.database import create_database_engine, create_tables
+from toolrun.history import HistoryStore
 from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
@@ -78,6 +79,7 @@ def create_app(settings: Settings) -> FastAPI:
             inbox=ApprovalInbox(database),
             rules=RuleBook(database),
             security=SecurityLog(database),
+            history=HistoryStore(database),
         )
         sweeper = asyncio.create_task(_sweep_expired(state, tables=_tables_created(database)))
         try:
@@ -98,7 +100,7 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for module in (tools, calls, approvals, agents, security, health, ui):
+    for module in (tools, calls, approvals, history, agents, security, health, ui):
         app.include_router(module.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     return app

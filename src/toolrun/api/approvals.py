@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolrun.api.admission import new_result, publish, respond
+from toolrun.api.admission import new_result, publish, remember, respond
 from toolrun.api.auth import Operator
 from toolrun.api.schemas import CALL_ID_PATTERN
 from toolrun.api.state import ApiState, get_state
@@ -81,9 +81,11 @@ async def approve_call(
         agent_id=record.agent_id,
     )
     if tool is None:  # unregistered while it waited
-        await state.store.finish(
-            _ended(record, ToolStatus.ERROR, state.registry.missing(call.tool_name, call.version))
+        gone = _ended(
+            record, ToolStatus.ERROR, state.registry.missing(call.tool_name, call.version)
         )
+        await state.store.finish(gone)
+        await remember(state, gone, record.arguments)
         raise HTTPException(409, f"tool {record.tool_name}@{record.tool_version} is gone")
     queued = new_result(call, ToolStatus.QUEUED, approved_by=operator.name)
     try:
@@ -117,6 +119,7 @@ async def deny_call(
     except Exception:  # the caller would never learn of it: leave it pending instead
         await run_in_threadpool(state.inbox.reopen, call_id, ApprovalStatus.DENIED)
         raise
+    await remember(state, result, record.arguments)
     return respond(result)
 
 
@@ -165,11 +168,13 @@ async def expire_overdue(state: ApiState) -> int:
     for record in expired:
         ttl = state.settings.approval_ttl_s
         message = f"{record.warning} — not approved within {ttl:g} s, so denied"
+        result = _ended(record, ToolStatus.DENIED, message)
         try:
-            await state.store.finish(_ended(record, ToolStatus.DENIED, message))
+            await state.store.finish(result)
         except Exception:  # pending again: the next sweep tries once more
             await run_in_threadpool(state.inbox.reopen, record.call_id, ApprovalStatus.EXPIRED)
             raise
+        await remember(state, result, record.arguments)
     if expired:
         log.info("%d calls waiting for approval expired", len(expired))
     return len(expired)
@@ -207,6 +212,7 @@ def _ended(record: ApprovalRecord, status: ToolStatus, error: str) -> ToolResult
         error=error,
         metadata={
             "agent_id": record.agent_id,
+            "queued_at": record.created_at,
             "execution_time_ms": None,
             "decided_by": record.decided_by,
             "policy": record.policy,

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 
 from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
+from toolrun.history import HistoryStore
 from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
@@ -40,6 +41,7 @@ class ApiState:
     inbox: ApprovalInbox
     rules: RuleBook
     security: SecurityLog
+    history: HistoryStore
 
 
 def get_state(request: Request) -> ApiState:

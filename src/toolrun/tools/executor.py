@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from typing import Any
 
 from toolrun.errors import (
@@ -20,6 +21,7 @@ from toolrun.tools.registry import ToolRegistry
 from toolrun.tools.validation import validate_arguments, with_defaults
 
 log = logging.getLogger(__name__)
+MAX_TRACEBACK_CHARS = 8000
 
 
 class Executor:
@@ -51,8 +53,13 @@ class Executor:
     def _execute_tool(self, tool: Tool, call: ToolCall, ctx: ToolContext) -> ToolResult:
         descriptor = tool.descriptor
 
-        def result(status: ToolStatus, output: Any = None, error: str | None = None) -> ToolResult:
-            return ToolResult(
+        def result(
+            status: ToolStatus,
+            output: Any = None,
+            error: str | None = None,
+            cause: BaseException | None = None,
+        ) -> ToolResult:
+            ended = ToolResult(
                 call_id=call.id,
                 tool_name=descriptor.name,
                 tool_version=descriptor.version,
@@ -60,6 +67,9 @@ class Executor:
                 output=output,
                 error=error,
             )
+            if cause is not None:  # for the history: what kind of failure this was
+                ended.metadata["error_type"] = type(cause).__name__
+            return ended
 
         try:
             validate_arguments(tool.validator, call.arguments)
@@ -82,18 +92,18 @@ class Executor:
             if not isinstance(produced, ToolOutput):
                 raise TypeError(f"run() returned {type(produced).__name__}, not ToolOutput")
         except InvalidArguments as exc:
-            return result(ToolStatus.ERROR, error=f"invalid arguments: {exc}")
+            return result(ToolStatus.ERROR, error=f"invalid arguments: {exc}", cause=exc)
         except SandboxViolation as exc:
-            blocked = result(ToolStatus.BLOCKED, error=str(exc))
+            blocked = result(ToolStatus.BLOCKED, error=str(exc), cause=exc)
             if exc.target is not None:
                 blocked.metadata["blocked_target"] = exc.target
             if isinstance(exc, NetworkRefused):
                 blocked.metadata["blocked_network"] = True
             return blocked
         except ToolTimeout as exc:
-            return result(ToolStatus.TIMEOUT, output=exc.output, error=str(exc))
+            return result(ToolStatus.TIMEOUT, output=exc.output, error=str(exc), cause=exc)
         except ToolExecutionError as exc:
-            return result(ToolStatus.ERROR, output=exc.output, error=str(exc))
+            return result(ToolStatus.ERROR, output=exc.output, error=str(exc), cause=exc)
         except Exception as exc:  # a bug in a tool must still give the caller a result
             if isinstance(exc, self.propagate):
                 raise
@@ -104,7 +114,11 @@ class Executor:
                 exc,
                 exc_info=log.isEnabledFor(logging.DEBUG),
             )
-            return result(ToolStatus.ERROR, error=f"internal error in {descriptor.name}: {exc!r}")
+            crashed = result(
+                ToolStatus.ERROR, error=f"internal error in {descriptor.name}: {exc!r}", cause=exc
+            )
+            crashed.metadata["traceback"] = traceback.format_exc(limit=20)[-MAX_TRACEBACK_CHARS:]
+            return crashed
         final = result(ToolStatus.SUCCESS, output=produced.output)
         final.metadata.update(produced.metadata)
         return final

@@ -10,10 +10,12 @@ from functools import cached_property
 
 import redis
 from celery.exceptions import SoftTimeLimitExceeded
+from sqlalchemy.engine import Engine
 
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.database import open_database
+from toolrun.history import HistoryStore, record_of
 from toolrun.permissions.approvals import AutoApprover, DenyApprover
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.security_log import EventKind, SecurityLog
@@ -50,8 +52,22 @@ class WorkerRuntime:
         return CallStore(client, ttl_s=self.settings.call_ttl_s)
 
     @cached_property
+    def database(self) -> Engine:
+        return open_database(self.settings.database)
+
+    @cached_property
     def security(self) -> SecurityLog:
-        return SecurityLog(open_database(self.settings.database))
+        return SecurityLog(self.database)
+
+    @cached_property
+    def history(self) -> HistoryStore:
+        return HistoryStore(self.database)
+
+    def remember(self, call: ToolCall, result: ToolResult) -> None:
+        """Write the call's history row (after its result is stored: callers never wait)."""
+        tool = self.registry.get(call.tool_name, call.version)
+        parameters = None if tool is None else tool.descriptor.parameters
+        self.history.write(record_of(result, call.arguments, parameters))
 
     @cached_property
     def executor(self) -> Executor:
@@ -95,6 +111,7 @@ class WorkerRuntime:
                 target=result.metadata.get("blocked_target"),
             )
         self._finish(result)
+        self.remember(call, result)
         return result
 
     def _finish(self, result: ToolResult) -> None:

@@ -48,17 +48,17 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
 
 
 def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error: str) -> None:
-    payload, _approved_by, _queued_at = request.args
+    payload, _approved_by, queued_at = request.args
     call = ToolCall.model_validate(payload)
     log.error("call %s (%s): %s", call.id, call.tool_name, error)
     kill_labelled(label_for(call.id))  # what the killed pool process had started
-    runtime.store.finish(
-        ToolResult(
-            call_id=call.id,
-            tool_name=call.tool_name,
-            tool_version=call.version,
-            status=status,
-            error=error,
-            metadata={"agent_id": call.agent_id},
-        )
+    result = ToolResult(
+        call_id=call.id,
+        tool_name=call.tool_name,
+        tool_version=call.version,
+        status=status,
+        error=error,
+        metadata={"agent_id": call.agent_id, "queued_at": queued_at},
     )
+    runtime.store.finish(result)
+    runtime.remember(call, result)

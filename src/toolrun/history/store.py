@@ -6,6 +6,7 @@ import base64
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import and_, or_
@@ -52,28 +53,34 @@ class HistoryStore:
         self.engine = engine
 
     def write(self, record: CallRecord) -> None:
-        """Insert or replace the call's row (a redelivered call ends once more).
+        """Insert or replace one call's row (a redelivered call ends once more)."""
+        self.write_many([record])
 
-        A busy SQLite database is retried; a row that still cannot be written is logged
-        with its call id rather than raised into the call's own path.
+    def write_many(self, records: Sequence[CallRecord]) -> None:
+        """Insert or replace rows in one transaction.
+
+        A busy SQLite database is retried; rows that still cannot be written are logged by
+        call id rather than raised into a call's own path.
         """
-        values = record.model_dump()
+        if not records:
+            return
         table = CallRecord.__table__  # type: ignore[attr-defined]
-        dialect = self.engine.dialect.name
-        insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
-        statement = insert(table).values(**values)
+        insert = postgresql_insert if self.engine.dialect.name == "postgresql" else sqlite_insert
+        statement = insert(table)
+        columns = [column.name for column in table.columns if column.name != "call_id"]
         statement = statement.on_conflict_do_update(
-            index_elements=["call_id"],
-            set_={k: v for k, v in values.items() if k != "call_id"},
+            index_elements=["call_id"], set_={name: statement.excluded[name] for name in columns}
         )
+        values = [record.model_dump() for record in records]
         for attempt in range(1, _WRITE_ATTEMPTS + 1):
             try:
                 with self.engine.begin() as connection:
-                    connection.execute(statement)
+                    connection.execute(statement, values)
                 return
             except OperationalError as exc:  # "database is locked" past the busy timeout
                 if attempt == _WRITE_ATTEMPTS:
-                    log.error("history row of call %s not written: %s", record.call_id, exc)
+                    lost = ", ".join(record.call_id for record in records)
+                    log.error("history rows not written (%s): calls %s", exc, lost)
                     return
                 time.sleep(0.05 * attempt)
 

@@ -16,6 +16,7 @@ from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.history import HistoryStore, record_of
+from toolrun.history.writer import HistoryWriter
 from toolrun.permissions.approvals import AutoApprover, DenyApprover
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.security_log import EventKind, SecurityLog
@@ -60,14 +61,14 @@ class WorkerRuntime:
         return SecurityLog(self.database)
 
     @cached_property
-    def history(self) -> HistoryStore:
-        return HistoryStore(self.database)
+    def history(self) -> HistoryWriter:
+        return HistoryWriter(HistoryStore(self.database))
 
     def remember(self, call: ToolCall, result: ToolResult) -> None:
-        """Write the call's history row (after its result is stored: callers never wait)."""
+        """Queue the call's history row (written in batches: callers never wait for it)."""
         tool = self.registry.get(call.tool_name, call.version)
         parameters = None if tool is None else tool.descriptor.parameters
-        self.history.write(record_of(result, call.arguments, parameters))
+        self.history.put(record_of(result, call.arguments, parameters))
 
     @cached_property
     def executor(self) -> Executor:

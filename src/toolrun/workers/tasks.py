@@ -8,6 +8,7 @@ from typing import Any
 import redis
 from celery import Celery, Task
 from celery.exceptions import Reject
+from celery.signals import worker_process_shutdown, worker_shutdown
 from celery.worker.request import Request
 
 from toolrun.sandbox.tracking import kill_labelled, label_for
@@ -20,6 +21,14 @@ log = logging.getLogger(__name__)
 
 def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     """Add `toolrun.execute` to `app`, running calls with `runtime`."""
+
+    @worker_process_shutdown.connect(weak=False)
+    def write_pending_history(**_: Any) -> None:  # a pool child going away
+        runtime.history.flush()
+
+    @worker_shutdown.connect(weak=False)
+    def write_main_history(**_: Any) -> None:  # rows of calls settled by the main process
+        runtime.history.flush()
 
     class ToolRequest(Request):
         """Runs in the worker's main process, which outlives a killed pool child."""

@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.core_tools
 	$(BIN)/python -m bench.platform_roundtrip
 	$(BIN)/python -m bench.network_jail
+	$(BIN)/python -m bench.history_queries
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy
+from sqlalchemy.exc import OperationalError
 
 from toolrun.config import Settings
 from toolrun.database import open_database
@@ -75,3 +79,34 @@ def agent_token(
     finally:
         engine.dispose()
     return token
+
+
+POSTGRES = os.environ.get(
+    "TOOLRUN_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database: a SQLite file, or a schema of its own on the machine's PostgreSQL
+    (skipped without one, except under CI)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'toolrun.db'}"
+        return
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    admin = sqlalchemy.create_engine(POSTGRES)
+    try:
+        with admin.begin() as connection:
+            connection.execute(sqlalchemy.text(f"CREATE SCHEMA {schema}"))
+    except OperationalError as exc:
+        admin.dispose()
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs PostgreSQL at {POSTGRES}: {exc}")
+        pytest.skip(f"no PostgreSQL at {POSTGRES}")
+    separator = "&" if "?" in POSTGRES else "?"
+    try:
+        yield f"{POSTGRES}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as connection:
+            connection.execute(sqlalchemy.text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import quote
 
 import httpx
@@ -61,6 +61,14 @@ def _checked(response: httpx.Response) -> httpx.Response:
         detail = body.get("detail", response.text) if isinstance(body, dict) else response.text
         raise ApiError(response.status_code, str(detail))
     return response
+
+
+def _export_params(format: str, filters: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in {**filters, "format": format}.items() if v is not None}
+
+
+def _stats_params(since: float | None, until: float | None, by: str) -> dict[str, Any]:
+    return {k: v for k, v in {"since": since, "until": until, "by": by}.items() if v is not None}
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -175,6 +183,30 @@ class Client:
         params = {k: v for k, v in {**filters, "cursor": cursor}.items() if v is not None}
         return dict(self._request("GET", "/v1/history", params=params).json())
 
+    def export_history(self, destination: BinaryIO, *, format: str = "json", **filters: Any) -> int:
+        """Stream every matching row (filters as `history`) into `destination` as CSV or a
+        JSON array; returns the bytes written."""
+        params = _export_params(format, filters)
+        try:
+            with self._http.stream("GET", "/v1/history/export", params=params) as response:
+                if response.is_error:
+                    response.read()
+                    _checked(response)
+                written = 0
+                for chunk in response.iter_bytes():
+                    written += destination.write(chunk)
+                return written
+        except httpx.TransportError as exc:
+            raise ApiUnreachable(f"export from {self._http.base_url} broke off: {exc}") from exc
+
+    def stats(
+        self, *, since: float | None = None, until: float | None = None, by: str = "tool"
+    ) -> dict[str, Any]:
+        """Per-tool statistics of the calls that ended in [since, until) (default: the last
+        day), and suggestions for slow tools (operators)."""
+        params = _stats_params(since, until, by)
+        return dict(self._request("GET", "/v1/stats", params=params).json())
+
     def security_events(self, *, kind: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """Refused calls, connections and requests, newest first (operators)."""
         params: dict[str, Any] = {"limit": limit} | ({"kind": kind} if kind else {})
@@ -236,3 +268,10 @@ class AsyncClient:
         """A call's state; with `wait`, waits up to that long for it to end."""
         response = await self._request("GET", _call_path(call_id), **_waiting(wait))
         return ToolResult.model_validate(response.json())
+
+    async def stats(
+        self, *, since: float | None = None, until: float | None = None, by: str = "tool"
+    ) -> dict[str, Any]:
+        """Per-tool statistics, as `Client.stats`."""
+        response = await self._request("GET", "/v1/stats", params=_stats_params(since, until, by))
+        return dict(response.json())

@@ -104,6 +104,20 @@ class Settings(BaseSettings):
         default_factory=list, description="Extra modules whose TOOLS list is registered."
     )
 
+    # History and monitoring.
+    history_retention_days: float | None = Field(
+        90.0,
+        gt=0,
+        description="History rows older than this are pruned (by the API every hour and by "
+        "`toolrun history prune`); null: keep every row.",
+    )
+    slow_call_ms: float = Field(
+        500.0, gt=0, description="Calls running longer than this write a warning log line."
+    )
+    log_format: Literal["json", "console"] = Field(
+        "json", description="Log lines of the API and workers: JSON objects or plain text."
+    )
+
     @field_validator("network_allowlist")
     @classmethod
     def _check_hosts(cls, hosts: list[str]) -> list[str]:

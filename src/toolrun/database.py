@@ -1,4 +1,4 @@
-"""The database: one engine per process, tables created on first use, a liveness probe.
+"""The database: one engine per process, the schema migrated by Alembic, a liveness probe.
 
 SQLite (the embedded default) runs in WAL mode with a busy timeout, so the API and the
 workers, separate processes, can write side by side. PostgreSQL is used as given.
@@ -6,36 +6,83 @@ workers, separate processes, can write side by side. PostgreSQL is used as given
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy
+from alembic import command
+from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
-from sqlmodel import SQLModel
 
 CONNECT_TIMEOUT_S = 2
 SQLITE_BUSY_TIMEOUT_S = 10
+MIGRATIONS = Path(__file__).parent / "migrations"
+FIRST_REVISION = "0001"
+LOCK_KEY = 0x746F6F6C72756E  # "toolrun": the advisory lock of schema migrations
 
 
 def open_database(url: str) -> Engine:
-    """An engine for `url` with every toolrun table created.
+    """An engine for `url` with the schema migrated to the newest revision.
 
     Raises:
         sqlalchemy.exc.SQLAlchemyError: the database does not answer.
     """
     engine = create_database_engine(url)
-    create_tables(engine)
+    migrate(engine)
     return engine
 
 
-def create_tables(engine: Engine) -> None:
-    """Create the toolrun tables that do not exist yet."""
-    # The table modules register themselves on SQLModel.metadata when imported.
-    from toolrun.history import records  # noqa: F401, PLC0415
+def import_tables() -> None:
+    """Import the modules whose tables make up toolrun's schema (SQLModel.metadata)."""
+    from toolrun.history import records, rollups  # noqa: F401, PLC0415
     from toolrun.permissions import agents, inbox, rules, security_log  # noqa: F401, PLC0415
 
-    SQLModel.metadata.create_all(engine)
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision; one process at a time does it.
+
+    A database made before toolrun used Alembic (its tables exist, no alembic_version) is
+    stamped with the first revision, whose schema it has, and upgraded from there.
+    """
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with _migration_lock(engine), engine.connect() as connection:
+        config.attributes["connection"] = connection
+        tables = set(sqlalchemy.inspect(connection).get_table_names())
+        if "alembic_version" not in tables and "call_history" in tables:
+            command.stamp(config, FIRST_REVISION)
+        command.upgrade(config, "head")
+        connection.commit()
+
+
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """A lock across processes: PostgreSQL's advisory lock, or a file lock beside a SQLite
+    database file."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as connection:
+            key = {"key": LOCK_KEY}
+            connection.execute(sqlalchemy.text("SELECT pg_advisory_lock(:key)"), key)
+            try:
+                yield
+            finally:
+                connection.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:key)"), key)
+                connection.commit()
+        return
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def create_database_engine(url: str) -> Engine:

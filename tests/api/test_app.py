@@ -11,6 +11,8 @@ from tests.conftest import agent_token
 
 from toolrun.api import create_app
 from toolrun.config import Settings
+from toolrun.permissions.agents import Role
+from toolrun.permissions.levels import PermissionLevel
 
 
 def serve(settings: Settings, token: str | None = None) -> TestClient:
@@ -149,6 +151,9 @@ PROTECTED = [
     ("DELETE", "/v1/agents/admin"),
     ("GET", "/v1/security-events"),
     ("GET", "/v1/history"),
+    ("GET", "/v1/history/export"),
+    ("GET", "/v1/stats"),
+    ("GET", "/metrics"),
 ]
 
 
@@ -174,3 +179,19 @@ def test_every_route_is_in_the_auth_test(client: TestClient) -> None:
     routes = [(m.upper(), p) for p, ops in paths.items() for m in ops if p != "/healthz"]
 
     assert len(routes) == len(PROTECTED), routes
+
+
+def test_metrics_are_for_operators(workspace: Path, tmp_path: Path) -> None:
+    settings = Settings(
+        workspace=workspace, home=tmp_path / "home", redis_url="redis://127.0.0.1:1/0"
+    )
+    token = agent_token(settings, "bot", ceiling=PermissionLevel.READ_ONLY, role=Role.AGENT)
+    operator = agent_token(settings, "ops", role=Role.OPERATOR)
+
+    with serve(settings, token) as client:
+        refused = client.get("/metrics")
+        unavailable = client.get("/metrics", headers={"Authorization": f"Bearer {operator}"})
+
+    assert refused.status_code == 403
+    assert "needs the operator role" in refused.json()["detail"]
+    assert unavailable.status_code == 503  # no broker here; tests/integration/test_metrics.py

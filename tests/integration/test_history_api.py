@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import time
+import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.integration.platform import Platform, wait_for
+from toolrun.history.export import read_cell
 from toolrun.permissions.levels import PermissionLevel
 
 
@@ -111,3 +117,116 @@ def test_the_cli_lists_recent_calls(platform: Platform) -> None:
     assert {r["tool_name"] for r in listed} == {"read"}
     assert table.returncode == 0, table.stderr
     assert "status" in table.stdout
+
+
+def _exporter_calls(platform: Platform) -> str:
+    """Three calls by a fresh agent (two reads, one failed read); returns its name."""
+    name = f"exporter-{uuid.uuid4().hex[:6]}"
+    token = platform.agent(name, PermissionLevel.READ_ONLY)
+    with client_for(platform, token) as agent:
+        for path in ("hello.txt", "hello.txt", 'missing, "quoted".txt'):
+            agent.post(
+                "/v1/calls",
+                params={"wait": 30},
+                json={"tool_name": "read", "arguments": {"file_path": path}},
+            )
+    return name
+
+
+def test_exports_stream_the_rows_history_lists(platform: Platform, api: httpx.Client) -> None:
+    name = _exporter_calls(platform)
+    wait_for(lambda: len(rows(api, agent=name)) == 3, 30, "three history rows")
+    listed = rows(api, agent=name)
+
+    as_json = api.get("/v1/history/export", params={"agent": name, "format": "json"})
+    as_csv = api.get("/v1/history/export", params={"agent": name, "format": "csv"})
+    errors = api.get("/v1/history/export", params={"agent": name, "status": "error"}).json()
+
+    assert as_json.status_code == 200
+    assert as_json.json() == listed
+    assert as_csv.headers["content-type"].startswith("text/csv")
+    assert "attachment" in as_csv.headers["content-disposition"]
+    reader = csv.DictReader(io.StringIO(as_csv.content.decode("utf-8-sig"), newline=""))
+    parsed = [{k: read_cell(k, v) for k, v in row.items()} for row in reader]
+    assert parsed == listed
+    assert [r["arguments"]["file_path"] for r in errors] == ['missing, "quoted".txt']
+    assert api.get("/v1/history/export", params={"format": "xml"}).status_code == 422
+
+
+def test_an_agent_exports_only_its_own_calls(platform: Platform, api: httpx.Client) -> None:
+    token = platform.agent(f"quiet-{uuid.uuid4().hex[:6]}", PermissionLevel.READ_ONLY)
+    with client_for(platform, token) as agent:
+        exported = agent.get("/v1/history/export", params={"agent": "admin"})
+
+    assert exported.status_code == 200
+    assert exported.json() == []
+
+
+def test_the_cli_exports_whole_files_or_none(platform: Platform, tmp_path: Path) -> None:
+    name = _exporter_calls(platform)
+    target = tmp_path / "calls.csv"
+    wait_for(
+        lambda: len(json.loads(platform.cli("history", "--agent", name, "--json").stdout)) == 3,
+        30,
+        "three history rows",
+    )
+
+    done = platform.cli("history", "export", "--agent", name, "--output", str(target))
+    refused = platform.cli(
+        "history", "export", "--output", str(tmp_path / "x.json"), "--api", "http://127.0.0.1:1"
+    )
+    nowhere = platform.cli("history", "export", "--output", str(tmp_path / "no" / "x.csv"))
+
+    assert done.returncode == 0, done.stderr
+    with target.open(encoding="utf-8-sig", newline="") as file:
+        assert len(list(csv.DictReader(file))) == 3
+    assert refused.returncode == 2
+    assert nowhere.returncode == 2
+    assert "no directory" in nowhere.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calls.csv"]  # nothing half-written
+
+
+def test_stats_over_the_api_and_the_cli(platform: Platform, api: httpx.Client) -> None:
+    token = platform.agent(f"curious-{uuid.uuid4().hex[:6]}", PermissionLevel.READ_ONLY)
+    before = {t["tool"]: t for t in api.get("/v1/stats").json()["tools"]}
+    name = _exporter_calls(platform)
+    wait_for(lambda: len(rows(api, agent=name)) == 3, 30, "three history rows")
+
+    answer = api.get("/v1/stats", params={"since": time.time() - 3600}).json()
+    read = next(t for t in answer["tools"] if t["tool"] == "read")
+    by_version = api.get("/v1/stats", params={"by": "version"}).json()["tools"]
+    with client_for(platform, token) as agent:
+        forbidden = agent.get("/v1/stats")
+    backwards = api.get("/v1/stats", params={"since": 10, "until": 5})
+    table = platform.cli("stats", "--since", "1h")
+    as_json = platform.cli("stats", "--json")
+    bad = platform.cli("stats", "--since", "yesterday")
+
+    earlier = before.get("read", {"calls": 0, "failures": 0})
+    assert read["calls"] - earlier["calls"] >= 3
+    assert read["failures"] - earlier["failures"] >= 1
+    assert read["p95_ms"] >= read["p50_ms"] > 0
+    assert all(t["version"] for t in by_version)
+    assert forbidden.status_code == 403
+    assert backwards.status_code == 422
+    assert table.returncode == 0, table.stderr
+    assert "read" in table.stdout
+    assert "p95" in table.stdout
+    assert json.loads(as_json.stdout)["by"] == "tool"
+    assert bad.returncode == 2
+    assert "not a duration" in bad.stderr
+
+
+def test_the_cli_prunes(platform: Platform) -> None:
+    pruned = platform.cli("history", "prune", "--older-than", "3650d")
+    bad = platform.cli("history", "prune", "--older-than", "-5d")
+
+    assert pruned.returncode == 0, pruned.stderr
+    assert "pruned 0 calls" in pruned.stdout
+    assert bad.returncode == 2
+
+
+def test_windows_must_be_finite(api: httpx.Client) -> None:
+    for params in ({"since": "nan"}, {"until": "inf"}, {"since": "-inf"}):
+        assert api.get("/v1/stats", params=params).status_code == 422
+        assert api.get("/v1/history", params=params).status_code == 422

@@ -4,14 +4,10 @@ when several processes write at once."""
 from __future__ import annotations
 
 import multiprocessing
-import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-import sqlalchemy
-from sqlalchemy.exc import OperationalError
 
 from toolrun.database import open_database
 from toolrun.history import CallRecord, HistoryFilter, HistoryStore, record_of
@@ -19,27 +15,10 @@ from toolrun.history.records import REDACTED
 from toolrun.history.store import InvalidCursor
 from toolrun.tools.model import ToolResult, ToolStatus
 
-POSTGRES = os.environ.get(
-    "TOOLRUN_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'history.db'}"
-        return
-    engine = sqlalchemy.create_engine(POSTGRES)
-    try:
-        with engine.begin() as connection:
-            connection.execute(sqlalchemy.text("DROP TABLE IF EXISTS call_history"))
-    except OperationalError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs PostgreSQL at {POSTGRES}: {exc}")
-        pytest.skip(f"no PostgreSQL at {POSTGRES}")
-    finally:
-        engine.dispose()
-    yield POSTGRES
+@pytest.fixture
+def url(database_url: str) -> str:
+    return database_url
 
 
 @pytest.fixture

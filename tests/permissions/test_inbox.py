@@ -90,3 +90,15 @@ def test_a_call_past_its_deadline_cannot_be_approved_only_denied(inbox: Approval
     denied = inbox.decide("overdue", approved=False, by="alice")
     assert denied is not None
     assert denied.status == "denied"
+
+
+def test_count_by_status(inbox: ApprovalInbox) -> None:
+    assert inbox.count() == 0
+    for call_id in ("p1", "p2", "p3"):
+        park(inbox, call_id)
+    inbox.decide("p1", approved=False, by="alice")
+
+    assert inbox.count() == 2
+    assert inbox.count(ApprovalStatus.PENDING) == 2
+    assert inbox.count(ApprovalStatus.DENIED) == 1
+    assert inbox.count(ApprovalStatus.EXPIRED) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import time
 from typing import Any
@@ -14,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from toolrun.api.state import ApiState
 from toolrun.history import record_of
+from toolrun.monitoring import record_call_async
 from toolrun.permissions.agents import AgentProfile
 from toolrun.permissions.inbox import ApprovalRecord
 from toolrun.permissions.policy import Policy, Verdict
@@ -114,16 +116,20 @@ async def publish(
         state.celery,
         call,
         level=tool.descriptor.permission,
+        parameters=tool.descriptor.parameters,
         tool_limit_s=tool.time_limit_s(arguments, state.settings),
         kill_grace_s=state.settings.kill_grace_s,
         approved_by=approved_by,
         queued_at=queued_at,
     )
-    await asyncio.get_running_loop().run_in_executor(state.publisher, send)
+    context = contextvars.copy_context()  # the call's id, for what the publisher logs
+    await asyncio.get_running_loop().run_in_executor(state.publisher, context.run, send)
 
 
 async def remember(state: ApiState, result: ToolResult, arguments: dict[str, Any]) -> None:
-    """Write the history row of a call the API ended itself (blocked, denied, expired)."""
+    """Count a call the API ended itself (blocked, denied, expired) and write its history
+    row."""
+    await record_call_async(state.redis, result.tool_name, result.status, None)
     tool = state.registry.get(result.tool_name, result.tool_version)
     parameters = None if tool is None else tool.descriptor.parameters
     await run_in_threadpool(state.history.write, record_of(result, arguments, parameters))

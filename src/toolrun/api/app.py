@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -16,14 +17,26 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun import __version__
-from toolrun.api import agents, approvals, calls, health, history, security, tools, ui
+from toolrun.api import (
+    agents,
+    approvals,
+    calls,
+    health,
+    history,
+    metrics,
+    security,
+    stats,
+    tools,
+    ui,
+)
 from toolrun.api.errors import install_error_handlers
 from toolrun.api.limits import BodySizeLimit
 from toolrun.api.state import ApiState
 from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
-from toolrun.database import create_database_engine, create_tables
+from toolrun.database import create_database_engine, migrate
 from toolrun.history import HistoryStore
+from toolrun.monitoring import configure_logging
 from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
@@ -36,12 +49,16 @@ CONNECT_TIMEOUT_S = 2.0
 MAX_REDIS_CONNECTIONS = 512
 PUBLISH_THREADS = 4
 EXPIRY_SWEEP_S = 1.0
+PRUNE_EVERY_S = 3600.0
 log = logging.getLogger(__name__)
 
 
 def create_app_from_environment() -> FastAPI:
-    """The API for the TOOLRUN_* environment (uvicorn's factory, one call per process)."""
-    return create_app(Settings())
+    """The API for the TOOLRUN_* environment (uvicorn's factory, one call per process),
+    logging structured lines."""
+    settings = Settings()
+    configure_logging(settings)
+    return create_app(settings)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -100,16 +117,17 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for module in (tools, calls, approvals, history, agents, security, health, ui):
+    routers = (tools, calls, approvals, history, stats, agents, security, health, metrics, ui)
+    for module in routers:
         app.include_router(module.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     return app
 
 
 def _tables_created(database: Engine) -> bool:
-    """Create the tables now if the database answers (else the sweep tries again)."""
+    """Migrate the schema now if the database answers (else the sweep tries again)."""
     try:
-        create_tables(database)
+        migrate(database)
     except SQLAlchemyError as exc:
         log.warning("database unavailable at start (%s); will retry", type(exc).__name__)
         return False
@@ -117,14 +135,22 @@ def _tables_created(database: Engine) -> bool:
 
 
 async def _sweep_expired(state: ApiState, *, tables: bool) -> None:
-    """Create the tables if that failed at start (/healthz reports the database), then deny
-    calls that waited too long for approval, every EXPIRY_SWEEP_S."""
+    """Migrate the schema if that failed at start (/healthz reports the database), deny
+    calls that waited too long for approval every EXPIRY_SWEEP_S, and prune history rows
+    past the retention period every PRUNE_EVERY_S."""
+    pruned_at = 0.0
     while True:
         try:
             if not tables:
-                await run_in_threadpool(create_tables, state.database)
+                await run_in_threadpool(migrate, state.database)
                 tables = True
             await approvals.expire_overdue(state)
+            days = state.settings.history_retention_days
+            if days is not None and time.monotonic() - pruned_at > PRUNE_EVERY_S:
+                pruned_at = time.monotonic()
+                gone = await run_in_threadpool(state.history.prune, time.time() - days * 86400)
+                if gone:
+                    log.info("pruned %d history rows older than %g days", gone, days)
         except Exception as exc:  # a database or broker hiccup: try again next round
-            log.warning("approval expiry sweep failed: %r", exc)
+            log.warning("background sweep failed: %r", exc)
         await asyncio.sleep(EXPIRY_SWEEP_S)

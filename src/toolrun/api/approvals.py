@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from structlog.contextvars import bound_contextvars
 
 from toolrun.api.admission import new_result, publish, remember, respond
 from toolrun.api.auth import Operator
@@ -67,6 +68,13 @@ async def approve_call(
     call_id: CallId, state: State, operator: Operator, body: DecisionRequest | None = None
 ) -> JSONResponse:
     """Run this one parked call (and no other) on its level's workers."""
+    with bound_contextvars(call_id=call_id):  # on every line logged while it is decided
+        return await _approve(state, call_id, operator, body)
+
+
+async def _approve(
+    state: ApiState, call_id: str, operator: AgentProfile, body: DecisionRequest | None
+) -> JSONResponse:
     parked = await run_in_threadpool(state.inbox.get, call_id)
     sender = None if parked is None else parked.agent_id
     if sender is not None and not await run_in_threadpool(state.agents.is_active, sender):
@@ -111,6 +119,13 @@ async def deny_call(
     call_id: CallId, state: State, operator: Operator, body: DecisionRequest | None = None
 ) -> JSONResponse:
     """End this parked call as denied; the caller sees who denied it and why."""
+    with bound_contextvars(call_id=call_id):
+        return await _deny(state, call_id, operator, body)
+
+
+async def _deny(
+    state: ApiState, call_id: str, operator: AgentProfile, body: DecisionRequest | None
+) -> JSONResponse:
     record = await _decide(state, call_id, operator, body, approved=False)
     why = f"denied by {operator.name}" + (f": {record.reason}" if record.reason else "")
     result = _ended(record, ToolStatus.DENIED, f"{record.warning} — {why}")
@@ -166,18 +181,23 @@ async def expire_overdue(state: ApiState) -> int:
     """Deny every parked call past its deadline; returns how many."""
     expired = await run_in_threadpool(state.inbox.expire)
     for record in expired:
-        ttl = state.settings.approval_ttl_s
-        message = f"{record.warning} — not approved within {ttl:g} s, so denied"
-        result = _ended(record, ToolStatus.DENIED, message)
-        try:
-            await state.store.finish(result)
-        except Exception:  # pending again: the next sweep tries once more
-            await run_in_threadpool(state.inbox.reopen, record.call_id, ApprovalStatus.EXPIRED)
-            raise
-        await remember(state, result, record.arguments)
+        with bound_contextvars(call_id=record.call_id):
+            await _deny_expired(state, record)
     if expired:
         log.info("%d calls waiting for approval expired", len(expired))
     return len(expired)
+
+
+async def _deny_expired(state: ApiState, record: ApprovalRecord) -> None:
+    ttl = state.settings.approval_ttl_s
+    message = f"{record.warning} — not approved within {ttl:g} s, so denied"
+    result = _ended(record, ToolStatus.DENIED, message)
+    try:
+        await state.store.finish(result)
+    except Exception:  # pending again: the next sweep tries once more
+        await run_in_threadpool(state.inbox.reopen, record.call_id, ApprovalStatus.EXPIRED)
+        raise
+    await remember(state, result, record.arguments)
 
 
 async def _decide(

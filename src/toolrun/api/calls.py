@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from fastapi.responses import Response
+from structlog.contextvars import bound_contextvars
 
 from toolrun.api.admission import (
     block,
@@ -22,7 +23,8 @@ from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
 from toolrun.api.state import ApiState, get_state
 from toolrun.api.tools import unknown_tool
 from toolrun.errors import InvalidArguments, SandboxViolation
-from toolrun.permissions.agents import Role
+from toolrun.permissions.agents import AgentProfile, Role
+from toolrun.tools.base import Tool
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.validation import validate_arguments, with_defaults
 
@@ -67,10 +69,19 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
         arguments=body.arguments,
         agent_id=agent.id,
     )
+    with bound_contextvars(call_id=call.id):  # on every line logged while it is admitted
+        return await _admit(state, agent, tool, call, wait)
+
+
+async def _admit(
+    state: ApiState, agent: AgentProfile, tool: Tool, call: ToolCall, wait: float
+) -> Response:
+    """Block, park or enqueue a valid call (`submit_call`)."""
+    descriptor = tool.descriptor
     refusal = agent.refusal(descriptor)
     if refusal is not None:
         return await block(state, call, refusal)
-    arguments = with_defaults(descriptor.parameters, body.arguments)
+    arguments = with_defaults(descriptor.parameters, call.arguments)
     try:
         verdict = tool.verdict(arguments, state.context)
     except SandboxViolation as exc:

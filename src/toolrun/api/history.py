@@ -1,21 +1,25 @@
-"""GET /v1/history: every call that ended, newest first, filtered, a page at a time."""
+"""GET /v1/history and /v1/history/export: the calls that ended, newest first, filtered."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import time
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
 from toolrun.history import CallRecord, HistoryFilter
+from toolrun.history.export import MEDIA_TYPES, ExportFormat, export
 from toolrun.history.store import DEFAULT_LIMIT, MAX_LIMIT, InvalidCursor
 from toolrun.permissions.agents import Role
 from toolrun.tools.model import ToolStatus
 
 router = APIRouter(tags=["history"])
+UNKNOWN_AGENT: dict[int | str, dict[str, Any]] = {404: {"description": "Unknown agent"}}
 
 
 class HistoryResponse(BaseModel):
@@ -25,20 +29,21 @@ class HistoryResponse(BaseModel):
     next_cursor: str | None
 
 
-@router.get("/v1/history", responses={404: {"description": "Unknown agent"}})
-async def history(
+async def history_filter(
     state: Annotated[ApiState, Depends(get_state)],
     caller: Agent,
     tool: Annotated[str | None, Query(max_length=64)] = None,
     version: Annotated[str | None, Query(max_length=64)] = None,
     agent: Annotated[str | None, Query(max_length=64, description="Agent name.")] = None,
     status: ToolStatus | None = None,
-    since: Annotated[float | None, Query(description="Queued at or after (Unix time).")] = None,
-    until: Annotated[float | None, Query(description="Queued before (Unix time).")] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-) -> HistoryResponse:
-    """Calls newest first. Agents see their own calls only; operators see every agent's."""
+    since: Annotated[
+        float | None, Query(allow_inf_nan=False, description="Queued at or after (Unix time).")
+    ] = None,
+    until: Annotated[
+        float | None, Query(allow_inf_nan=False, description="Queued before (Unix time).")
+    ] = None,
+) -> HistoryFilter:
+    """The rows asked for. Agents see their own calls only; operators see every agent's."""
     agent_id: str | None = caller.id
     if caller.role.includes(Role.OPERATOR):
         agent_id = None
@@ -47,7 +52,7 @@ async def history(
             if profile is None:
                 raise HTTPException(404, f"no agent named {agent!r}")
             agent_id = profile.id
-    where = HistoryFilter(
+    return HistoryFilter(
         tool=tool,
         version=version,
         agent_id=agent_id,
@@ -55,6 +60,19 @@ async def history(
         since=since,
         until=until,
     )
+
+
+Filter = Annotated[HistoryFilter, Depends(history_filter)]
+
+
+@router.get("/v1/history", responses=UNKNOWN_AGENT)
+async def history(
+    state: Annotated[ApiState, Depends(get_state)],
+    where: Filter,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> HistoryResponse:
+    """Calls newest first, a page at a time."""
     try:
         page = await run_in_threadpool(
             lambda: state.history.query(where, limit=limit, cursor=cursor)
@@ -62,3 +80,26 @@ async def history(
     except InvalidCursor as exc:
         raise HTTPException(422, str(exc)) from exc
     return HistoryResponse(rows=page.rows, next_cursor=page.next_cursor)
+
+
+@router.get(
+    "/v1/history/export",
+    response_class=StreamingResponse,
+    responses={
+        **UNKNOWN_AGENT,
+        200: {"content": {"text/csv": {}, "application/json": {}}, "description": "The rows"},
+    },
+)
+async def export_history(
+    state: Annotated[ApiState, Depends(get_state)],
+    where: Filter,
+    format: ExportFormat = "json",
+) -> StreamingResponse:
+    """Every matching row, newest first, streamed: CSV (RFC 4180, for spreadsheets) or a
+    JSON array of the rows /v1/history returns."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return StreamingResponse(
+        export(state.history.rows(where), format),  # a sync iterator: run in a thread
+        media_type=MEDIA_TYPES[format],
+        headers={"Content-Disposition": f'attachment; filename="history-{stamp}.{format}"'},
+    )

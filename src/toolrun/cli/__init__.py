@@ -6,16 +6,17 @@ import logging
 
 import typer
 
-from toolrun.cli import agents, approvals, platform, tools
+from toolrun.cli import agents, approvals, history, platform, tools
 from toolrun.cli.call import call
-from toolrun.cli.history import history
+from toolrun.cli.stats import stats
 
 app = typer.Typer(help="toolrun: run AI-agent tool calls safely.", no_args_is_help=True)
 app.add_typer(tools.app, name="tools")
 app.add_typer(agents.app, name="agents")
 app.add_typer(approvals.app, name="approvals")
 app.command("call")(call)
-app.command("history")(history)
+app.add_typer(history.app, name="history")
+app.command("stats")(stats)
 app.command("up")(platform.up)
 app.command("api")(platform.api)
 app.command("worker")(platform.worker)

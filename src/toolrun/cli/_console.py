@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun.client import ApiError, ApiUnreachable, Client
 from toolrun.config import Settings
+from toolrun.database import open_database
 from toolrun.errors import ToolrunError
 from toolrun.tools.loading import registry_with
 from toolrun.tools.registry import ToolRegistry
@@ -68,3 +73,33 @@ def load_settings() -> Settings:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise usage_error(f"bad TOOLRUN_{where.upper()} setting: {first['msg']}") from exc
+
+
+def open_platform_database(settings: Settings) -> Engine:
+    """The platform's database (migrated); a usage error when it cannot be opened."""
+    try:
+        return open_database(settings.database)
+    except SQLAlchemyError as exc:
+        raise usage_error(f"cannot open the database {settings.database}: {exc}") from exc
+
+
+_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def duration_s(text: str | float) -> float:
+    """Seconds in "90", "90s", "15m", "1h", "7d" or "2w" (a typer option parser; a
+    default given as a number passes through)."""
+    if isinstance(text, int | float):
+        return float(text)
+    value = text.strip().lower()
+    unit = _UNITS_S.get(value[-1:])
+    number = value[:-1] if unit is not None else value
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not a duration (e.g. 90s, 15m, 1h, 7d, or seconds)"
+        ) from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise typer.BadParameter(f"{text!r} is not a positive duration")
+    return seconds

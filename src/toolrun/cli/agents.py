@@ -9,10 +9,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.table import Table
-from sqlalchemy.exc import SQLAlchemyError
 
-from toolrun.cli._console import err, load_settings, out, usage_error
-from toolrun.database import open_database
+from toolrun.cli._console import err, load_settings, open_platform_database, out, usage_error
 from toolrun.permissions.agents import AgentError, AgentProfile, AgentStore, Role
 from toolrun.permissions.levels import PermissionLevel
 
@@ -20,11 +18,7 @@ app = typer.Typer(help="Agent profiles and their tokens.", no_args_is_help=True)
 
 
 def _store() -> AgentStore:
-    settings = load_settings()
-    try:
-        return AgentStore(open_database(settings.database))
-    except SQLAlchemyError as exc:
-        raise usage_error(f"cannot open the database {settings.database}: {exc}") from exc
+    return AgentStore(open_platform_database(load_settings()))
 
 
 @app.command()

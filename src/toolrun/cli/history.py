@@ -1,45 +1,82 @@
-"""`toolrun history`: the calls that ended, newest first, as a table or JSON."""
+"""`toolrun history`: the calls that ended, newest first; `export` them; `prune` old ones."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolrun.cli._console import api_client, api_failure, load_settings, out
+from toolrun.cli._console import (
+    api_client,
+    api_failure,
+    duration_s,
+    err,
+    load_settings,
+    open_platform_database,
+    out,
+    usage_error,
+)
 from toolrun.client import ApiError, ApiUnreachable
+from toolrun.history import HistoryStore
+from toolrun.history.export import ExportFormat
 from toolrun.tools.model import ToolStatus
 
+app = typer.Typer(
+    help="The calls that ended, newest first (subcommands: export, prune).",
+    invoke_without_command=True,
+)
+Tool = Annotated[str | None, typer.Option(help="Only this tool.")]
+AgentName = Annotated[str | None, typer.Option(help="Only this agent (operators).")]
+Status = Annotated[ToolStatus | None, typer.Option(help="Only this status.")]
+Since = Annotated[
+    float | None,
+    typer.Option(
+        parser=duration_s, metavar="DURATION", help="Only calls queued in the last 15m, 1h, 7d..."
+    ),
+]
+Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 
-def history(
-    tool: Annotated[str | None, typer.Option(help="Only this tool.")] = None,
-    agent: Annotated[str | None, typer.Option(help="Only this agent (operators).")] = None,
-    status: Annotated[ToolStatus | None, typer.Option(help="Only this status.")] = None,
-    since: Annotated[
-        float | None, typer.Option(help="Only calls of the last N seconds.", min=0)
-    ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="Most rows.")] = 20,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
-    api: Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")] = None,
-) -> None:
-    """Recent calls, newest first: tool, status, agent, time, worker, error."""
-    filters: dict[str, Any] = {
+
+def _filters(
+    tool: str | None, agent: str | None, status: ToolStatus | None, since: float | None
+) -> dict[str, Any]:
+    return {
         "tool": tool,
         "agent": agent,
         "status": None if status is None else status.value,
         "since": None if since is None else time.time() - since,
-        "limit": limit,
     }
+
+
+@app.callback()
+def history(
+    context: typer.Context,
+    tool: Tool = None,
+    agent: AgentName = None,
+    status: Status = None,
+    since: Since = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="Most rows.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    api: Api = None,
+) -> None:
+    """Recent calls, newest first: tool, status, agent, time, worker, error."""
+    if context.invoked_subcommand is not None:
+        return
     try:
         with api_client(load_settings(), api) as client:
-            rows: list[dict[str, Any]] = client.history(**filters)["rows"]
+            found = client.history(**_filters(tool, agent, status, since), limit=limit)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
+    rows: list[dict[str, Any]] = found["rows"]
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
@@ -58,3 +95,80 @@ def history(
             escape((row["error"] or "")[:80]),
         )
     out.print(table)
+
+
+@app.command()
+def export(
+    output: Annotated[
+        Path | None, typer.Option(help="File to write (whole or not at all); default: stdout.")
+    ] = None,
+    format: Annotated[
+        ExportFormat | None,
+        typer.Option(help="csv (spreadsheets) or json; default: by --output's suffix, else json."),
+    ] = None,
+    tool: Tool = None,
+    agent: AgentName = None,
+    status: Status = None,
+    since: Since = None,
+    api: Api = None,
+) -> None:
+    """Every matching call, newest first, as CSV or a JSON array, streamed."""
+    kind: ExportFormat = format or ("csv" if output and output.suffix == ".csv" else "json")
+    filters = _filters(tool, agent, status, since)
+    settings = load_settings()
+    try:
+        with api_client(settings, api) as client:
+            if output is None:
+                client.export_history(sys.stdout.buffer, format=kind, **filters)
+                return
+            written = _write_whole(
+                output, lambda file: client.export_history(file, format=kind, **filters)
+            )
+    except (ApiError, ApiUnreachable) as exc:
+        raise api_failure(exc) from exc
+    err.print(f"wrote {written:,} bytes of {kind} to {escape(str(output))}")
+
+
+def _write_whole(path: Path, write: Any) -> int:
+    """Write through `write(file)` into a temporary file beside `path`, then rename it into
+    place: `path` is either the whole export or untouched."""
+    if path.is_dir():
+        raise usage_error(f"{path} is a directory")
+    if not path.parent.is_dir():
+        raise usage_error(f"no directory {path.parent}")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            written = int(write(file))
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return written
+
+
+@app.command()
+def prune(
+    older_than: Annotated[
+        float | None,
+        typer.Option(
+            parser=duration_s,
+            help="Delete calls queued longer ago than this (default: the retention period).",
+        ),
+    ] = None,
+) -> None:
+    """Delete old history rows now (the API also does it every hour)."""
+    settings = load_settings()
+    if older_than is None:
+        if settings.history_retention_days is None:
+            raise usage_error("no retention period set: give --older-than (e.g. 90d)")
+        older_than = settings.history_retention_days * 86400
+    before = time.time() - older_than
+    engine = open_platform_database(settings)
+    try:
+        gone = HistoryStore(engine).prune(before)
+    finally:
+        engine.dispose()
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(before))
+    out.print(f"pruned {gone:,} calls queued before {stamp}")

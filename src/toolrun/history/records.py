@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text
+from sqlalchemy import JSON, BigInteger, Column, Index, Text
 from sqlmodel import Field, SQLModel
 
 from toolrun.tools.model import ToolResult
@@ -20,10 +21,13 @@ class CallRecord(SQLModel, table=True):
     __table_args__ = (
         Index("ix_call_history_newest", "queued_at", "call_id"),
         Index("ix_call_history_tool_newest", "tool_name", "queued_at"),
+        Index("ix_call_history_agent_newest", "agent_id", "queued_at", "call_id"),
+        Index("ix_call_history_finished", "finished_at"),
+        Index("ix_call_history_tool_finished", "tool_name", "finished_at"),
     )
 
     call_id: str = Field(primary_key=True)
-    agent_id: str | None = Field(default=None, index=True)
+    agent_id: str | None = None
     tool_name: str
     tool_version: str | None = None
     arguments: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
@@ -36,8 +40,8 @@ class CallRecord(SQLModel, table=True):
     worker: str | None = None
     deliveries: int | None = None
     cpu_s: float | None = None
-    peak_rss_bytes: int | None = None
-    output_bytes: int | None = None
+    peak_rss_bytes: int | None = Field(default=None, sa_column=Column(BigInteger))
+    output_bytes: int | None = Field(default=None, sa_column=Column(BigInteger))
     error_type: str | None = None
     error: str | None = Field(default=None, sa_column=Column(Text))
     traceback: str | None = Field(default=None, sa_column=Column(Text))
@@ -52,6 +56,7 @@ def record_of(
     meta = result.metadata
     queued_at = meta.get("queued_at") or meta.get("started_at") or meta.get("finished_at")
     output = None if result.output is None else len(json.dumps(result.output, default=str))
+    finished_at = meta.get("finished_at") or (time.time() if result.final else None)
     return CallRecord(
         call_id=result.call_id,
         agent_id=meta.get("agent_id"),
@@ -61,7 +66,7 @@ def record_of(
         status=result.status.value,
         queued_at=float(queued_at or 0.0),
         started_at=meta.get("started_at"),
-        finished_at=meta.get("finished_at"),
+        finished_at=finished_at,
         execution_time_ms=meta.get("execution_time_ms"),
         queue_wait_ms=meta.get("queue_wait_ms"),
         worker=meta.get("worker"),

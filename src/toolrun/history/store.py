@@ -6,10 +6,11 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import and_, or_
+from sqlalchemy import tuple_
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
@@ -17,6 +18,7 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col, select
 
 from toolrun.history.records import CallRecord
+from toolrun.history.rollups import forget_hours, sealed_hours, take_rollup_lock
 
 log = logging.getLogger(__name__)
 _WRITE_ATTEMPTS = 5
@@ -72,10 +74,19 @@ class HistoryStore:
             index_elements=["call_id"], set_={name: statement.excluded[name] for name in columns}
         )
         values = [record.model_dump() for record in records]
+        ids = [record.call_id for record in records]
+        earlier = select(col(CallRecord.finished_at)).where(col(CallRecord.call_id).in_(ids))
         for attempt in range(1, _WRITE_ATTEMPTS + 1):
             try:
                 with self.engine.begin() as connection:
+                    ends = [record.finished_at for record in records]
+                    ends += connection.scalars(earlier).all()
+                    # A rolled-up hour whose calls change is rolled up again when needed.
+                    stale = sealed_hours(ends, time.time())
+                    if stale:
+                        take_rollup_lock(connection, time.time())
                     connection.execute(statement, values)
+                    forget_hours(connection, stale)
                 return
             except OperationalError as exc:  # "database is locked" past the busy timeout
                 if attempt == _WRITE_ATTEMPTS:
@@ -96,36 +107,77 @@ class HistoryStore:
         Raises:
             InvalidCursor: `cursor` is not one a page gave out.
         """
-        query = select(CallRecord)
-        conditions = {
-            "tool_name": where.tool,
-            "tool_version": where.version,
-            "agent_id": where.agent_id,
-            "status": where.status,
-        }
-        for column, value in conditions.items():
-            if value is not None:
-                query = query.where(getattr(CallRecord, column) == value)
-        queued = col(CallRecord.queued_at)
-        if where.since is not None:
-            query = query.where(queued >= where.since)
-        if where.until is not None:
-            query = query.where(queued < where.until)
-        if cursor is not None:
-            at, call_id = _decode(cursor)
-            call = col(CallRecord.call_id)
-            query = query.where(or_(queued < at, and_(queued == at, call < call_id)))
-        query = query.order_by(queued.desc(), col(CallRecord.call_id).desc()).limit(limit + 1)
+        query = _selected(select(CallRecord), where, None if cursor is None else _decode(cursor))
         with Session(self.engine) as session:
-            rows = list(session.exec(query))
+            rows = list(session.exec(query.limit(limit + 1)))
         more = len(rows) > limit
         rows = rows[:limit]
         last = rows[-1] if more and rows else None
-        return HistoryPage(rows, None if last is None else _encode(last))
+        return HistoryPage(rows, None if last is None else _encode(last.queued_at, last.call_id))
+
+    def rows(self, where: HistoryFilter, *, page_size: int = 1000) -> Iterator[dict[str, Any]]:
+        """Every row matching `where` as a dict, newest first, read a page at a time (memory
+        stays flat however many there are; no transaction stays open between pages)."""
+        table = CallRecord.__table__  # type: ignore[attr-defined]
+        after: tuple[float, str] | None = None
+        while True:
+            query = _selected(table.select(), where, after).limit(page_size)
+            with self.engine.connect() as connection:
+                page = [dict(row._mapping) for row in connection.execute(query)]
+            yield from page
+            if len(page) < page_size:
+                return
+            after = (page[-1]["queued_at"], page[-1]["call_id"])
+
+    def prune(self, before: float, *, batch: int = 5000) -> int:
+        """Delete the rows of calls queued before `before` (Unix time), `batch` per
+        transaction so writers are never held up long; returns how many went."""
+        table = CallRecord.__table__  # type: ignore[attr-defined]
+        oldest = (
+            select(table.c.call_id, table.c.finished_at)
+            .where(table.c.queued_at < before)
+            .limit(batch)
+        )
+        deleted = 0
+        while True:
+            with self.engine.begin() as connection:
+                take_rollup_lock(connection, time.time())
+                found = connection.execute(oldest).all()
+                ids = [call_id for call_id, _ in found]
+                connection.execute(table.delete().where(table.c.call_id.in_(ids)))
+                ends = [finished for _, finished in found]
+                forget_hours(connection, sealed_hours(ends, time.time()))
+            deleted += len(found)
+            if len(found) < batch:
+                return deleted
 
 
-def _encode(row: CallRecord) -> str:
-    raw = json.dumps([row.queued_at, row.call_id]).encode()
+def _selected(query: Any, where: HistoryFilter, after: tuple[float, str] | None) -> Any:
+    """`query` narrowed to `where` and to rows older than `after`, newest first."""
+    conditions = {
+        "tool_name": where.tool,
+        "tool_version": where.version,
+        "agent_id": where.agent_id,
+        "status": where.status,
+    }
+    for column, value in conditions.items():
+        if value is not None:
+            query = query.where(getattr(CallRecord, column) == value)
+    queued = col(CallRecord.queued_at)
+    if where.since is not None:
+        query = query.where(queued >= where.since)
+    if where.until is not None:
+        query = query.where(queued < where.until)
+    call = col(CallRecord.call_id)
+    if after is not None:
+        at, call_id = after
+        # A row-value comparison: both databases bound the index scan with it.
+        query = query.where(tuple_(queued, call) < tuple_(at, call_id))
+    return query.order_by(queued.desc(), call.desc())
+
+
+def _encode(queued_at: float, call_id: str) -> str:
+    raw = json.dumps([queued_at, call_id]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 

@@ -11,7 +11,7 @@ import time
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, update
+from sqlalchemy import JSON, Column, func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, col, select
 
@@ -67,6 +67,16 @@ class ApprovalInbox:
             query = query.where(ApprovalRecord.status == status.value)
         with Session(self.engine) as session:
             return list(session.exec(query.limit(limit)))
+
+    def count(self, status: ApprovalStatus = ApprovalStatus.PENDING) -> int:
+        """How many calls are in `status` (one indexed COUNT)."""
+        query = (
+            select(func.count())
+            .select_from(ApprovalRecord)
+            .where(ApprovalRecord.status == status.value)
+        )
+        with Session(self.engine) as session:
+            return session.exec(query).one()
 
     def decide(
         self, call_id: str, *, approved: bool, by: str, reason: str | None = None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 from celery import Celery
 
+from toolrun.history.records import redact
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall
 
@@ -17,6 +19,8 @@ EXECUTE_TASK = "toolrun.execute"
 # pool child is killed) comes last.
 CLEANUP_SLACK_S = 4.0
 HARD_AFTER_SOFT_S = 3.0
+# Flower shows these in its task list and page; Celery's own default cap is 1024.
+MAX_REPR_CHARS = 1024
 
 
 def time_limits(tool_limit_s: float, kill_grace_s: float = 1.0) -> tuple[int, int]:
@@ -25,11 +29,24 @@ def time_limits(tool_limit_s: float, kill_grace_s: float = 1.0) -> tuple[int, in
     return soft, math.ceil(soft + HARD_AFTER_SOFT_S)
 
 
+def shown_arguments(call: ToolCall, parameters: dict[str, Any] | None) -> str:
+    """The call's arguments as Flower (and Celery's log lines) show them: JSON, secret
+    (``writeOnly``) values redacted, at most MAX_REPR_CHARS long."""
+    return _truncated(json.dumps(redact(call.arguments, parameters), default=str))
+
+
+def _truncated(text: str) -> str:
+    if len(text) <= MAX_REPR_CHARS:
+        return text
+    return text[: MAX_REPR_CHARS - 1] + "…"
+
+
 def enqueue(
     app: Celery,
     call: ToolCall,
     *,
     level: PermissionLevel,
+    parameters: dict[str, Any] | None,
     tool_limit_s: float,
     kill_grace_s: float,
     approved_by: str | None,
@@ -37,11 +54,13 @@ def enqueue(
 ) -> None:
     """Send `call` to the workers of `level`; the Celery task id is the call id.
 
+    `parameters`: the tool's JSON Schema, which marks the arguments never to be shown.
     `approved_by`: who approved a call that needed it (an operator, a rule); None for a safe
     call, which the worker refuses should it need approval by the time it runs.
     """
     soft, hard = time_limits(tool_limit_s, kill_grace_s)
     payload: dict[str, Any] = call.model_dump(mode="json")
+    about = {"version": call.version, "agent_id": call.agent_id, "approved_by": approved_by}
     app.send_task(
         EXECUTE_TASK,
         args=[payload, approved_by, queued_at],
@@ -50,4 +69,7 @@ def enqueue(
         soft_time_limit=soft,
         time_limit=hard,
         shadow=f"toolrun.{call.tool_name}",
+        # Shown instead of the raw task arguments, which hold the secrets in the payload.
+        argsrepr=shown_arguments(call, parameters),
+        kwargsrepr=_truncated(json.dumps(about)),
     )

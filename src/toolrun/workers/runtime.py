@@ -5,18 +5,21 @@ from __future__ import annotations
 import logging
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import redis
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.engine import Engine
+from structlog.contextvars import bound_contextvars
 
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.history import HistoryStore, record_of
 from toolrun.history.writer import HistoryWriter
+from toolrun.monitoring import CallMonitor
 from toolrun.permissions.approvals import AutoApprover, DenyApprover
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.security_log import EventKind, SecurityLog
@@ -29,6 +32,7 @@ from toolrun.tools.executor import Executor
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 
+AfterCall = Callable[[ToolCall, ToolResult], None]
 log = logging.getLogger(__name__)
 _FINISH_RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0)
 _CHANGED = DenyApprover(
@@ -71,13 +75,34 @@ class WorkerRuntime:
         self.history.put(record_of(result, call.arguments, parameters))
 
     @cached_property
+    def after_call(self) -> list[AfterCall]:
+        """What follows the storing of a call's final state: its history row, its counters
+        and slow-call warning. None of them raises."""
+        monitor = CallMonitor(self.store.client, slow_call_ms=self.settings.slow_call_ms)
+        return [self.remember, monitor]
+
+    def ended(self, call: ToolCall, result: ToolResult) -> None:
+        """Run the after-call hooks of a call whose final state is stored."""
+        for hook in self.after_call:
+            hook(call, result)
+
+    @cached_property
     def executor(self) -> Executor:
         return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
 
     def run(
         self, call: ToolCall, *, approved_by: str | None, queued_at: float
     ) -> ToolResult | None:
-        """Run one delivery of `call` and store its final state (None: it had already ended)."""
+        """Run one delivery of `call` and store its final state (None: it had already ended).
+
+        Every line logged meanwhile carries the call's id.
+        """
+        with bound_contextvars(call_id=call.id):
+            return self._run(call, approved_by=approved_by, queued_at=queued_at)
+
+    def _run(
+        self, call: ToolCall, *, approved_by: str | None, queued_at: float
+    ) -> ToolResult | None:
         started_at = time.time()
         facts: dict[str, object] = {
             "worker": f"{self.level}@{self.hostname}",
@@ -112,7 +137,7 @@ class WorkerRuntime:
                 target=result.metadata.get("blocked_target"),
             )
         self._finish(result)
-        self.remember(call, result)
+        self.ended(call, result)
         return result
 
     def _finish(self, result: ToolResult) -> None:
@@ -172,12 +197,15 @@ class WorkerRuntime:
                 label=label_for(call.id),
                 network=network,
             )
+            started = time.perf_counter()
             try:
                 result = self.executor.execute(call, ctx)
             except SoftTimeLimitExceeded:
                 result = self._state(
                     call, ToolStatus.TIMEOUT, error="call exceeded its time limit and was stopped"
                 )
+                elapsed_ms = (time.perf_counter() - started) * 1000
+                result.metadata["execution_time_ms"] = round(elapsed_ms, 3)
         result.metadata["cpu_s"] = usage.cpu_s
         result.metadata["peak_rss_bytes"] = usage.peak_rss_bytes
         return result

@@ -8,9 +8,11 @@ from typing import Any
 import redis
 from celery import Celery, Task
 from celery.exceptions import Reject
-from celery.signals import worker_process_shutdown, worker_shutdown
+from celery.signals import setup_logging, worker_process_shutdown, worker_shutdown
 from celery.worker.request import Request
+from structlog.contextvars import bound_contextvars
 
+from toolrun.monitoring import configure_logging
 from toolrun.sandbox.tracking import kill_labelled, label_for
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.dispatch import EXECUTE_TASK
@@ -20,7 +22,12 @@ log = logging.getLogger(__name__)
 
 
 def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
-    """Add `toolrun.execute` to `app`, running calls with `runtime`."""
+    """Add `toolrun.execute` to `app`, running calls with `runtime`, and have the worker log
+    structured lines (Celery leaves logging alone when `setup_logging` has a receiver)."""
+
+    @setup_logging.connect(weak=False, dispatch_uid="toolrun.structured_logs")
+    def structured_logs(loglevel: int | None = None, **_: Any) -> None:
+        configure_logging(runtime.settings, level=loglevel or logging.INFO)
 
     @worker_process_shutdown.connect(weak=False)
     def write_pending_history(**_: Any) -> None:  # a pool child going away
@@ -45,29 +52,33 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     def execute(
         self: ToolTask, payload: dict[str, Any], approved_by: str | None, queued_at: float
     ) -> None:
+        call = ToolCall.model_validate(payload)
         try:
-            runtime.run(
-                ToolCall.model_validate(payload), approved_by=approved_by, queued_at=queued_at
-            )
+            runtime.run(call, approved_by=approved_by, queued_at=queued_at)
         except redis.RedisError as exc:
             # The call store is unreachable: hand the message back rather than have it
             # acknowledged as failed, which would leave the call queued or running forever.
-            log.warning("call store unreachable (%s); the call will be redelivered", exc)
+            log.warning(
+                "call store unreachable (%s); the call will be redelivered",
+                exc,
+                extra={"call_id": call.id},
+            )
             raise Reject(exc, requeue=True) from exc
 
 
 def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error: str) -> None:
     payload, _approved_by, queued_at = request.args
     call = ToolCall.model_validate(payload)
-    log.error("call %s (%s): %s", call.id, call.tool_name, error)
-    kill_labelled(label_for(call.id))  # what the killed pool process had started
-    result = ToolResult(
-        call_id=call.id,
-        tool_name=call.tool_name,
-        tool_version=call.version,
-        status=status,
-        error=error,
-        metadata={"agent_id": call.agent_id, "queued_at": queued_at},
-    )
-    runtime.store.finish(result)
-    runtime.remember(call, result)
+    with bound_contextvars(call_id=call.id):
+        log.error("call %s (%s): %s", call.id, call.tool_name, error)
+        kill_labelled(label_for(call.id))  # what the killed pool process had started
+        result = ToolResult(
+            call_id=call.id,
+            tool_name=call.tool_name,
+            tool_version=call.version,
+            status=status,
+            error=error,
+            metadata={"agent_id": call.agent_id, "queued_at": queued_at},
+        )
+        runtime.store.finish(result)
+        runtime.ended(call, result)

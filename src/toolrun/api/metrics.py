@@ -1,0 +1,45 @@
+"""GET /metrics: the platform's Prometheus metrics, for operators.
+
+Counters are shared through Redis by every API and worker process, so any API process
+answers for the whole platform. The route needs an operator (or admin) token; Prometheus
+scrapes it with::
+
+    scrape_configs:
+      - job_name: toolrun
+        metrics_path: /metrics
+        authorization: {credentials: <token>}   # type defaults to Bearer
+        static_configs: [{targets: ["toolrun-api:8000"]}]
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from toolrun.api.auth import Operator
+from toolrun.api.state import ApiState, get_state
+from toolrun.monitoring import PlatformCollector, read_snapshot
+from toolrun.permissions.inbox import ApprovalStatus
+
+router = APIRouter(tags=["monitoring"])
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={
+        200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text format"},
+        503: {"description": "Broker or database unavailable"},
+    },
+)
+async def metrics(state: Annotated[ApiState, Depends(get_state)], operator: Operator) -> Response:
+    """Calls ended by tool and status, execution times, queue depths, pending approvals."""
+    snapshot = await read_snapshot(state.redis)
+    pending = await run_in_threadpool(state.inbox.count, ApprovalStatus.PENDING)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(PlatformCollector(snapshot, approvals_pending=pending))
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

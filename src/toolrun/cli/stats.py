@@ -1,0 +1,78 @@
+"""`toolrun stats`: how each tool did over a time window, and why slow tools are slow."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from toolrun.cli._console import api_client, api_failure, duration_s, load_settings, out
+from toolrun.client import ApiError, ApiUnreachable
+
+
+def stats(
+    since: Annotated[
+        float,
+        typer.Option(
+            parser=duration_s,
+            metavar="DURATION",
+            help="Calls that ended in the last 15m, 1h, 7d...",
+        ),
+    ] = 86400.0,
+    by_version: Annotated[bool, typer.Option("--by-version", help="A row per version.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
+    api: Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")] = None,
+) -> None:
+    """Per tool: calls, failures, timeouts, mean / p50 / p95 / max time, CPU, peak memory."""
+    until = time.time()
+    try:
+        with api_client(load_settings(), api) as client:
+            answer = client.stats(
+                since=until - since, until=until, by="version" if by_version else "tool"
+            )
+    except (ApiError, ApiUnreachable) as exc:
+        raise api_failure(exc) from exc
+    if as_json:
+        sys.stdout.write(json.dumps(answer, indent=2) + "\n")
+        return
+    tools: list[dict[str, Any]] = answer["tools"]
+    if not tools:
+        out.print("no calls ended in this window")
+        return
+    table = Table("tool", "calls", "failed", "timeouts", "mean", "p50", "p95", "max", "cpu", "peak")
+    for row in tools:
+        name = row["tool"] + (f" {row['version']}" if row["version"] else "")
+        table.add_row(
+            escape(name),
+            f"{row['calls']:,}",
+            f"{row['failures']:,} ({row['failure_rate']:.0%})",
+            f"{row['timeouts']:,}",
+            *(_ms(row[key]) for key in ("mean_ms", "p50_ms", "p95_ms", "max_ms")),
+            "" if row["mean_cpu_s"] is None else f"{row['mean_cpu_s']:.3f} s",
+            _bytes(row["peak_rss_bytes"]),
+        )
+    out.print(table)
+    worst = max(tools, key=lambda row: row["failures"])
+    if worst["failures"]:
+        out.print(
+            f"most failures: {escape(worst['tool'])} ({worst['failures']:,} of "
+            f"{worst['calls']:,}); why: toolrun history --tool {escape(worst['tool'])} "
+            "--status error"
+        )
+    for slow in answer["slow"]:
+        out.print(f"[yellow]slow:[/] {escape(slow['suggestion'])}")
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.1f} ms"
+
+
+def _bytes(value: int | None) -> str:
+    return "" if value is None else f"{value / 2**20:.1f} MiB"

@@ -1,0 +1,1 @@
+"""Alembic migrations of toolrun's database (run by `toolrun.database.migrate`)."""

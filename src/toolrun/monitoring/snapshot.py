@@ -1,0 +1,88 @@
+"""The shared counters and the queues' depths, read from Redis in one round trip."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import redis.asyncio as aioredis
+from kombu.transport.redis import PRIORITY_STEPS, Channel
+
+from toolrun.monitoring.metrics import BUCKET_LABELS, CALLS, DURATION, SUM
+from toolrun.permissions.levels import PermissionLevel
+
+
+@dataclass
+class Durations:
+    """One tool's execution times: how many fell in each bucket (not cumulative), the sum."""
+
+    buckets: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKET_LABELS, 0))
+    sum: float = 0.0
+
+    @property
+    def count(self) -> int:
+        return sum(self.buckets.values())
+
+    def cumulative(self) -> list[tuple[str, float]]:
+        """(le, executions at most that long), ``+Inf`` last: Prometheus's buckets."""
+        total, out = 0, []
+        for label in BUCKET_LABELS:
+            total += self.buckets[label]
+            out.append((label, float(total)))
+        return out
+
+
+@dataclass
+class Snapshot:
+    """What /metrics reports, as read at one moment."""
+
+    calls: dict[tuple[str, str], int] = field(default_factory=dict)  # (tool, status) → count
+    durations: dict[str, Durations] = field(default_factory=dict)  # tool → its histogram
+    queue_depths: dict[PermissionLevel, int] = field(default_factory=dict)
+
+
+def queue_keys(level: PermissionLevel) -> list[str]:
+    """The Redis lists kombu keeps a level's queue in: the queue's name for priority 0, one
+    more per priority step (``<queue>\\x06\\x16<step>``) for messages sent with a priority."""
+    name = level.queue_name
+    return [name, *(f"{name}{Channel.sep}{step}" for step in PRIORITY_STEPS if step)]
+
+
+async def read_snapshot(client: aioredis.Redis) -> Snapshot:
+    """Every counter and queue depth (raises redis.RedisError when Redis is down)."""
+    levels = list(PermissionLevel)
+    pipe = client.pipeline(transaction=False)
+    pipe.hgetall(CALLS)
+    pipe.hgetall(DURATION)
+    for level in levels:
+        for key in queue_keys(level):
+            pipe.llen(key)
+    calls, durations, *lengths = await pipe.execute()
+    per_level = len(lengths) // len(levels)
+    return Snapshot(
+        calls=_calls(calls),
+        durations=_durations(durations),
+        queue_depths={
+            level: sum(lengths[i * per_level : (i + 1) * per_level])
+            for i, level in enumerate(levels)
+        },
+    )
+
+
+def _calls(raw: dict[bytes, bytes]) -> dict[tuple[str, str], int]:
+    counts = {}
+    for name, value in raw.items():
+        status, tool = name.decode().split(":", 1)
+        counts[tool, status] = int(value)
+    return counts
+
+
+def _durations(raw: dict[bytes, bytes]) -> dict[str, Durations]:
+    tools: dict[str, Durations] = {}
+    for name, value in raw.items():
+        part, tool = name.decode().split(":", 1)
+        histogram = tools.setdefault(tool, Durations())
+        if part == SUM:
+            histogram.sum = float(value)
+        elif part in histogram.buckets:  # a bound dropped since: not reported
+            histogram.buckets[part] = int(value)
+    return tools

@@ -1,11 +1,12 @@
 """Hourly summaries of the history, so statistics over a million calls read a few rows.
 
 An hour is rolled up once it is over (plus `SEAL_DELAY_S` for rows still in flight): one
-`CallRollup` row per tool, version and status, and a `RolledHour` marker, also for hours
-without calls. A history row written later into a rolled-up hour (a call that ends long
-after it was expected, a row moved by a redelivery, a pruned row) drops that hour's
-summary, and the next statistics query rolls it up again. Roll-ups and such writes take
-the `RollupLock` row first, so neither can slip between the other's read and write.
+`CallRollup` row per tool and version (its calls counted by status), and a `RolledHour`
+marker, also for hours without calls. A history row written later into a rolled-up hour
+(a call that ends long after it was expected, a row moved by a redelivery, a pruned row)
+drops that hour's summary, and the next statistics query rolls it up again. Roll-ups and
+such writes take the `RollupLock` row first, so neither can slip between the other's read
+and write.
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ SEAL_MARGIN_S = 60.0
 
 
 class CallRollup(SQLModel, table=True):
-    """The calls of one tool version that ended with one status within one hour."""
+    """The calls of one tool version that ended within one hour."""
 
     __tablename__ = "call_rollup"
 
     hour: int = Field(primary_key=True)  # Unix time // 3600 of finished_at
     tool_name: str = Field(primary_key=True)
     tool_version: str = Field(primary_key=True)  # "" when unknown
-    status: str = Field(primary_key=True)
     calls: int
+    statuses: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON))
     timed: int  # calls with an execution time
     sum_ms: float
     min_ms: float | None = None
@@ -45,7 +46,7 @@ class CallRollup(SQLModel, table=True):
     metered: int  # calls with CPU seconds
     sum_cpu_s: float
     max_rss_bytes: int | None = Field(default=None, sa_column=Column(BigInteger))
-    histogram: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON))
+    histogram: list[list[int]] = Field(default_factory=list, sa_column=Column(JSON))  # [bin, n]
 
 
 class RolledHour(SQLModel, table=True):
@@ -96,9 +97,10 @@ def sealed_hours(finished: Iterable[float | None], now: float) -> set[int]:
 
 @dataclass
 class Summary:
-    """Running totals over calls; one per (tool, version, status) key, or merged wider."""
+    """Running totals over calls; one per (tool, version) key, or merged wider."""
 
     calls: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
     timed: int = 0
     sum_ms: float = 0.0
     min_ms: float | None = None
@@ -112,6 +114,7 @@ class Summary:
 
     def add(
         self,
+        status: str,
         execution_ms: float | None,
         wait_ms: float | None,
         cpu_s: float | None,
@@ -119,6 +122,7 @@ class Summary:
     ) -> None:
         """Count one call."""
         self.calls += 1
+        self.statuses[status] = self.statuses.get(status, 0) + 1
         if execution_ms is not None:
             self.timed += 1
             self.sum_ms += execution_ms
@@ -136,6 +140,8 @@ class Summary:
     def merge(self, other: Summary) -> None:
         """Add another summary's calls to this one."""
         self.calls += other.calls
+        for status, count in other.statuses.items():
+            self.statuses[status] = self.statuses.get(status, 0) + count
         self.timed += other.timed
         self.sum_ms += other.sum_ms
         self.min_ms = _least(self.min_ms, other.min_ms)
@@ -147,23 +153,22 @@ class Summary:
         self.max_rss_bytes = _most(self.max_rss_bytes, other.max_rss_bytes)
         latency.merge(self.histogram, other.histogram)
 
-    def rollup(self, hour: int, tool: str, version: str, status: str) -> CallRollup:
-        fields: dict[str, Any] = {**self.__dict__, "histogram": _json_keys(self.histogram)}
-        return CallRollup(hour=hour, tool_name=tool, tool_version=version, status=status, **fields)
+    def rollup(self, hour: int, tool: str, version: str) -> dict[str, Any]:
+        """The `call_rollup` row of this summary (JSON holds no int keys: the histogram is
+        stored as [bin, count] pairs)."""
+        histogram = sorted(self.histogram.items())
+        return {**self.__dict__, "hour": hour, "tool_name": tool, "tool_version": version,
+                "histogram": histogram}  # fmt: skip
 
     @classmethod
     def of(cls, rollup: Mapping[Any, Any]) -> Summary:
         """The summary stored in a `call_rollup` row (its column values)."""
         summary = cls(**{name: rollup[name] for name in _SCALARS})
-        summary.histogram = {int(bin_): count for bin_, count in rollup["histogram"].items()}
+        summary.histogram = dict(rollup["histogram"])
         return summary
 
 
 _SCALARS = tuple(name for name in Summary.__dataclass_fields__ if name != "histogram")
-
-
-def _json_keys(histogram: dict[int, int]) -> dict[str, int]:
-    return {str(bin_): count for bin_, count in histogram.items()}
 
 
 def _least(a: float | None, b: float | None) -> float | None:

@@ -31,7 +31,7 @@ from toolrun.history.rollups import (
     take_rollup_lock,
 )
 
-Key = tuple[str, str, str]  # tool, version ("" when unknown), status
+Key = tuple[str, str]  # tool, version ("" when unknown)
 FAILED = ("error", "timeout")
 STREAM_ROWS = 5000
 
@@ -64,15 +64,14 @@ class HistoryStats:
 
     def tools(self, since: float, until: float, *, by_version: bool = False) -> list[ToolStats]:
         """Every tool that had calls end in [since, until), most calls first."""
-        groups: dict[tuple[str, str | None], dict[str, Summary]] = defaultdict(dict)
-        for (tool, version, status), summary in self.summaries(since, until).items():
-            group = (tool, (version or None) if by_version else None)
-            groups[group].setdefault(status, Summary()).merge(summary)
-        found = [_stats(tool, version, by_status) for (tool, version), by_status in groups.items()]
+        groups: dict[tuple[str, str | None], Summary] = defaultdict(Summary)
+        for (tool, version), summary in self.summaries(since, until).items():
+            groups[(tool, (version or None) if by_version else None)].merge(summary)
+        found = [_stats(tool, version, summary) for (tool, version), summary in groups.items()]
         return sorted(found, key=lambda s: (-s.calls, s.tool, s.version or ""))
 
     def summaries(self, since: float, until: float) -> dict[Key, Summary]:
-        """Totals per (tool, version, status) of the calls that ended in [since, until)."""
+        """Totals per (tool, version) of the calls that ended in [since, until)."""
         totals: dict[Key, Summary] = defaultdict(Summary)
         with self.engine.connect() as connection:
             table = CallRecord.__table__  # type: ignore[attr-defined]
@@ -91,8 +90,8 @@ class HistoryStats:
             for start, end in edges if last > first else [(since, until)]:
                 if end > start:
                     ended = _summarize(_ended(connection, start, end))
-                    for (_, tool, version, status), summary in ended.items():
-                        totals[(tool, version, status)].merge(summary)
+                    for (_, tool, version), summary in ended.items():
+                        totals[(tool, version)].merge(summary)
         return totals
 
     def _roll_up(self, first: int, last: int) -> None:
@@ -106,8 +105,8 @@ class HistoryStats:
             for start, end in _spans(missing):
                 by_hour = _summarize(_ended(connection, start * HOUR_S, end * HOUR_S))
                 rollups = [
-                    summary.rollup(hour, tool, version, status).model_dump()
-                    for (hour, tool, version, status), summary in by_hour.items()
+                    summary.rollup(hour, tool, version)
+                    for (hour, tool, version), summary in by_hour.items()
                 ]
                 now = self.clock()
                 marks = [{"hour": hour, "rolled_at": now} for hour in range(start, end)]
@@ -133,10 +132,10 @@ def _ended(connection: Connection, start: float, end: float) -> Iterable[Sequenc
         yield (hour_of(at), *rest)
 
 
-def _summarize(rows: Iterable[Sequence[Any]]) -> dict[tuple[int, str, str, str], Summary]:
-    by_key: dict[tuple[int, str, str, str], Summary] = defaultdict(Summary)
+def _summarize(rows: Iterable[Sequence[Any]]) -> dict[tuple[int, str, str], Summary]:
+    by_key: dict[tuple[int, str, str], Summary] = defaultdict(Summary)
     for hour, tool, version, status, ms, wait_ms, cpu_s, rss in rows:
-        by_key[(hour, tool, version or "", status)].add(ms, wait_ms, cpu_s, rss)
+        by_key[(hour, tool, version or "")].add(status, ms, wait_ms, cpu_s, rss)
     return by_key
 
 
@@ -145,9 +144,8 @@ def _rollups(connection: Connection, first: int, last: int) -> Iterable[tuple[Ke
     which cost more than the query)."""
     table = CallRollup.__table__  # type: ignore[attr-defined]
     query = table.select().where(table.c.hour >= first, table.c.hour < last)
-    for row in connection.execute(query):
-        values = row._mapping
-        yield (values["tool_name"], values["tool_version"], values["status"]), Summary.of(values)
+    for values in connection.execute(query).mappings():
+        yield (values["tool_name"], values["tool_version"]), Summary.of(values)
 
 
 def _spans(hours: list[int]) -> list[tuple[int, int]]:
@@ -170,20 +168,17 @@ def _insert_new(connection: Connection, table: type[Any], rows: list[dict[str, A
     connection.execute(insert(table.__table__).on_conflict_do_nothing(), rows)
 
 
-def _stats(tool: str, version: str | None, by_status: dict[str, Summary]) -> ToolStats:
-    total = Summary()
-    for summary in by_status.values():
-        total.merge(summary)
-    failures = sum(by_status[status].calls for status in FAILED if status in by_status)
+def _stats(tool: str, version: str | None, total: Summary) -> ToolStats:
+    failures = sum(total.statuses.get(status, 0) for status in FAILED)
     low, high = total.min_ms or 0.0, total.max_ms or 0.0
     return ToolStats(
         tool=tool,
         version=version,
         calls=total.calls,
-        statuses={status: s.calls for status, s in sorted(by_status.items())},
+        statuses=dict(sorted(total.statuses.items())),
         failures=failures,
         failure_rate=round(failures / total.calls, 4) if total.calls else 0.0,
-        timeouts=by_status["timeout"].calls if "timeout" in by_status else 0,
+        timeouts=total.statuses.get("timeout", 0),
         mean_ms=_mean(total.sum_ms, total.timed),
         p50_ms=_round(latency.percentile(total.histogram, 0.5, low=low, high=high)),
         p95_ms=_round(latency.percentile(total.histogram, 0.95, low=low, high=high)),

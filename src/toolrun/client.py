@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
 
 import httpx
@@ -10,18 +12,23 @@ import httpx
 from toolrun.errors import ToolrunError
 from toolrun.tools.model import ToolDescriptor, ToolResult
 
+if TYPE_CHECKING:
+    from toolrun.dag.plan import Plan
+
 DEFAULT_API = "http://127.0.0.1:8000"
 # A little over the longest wait the caller asks for, so the server answers first.
 _WAIT_SLACK_S = 10.0
 
 
 class ApiError(ToolrunError):
-    """The API refused a request (4xx) or could not serve it (5xx)."""
+    """The API refused a request (4xx) or could not serve it (5xx); `problems` lists each
+    reason of a refused plan (their `detail` joins them)."""
 
-    def __init__(self, status_code: int, detail: str) -> None:
+    def __init__(self, status_code: int, detail: str, problems: list[str] | None = None) -> None:
         super().__init__(f"{status_code}: {detail}")
         self.status_code = status_code
         self.detail = detail
+        self.problems = problems or []
 
 
 class ApiUnreachable(ToolrunError):
@@ -58,8 +65,11 @@ def _checked(response: httpx.Response) -> httpx.Response:
             body = response.json()
         except ValueError:
             body = None
-        detail = body.get("detail", response.text) if isinstance(body, dict) else response.text
-        raise ApiError(response.status_code, str(detail))
+        if not isinstance(body, dict):
+            raise ApiError(response.status_code, response.text)
+        problems = body.get("problems")
+        listed = [str(p) for p in problems] if isinstance(problems, list) else None
+        raise ApiError(response.status_code, str(body.get("detail", response.text)), listed)
     return response
 
 
@@ -69,6 +79,45 @@ def _export_params(format: str, filters: dict[str, Any]) -> dict[str, Any]:
 
 def _stats_params(since: float | None, until: float | None, by: str) -> dict[str, Any]:
     return {k: v for k, v in {"since": since, "until": until, "by": by}.items() if v is not None}
+
+
+def _plan_body(plan: dict[str, Any] | Plan, run_id: str | None) -> dict[str, Any]:
+    """The body of POST /v1/dags."""
+    data = plan if isinstance(plan, dict) else plan.model_dump(mode="json", exclude_none=True)
+    return {"plan": data} | ({} if run_id is None else {"id": run_id})
+
+
+def _dag_path(run_id: str) -> str:
+    return f"/v1/dags/{quote(run_id, safe='')}"
+
+
+def _dag_list_params(status: str | None, limit: int) -> dict[str, Any]:
+    return {"limit": limit} | ({} if status is None else {"status": status})
+
+
+class _DagDeadline:
+    """When `wait_dag` gives up, and how long it sleeps before the next look."""
+
+    def __init__(self, run_id: str, timeout: float | None, poll_s: float) -> None:
+        self.run_id, self.timeout, self.poll_s = run_id, timeout, poll_s
+        self.at = None if timeout is None else time.monotonic() + timeout
+
+    def pause_s(self) -> float:
+        """Seconds to sleep before polling again.
+
+        Raises:
+            TimeoutError: the deadline has passed, naming the run.
+        """
+        if self.at is None:
+            return self.poll_s
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"DAG run {self.run_id!r} still running after {self.timeout:g} s")
+        return min(self.poll_s, left)
+
+
+def _over(view: dict[str, Any]) -> bool:
+    return view.get("status") != "running"
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -212,6 +261,39 @@ class Client:
         params: dict[str, Any] = {"limit": limit} | ({"kind": kind} if kind else {})
         return list(self._request("GET", "/v1/security-events", params=params).json())
 
+    def submit_plan(
+        self, plan: dict[str, Any] | Plan, *, run_id: str | None = None
+    ) -> dict[str, Any]:
+        """Start a DAG run of `plan` (a `toolrun.dag.Plan` or its JSON form); returns the
+        run's view. A refused plan raises ApiError (422) with each reason in `problems`."""
+        return dict(self._request("POST", "/v1/dags", json=_plan_body(plan, run_id)).json())
+
+    def get_dag(self, run_id: str) -> dict[str, Any]:
+        """A DAG run's view: status, counts per state and each node."""
+        return dict(self._request("GET", _dag_path(run_id)).json())
+
+    def list_dags(self, *, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """DAG runs, newest first, with counts per state but not their nodes."""
+        params = _dag_list_params(status, limit)
+        return list(self._request("GET", "/v1/dags", params=params).json()["runs"])
+
+    def cancel_dag(self, run_id: str) -> dict[str, Any]:
+        """Ask a DAG run to stop; it ends `cancelled` shortly after."""
+        return dict(self._request("POST", f"{_dag_path(run_id)}/cancel").json())
+
+    def wait_dag(
+        self, run_id: str, *, timeout: float | None = None, poll_s: float = 0.25
+    ) -> dict[str, Any]:
+        """The run's view once it is over (status no longer `running`).
+
+        Raises:
+            TimeoutError: still running after `timeout` s.
+        """
+        deadline = _DagDeadline(run_id, timeout, poll_s)
+        while not _over(view := self.get_dag(run_id)):
+            time.sleep(deadline.pause_s())
+        return view
+
 
 class AsyncClient:
     """Asyncio client with the same methods as `Client`."""
@@ -275,3 +357,25 @@ class AsyncClient:
         """Per-tool statistics, as `Client.stats`."""
         response = await self._request("GET", "/v1/stats", params=_stats_params(since, until, by))
         return dict(response.json())
+
+    async def submit_plan(
+        self, plan: dict[str, Any] | Plan, *, run_id: str | None = None
+    ) -> dict[str, Any]:
+        """Start a DAG run, as `Client.submit_plan`."""
+        response = await self._request("POST", "/v1/dags", json=_plan_body(plan, run_id))
+        return dict(response.json())
+
+    async def get_dag(self, run_id: str) -> dict[str, Any]:
+        return dict((await self._request("GET", _dag_path(run_id))).json())
+
+    async def cancel_dag(self, run_id: str) -> dict[str, Any]:
+        return dict((await self._request("POST", f"{_dag_path(run_id)}/cancel")).json())
+
+    async def wait_dag(
+        self, run_id: str, *, timeout: float | None = None, poll_s: float = 0.25
+    ) -> dict[str, Any]:
+        """The run's view once it is over, as `Client.wait_dag`."""
+        deadline = _DagDeadline(run_id, timeout, poll_s)
+        while not _over(view := await self.get_dag(run_id)):
+            await asyncio.sleep(deadline.pause_s())
+        return view

@@ -154,6 +154,10 @@ PROTECTED = [
     ("GET", "/v1/history/export"),
     ("GET", "/v1/stats"),
     ("GET", "/metrics"),
+    ("POST", "/v1/dags"),
+    ("GET", "/v1/dags"),
+    ("GET", "/v1/dags/abc"),
+    ("POST", "/v1/dags/abc/cancel"),
 ]
 
 

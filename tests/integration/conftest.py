@@ -67,9 +67,16 @@ def platform(
             "TOOLRUN_COMMAND_ALLOWLIST": '["default", "curl"]',
             "TOOLRUN_NETWORK_ALLOWLIST": '["127.0.0.1"]',
         },
+        scheduler=True,
     )
     with running(setup) as started:
         yield started
+
+
+@pytest.fixture
+def dag_platform(platform: Platform) -> Platform:
+    """The session's platform, which runs the DAG scheduler too."""
+    return platform
 
 
 @pytest.fixture

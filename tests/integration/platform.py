@@ -55,6 +55,7 @@ class Platform:
     logs: Path
     extra_env: Mapping[str, str] = field(default_factory=dict)
     levels: tuple[PermissionLevel, ...] = tuple(PermissionLevel)
+    scheduler: bool = False  # also run the DAG scheduler
     api_port: int = field(default_factory=free_port)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     token: str = ""  # the admin token, set by start()
@@ -143,6 +144,8 @@ class Platform:
         for level in self.levels:
             self.start_worker(level)
         self.start_process("api", "api", f"--port={self.api_port}")
+        if self.scheduler:
+            self.start_scheduler()
         wait_for(self.healthy, READY_TIMEOUT_S, "the API to become healthy")
         for level in self.levels:
             wait_for(lambda lv=level: self.worker_ready(lv), READY_TIMEOUT_S, f"{level} worker")
@@ -151,6 +154,9 @@ class Platform:
         self.start_process(
             f"worker-{level}", "worker", f"--level={level}", f"--concurrency={concurrency}"
         )
+
+    def start_scheduler(self) -> None:
+        self.start_process("scheduler", "scheduler")
 
     def worker_ready(self, level: PermissionLevel) -> bool:
         return b"ready." in (self.logs / f"worker-{level}.log").read_bytes()

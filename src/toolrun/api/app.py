@@ -21,6 +21,7 @@ from toolrun.api import (
     agents,
     approvals,
     calls,
+    dags,
     health,
     history,
     metrics,
@@ -41,6 +42,7 @@ from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
+from toolrun.scheduler.store import RunStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.loading import registry_with
 from toolrun.workers.app import create_celery_app, longest_time_limit
@@ -97,6 +99,7 @@ def create_app(settings: Settings) -> FastAPI:
             rules=RuleBook(database),
             security=SecurityLog(database),
             history=HistoryStore(database),
+            runs=RunStore(database),
         )
         sweeper = asyncio.create_task(_sweep_expired(state, tables=_tables_created(database)))
         try:
@@ -117,7 +120,7 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    routers = (tools, calls, approvals, history, stats, agents, security, health, metrics, ui)
+    routers = (tools, calls, dags, approvals, history, stats, agents, security, health, metrics, ui)
     for module in routers:
         app.include_router(module.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

@@ -17,6 +17,7 @@ from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
+from toolrun.scheduler.store import RunStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.registry import ToolRegistry
 
@@ -42,6 +43,7 @@ class ApiState:
     rules: RuleBook
     security: SecurityLog
     history: HistoryStore
+    runs: RunStore
 
 
 def get_state(request: Request) -> ApiState:

@@ -27,3 +27,22 @@ NETWORK = f"{PREFIX}:network"
 def network(worker: str) -> str:
     """How a worker isolates its tools' network: "isolated" or "degraded: <why>"."""
     return f"{NETWORK}:{worker}"
+
+
+# DAG node calls: the scheduler hears of their end through SCHEDULER_WAKE.
+DAG_CALL_PREFIX = "dag:"
+SCHEDULER_WAKE = f"{PREFIX}:scheduler:wake"  # run ids with news; "cancel:<id>" to cancel
+CANCEL_PREFIX = "cancel:"
+
+
+def dag_call(run_id: str, node_id: str, attempt: int) -> str:
+    """The call id of one attempt of one node: the same on every dispatch of that attempt,
+    so a scheduler that dispatches it again after a restart finds the call it made."""
+    return f"{DAG_CALL_PREFIX}{run_id}:{node_id}:{attempt}"
+
+
+def run_of(call_id: str) -> str | None:
+    """The run a DAG node call belongs to, or None for any other call."""
+    if not call_id.startswith(DAG_CALL_PREFIX):
+        return None
+    return call_id[len(DAG_CALL_PREFIX) :].split(":", 1)[0]

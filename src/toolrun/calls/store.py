@@ -45,6 +45,9 @@ def _queue_finish(pipe: Any, result: ToolResult, ttl_s: int) -> None:
     pipe.set(keys.record(result.call_id), encoded, ex=ttl_s)
     pipe.rpush(keys.done(result.call_id), encoded)
     pipe.expire(keys.done(result.call_id), _DONE_TTL_S)
+    run_id = keys.run_of(result.call_id)
+    if run_id is not None:  # a DAG node: tell the scheduler
+        pipe.rpush(keys.SCHEDULER_WAKE, run_id)
 
 
 class CallStore:
@@ -54,6 +57,16 @@ class CallStore:
         self.client = client
         self.ttl_s = ttl_s
         self._start = client.register_script(_START)
+
+    def create(self, result: ToolResult) -> bool:
+        """Store a new call's first state; False when the id is already taken."""
+        key = keys.record(result.call_id)
+        return bool(self.client.set(key, result.model_dump_json(), ex=self.ttl_s, nx=True))
+
+    def get_many(self, call_ids: list[str]) -> list[ToolResult | None]:
+        """The records of these calls, None where there is none."""
+        raw = self.client.mget([keys.record(call_id) for call_id in call_ids]) if call_ids else []
+        return [None if item is None else ToolResult.model_validate_json(item) for item in raw]
 
     def start(self, running: ToolResult) -> int:
         """Count one more delivery and store the running state (one atomic round trip).

@@ -6,7 +6,7 @@ import logging
 
 import typer
 
-from toolrun.cli import agents, approvals, history, platform, tools
+from toolrun.cli import agents, approvals, dag, history, platform, tools
 from toolrun.cli.call import call
 from toolrun.cli.stats import stats
 
@@ -17,9 +17,11 @@ app.add_typer(approvals.app, name="approvals")
 app.command("call")(call)
 app.add_typer(history.app, name="history")
 app.command("stats")(stats)
+app.add_typer(dag.app, name="dag")
 app.command("up")(platform.up)
 app.command("api")(platform.api)
 app.command("worker")(platform.worker)
+app.command("scheduler")(platform.scheduler)
 app.command("flower")(platform.flower)
 
 

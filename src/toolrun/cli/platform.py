@@ -25,9 +25,11 @@ from toolrun.database import open_database
 from toolrun.embedded import RedisServer, Supervisor
 from toolrun.embedded.admin_token import ensure_admin_token
 from toolrun.errors import ToolrunError
+from toolrun.monitoring import configure_logging
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.sandbox.network_gate import network_problem
+from toolrun.scheduler.service import serve
 from toolrun.workers.app import create_celery_app, longest_time_limit
 from toolrun.workers.isolation import report_network, withdraw_network_report
 from toolrun.workers.runtime import WorkerRuntime
@@ -115,6 +117,14 @@ def _run_worker(app: Celery, level: PermissionLevel, concurrency: int, loglevel:
     )
 
 
+def scheduler() -> None:
+    """Run the DAG scheduler (needs TOOLRUN_REDIS_URL); one per platform."""
+    settings = _platform_settings()
+    registry = load_registry(settings)
+    configure_logging(settings)
+    serve(settings, registry)
+
+
 def flower(
     port: Annotated[int | None, typer.Option(help="Port (default TOOLRUN_FLOWER_PORT).")] = None,
     address: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
@@ -134,7 +144,8 @@ def up(
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Pool processes per worker.")] = 1,
 ) -> None:
-    """Start the whole platform on this machine: Redis, API, one worker per level, Flower."""
+    """Start the whole platform on this machine: Redis, API, one worker per level, the DAG
+    scheduler, Flower."""
     space = (workspace or load_settings().workspace).resolve()
     if not space.is_dir():
         raise usage_error(f"workspace is not a directory: {space}")
@@ -222,6 +233,7 @@ def _start_platform(
     for level in PermissionLevel:
         worker = [*me, "worker", f"--level={level}", f"--concurrency={concurrency}"]
         supervisor.start(f"worker {level}", worker)
+    supervisor.start("scheduler", [*me, "scheduler"])
     supervisor.start("flower", [*me, "flower", f"--port={flower_port}"])
 
 

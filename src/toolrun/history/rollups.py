@@ -157,8 +157,13 @@ class Summary:
         """The `call_rollup` row of this summary (JSON holds no int keys: the histogram is
         stored as [bin, count] pairs)."""
         histogram = sorted(self.histogram.items())
-        return {**self.__dict__, "hour": hour, "tool_name": tool, "tool_version": version,
-                "histogram": histogram}  # fmt: skip
+        return {
+            **self.__dict__,
+            "hour": hour,
+            "tool_name": tool,
+            "tool_version": version,
+            "histogram": histogram,
+        }
 
     @classmethod
     def of(cls, rollup: Mapping[Any, Any]) -> Summary:

@@ -197,6 +197,12 @@ class AgentStore:
             record = session.get(AgentRecord, agent_id)
             return record is not None and not record.revoked
 
+    def by_id(self, agent_id: str) -> AgentProfile | None:
+        """The active profile with this id (None when unknown or revoked)."""
+        with Session(self.engine) as session:
+            record = session.get(AgentRecord, agent_id)
+            return None if record is None or record.revoked else AgentProfile.from_record(record)
+
     def get(self, name: str) -> AgentProfile | None:
         with Session(self.engine) as session:
             record = session.exec(select(AgentRecord).where(AgentRecord.name == name)).first()

@@ -59,7 +59,7 @@ def argument_errors(validator: jsonschema.protocols.Validator, arguments: object
     errors = sorted(
         validator.iter_errors(arguments), key=lambda e: (list(e.absolute_path), e.validator)
     )
-    return "; ".join(dict.fromkeys(_explain(error) for error in errors))
+    return "; ".join(dict.fromkeys(explain(error) for error in errors))
 
 
 def with_defaults(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -71,7 +71,8 @@ def with_defaults(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> di
     return filled
 
 
-def _explain(error: ValidationError) -> str:
+def explain(error: ValidationError) -> str:
+    """One schema violation in words an agent can act on."""
     where = _path(error)
     kind = error.validator
     if kind == "required":

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolDescriptor, ToolExample
@@ -103,8 +104,46 @@ class Probe(Tool):
         return ToolOutput({"level": self.descriptor.permission.value})
 
 
+class Flaky(Tool):
+    """Fails until it has been called `fail_times` times for its counter file, then says
+    which attempt it is: the subject of retry policies."""
+
+    descriptor = ToolDescriptor(
+        name="flaky",
+        version="1.0.0",
+        description="Fail the first `fail_times` calls per counter file.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "counter": {"type": "string"},
+                "fail_times": {"type": "integer", "minimum": 0},
+            },
+            "required": ["counter", "fail_times"],
+            "additionalProperties": False,
+        },
+        returns={"type": "object"},
+        examples=[
+            ToolExample(description="never fails", arguments={"counter": "c", "fail_times": 0}),
+            ToolExample(description="fails once", arguments={"counter": "c", "fail_times": 1}),
+            ToolExample(description="fails twice", arguments={"counter": "d", "fail_times": 2}),
+        ],
+        permission=PermissionLevel.READ_ONLY,
+        time_limit_s=5,
+        tags=["test"],
+    )
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        path = Path(ctx.workspace.resolve(arguments["counter"]))
+        calls = int(path.read_text()) + 1 if path.exists() else 1
+        path.write_text(str(calls))
+        if calls <= arguments["fail_times"]:
+            raise ToolExecutionError(f"failing on purpose (call {calls})")
+        return ToolOutput({"calls": calls})
+
+
 TOOLS: list[Tool] = [
     Sleepy(),
+    Flaky(),
     Stubborn(),
     Suicidal(),
     *(Probe(level) for level in PermissionLevel),

@@ -1,0 +1,319 @@
+"""DAG plans run by toolrun's scheduler vs the same shapes as a Celery canvas (issue 6).
+
+Shapes of N (default 1000) nodes: wide (a root, N-2 parallel nodes, a sink needing all of
+them; canvas: chain(root, chord(group, sink))) and deep (a chain of N). toolrun's nodes call
+`bench_noop`; the canvas runs them twice, as bare no-op tasks and as tasks doing a toolrun
+worker's part of a call (see bench/_dag_support.py). Then 8 independent 1 s `bench_sleep`
+nodes on a worker with 8 slots. All processes are real: an embedded Redis (toolrun on db 0,
+the canvas on db 1), the API, a read_only worker (-c 2, then -c 8), the scheduler, a Celery
+worker (-c 2) with toolrun's settings. Repeats are interleaved; medians are shown.
+
+    .venv/bin/python -m bench.dag_overhead [--repeat 3] [--nodes 1000] [--poll-ms 20]
+                                          [--database-url postgresql+psycopg://...]
+
+Prints a table, writes bench/results/dag_overhead.json. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import platform
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import celery
+import sqlalchemy
+from celery import chain, chord
+from rich.console import Console
+from rich.table import Table
+
+from toolrun.config import Settings
+from toolrun.database import open_database
+from toolrun.embedded import RedisServer, terminate
+from toolrun.embedded.admin_token import ensure_admin_token
+from toolrun.embedded.redis_server import free_port
+from toolrun.permissions.agents import AgentStore
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "dag_overhead.json"
+OVERHEAD_GOAL = 1.2  # toolrun's per-node time / the canvas's
+SLEEP_GOAL_S = 1.3
+SLEEP_NODES, SLEEP_S, SLEEP_SLOTS = 8, 1.0, 8
+TERMINAL = {"succeeded", "failed", "cancelled"}
+RUN_TIMEOUT_S = 600.0
+console = Console()
+
+
+def wide_plan(nodes: int, tool: str = "bench_noop") -> dict[str, Any]:
+    middle = [f"m{i}" for i in range(nodes - 2)]
+    return {
+        "nodes": [
+            {"id": "root", "tool": tool, "arguments": {}},
+            *({"id": m, "tool": tool, "arguments": {}, "depends_on": ["root"]} for m in middle),
+            {"id": "sink", "tool": tool, "arguments": {}, "depends_on": middle},
+        ],
+        "max_concurrency": None,
+    }
+
+
+def deep_plan(nodes: int, tool: str = "bench_noop") -> dict[str, Any]:
+    chained = [{"id": "n0", "tool": tool, "arguments": {}}]
+    chained += [
+        {"id": f"n{i}", "tool": tool, "arguments": {}, "depends_on": [f"n{i - 1}"]}
+        for i in range(1, nodes)
+    ]
+    return {"nodes": chained, "max_concurrency": None}
+
+
+def sleep_plan(seconds: float) -> dict[str, Any]:
+    return {
+        "nodes": [
+            {"id": f"s{i}", "tool": "bench_sleep", "arguments": {"seconds": seconds}}
+            for i in range(SLEEP_NODES)
+        ],
+        "max_concurrency": None,
+    }
+
+
+def canvas(shape: str, task: Any, nodes: int) -> Any:
+    if shape == "wide":
+        return chain(task.si(), chord([task.si() for _ in range(nodes - 2)], task.si()))
+    return chain(*(task.si() for _ in range(nodes)))
+
+
+def run_canvas(signature: Any) -> dict[str, float]:
+    """Seconds from apply_async to the last task's result."""
+    started = time.perf_counter()
+    signature.apply_async().get(timeout=RUN_TIMEOUT_S)
+    return {"total_s": time.perf_counter() - started}
+
+
+@dataclass
+class Runner:
+    """Runs one scenario at a time and keeps its sample under "shape/side"."""
+
+    processes: Processes
+    poll_s: float
+    api: Api | None = None
+    samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def record(self, key: str, run: Callable[[], dict[str, Any]]) -> None:
+        self.processes.check()
+        sample = run()
+        if not key.startswith("warm-up"):
+            self.samples.setdefault(key, []).append(sample)
+
+    def dag(self, key: str, plan: dict[str, Any]) -> None:
+        api = self.api
+        if api is not None:
+            self.record(key, lambda: api.run_dag(plan, self.poll_s))
+
+
+def measure(options: argparse.Namespace, scratch: Path, database_url: str | None) -> dict[str, Any]:
+    """Every scenario's samples; toolrun's only when the scheduler exists."""
+    logs, workspace, home = scratch / "logs", scratch / "workspace", scratch / "home"
+    logs.mkdir()
+    workspace.mkdir()
+    server = RedisServer(scratch / "redis")
+    server.start()
+    canvas_url = server.url.removesuffix("/0") + "/1"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "bench"), str(ROOT)]),
+        "BENCH_REDIS_URL": canvas_url,
+        "TOOLRUN_REDIS_URL": server.url,
+        "TOOLRUN_WORKSPACE": str(workspace),
+        "TOOLRUN_HOME": str(home),
+        "TOOLRUN_TOOL_MODULES": '["toolrun_benchtools"]',
+        **({"TOOLRUN_DATABASE_URL": database_url} if database_url else {}),
+    }
+    os.environ["BENCH_REDIS_URL"] = canvas_url
+    from bench._dag_support import noop, tool  # noqa: PLC0415 - needs BENCH_REDIS_URL first
+
+    settings = Settings(home=home, database_url=database_url)
+    engine = open_database(settings.database)
+    ensure_admin_token(AgentStore(engine), settings.admin_token_path)
+    engine.dispose()
+    processes = Processes(logs, env)
+    runner = Runner(processes, options.poll_ms / 1000)
+    outcome: dict[str, Any] = {"samples": runner.samples, "error": None}
+    with_dag = not options.canvas_only and scheduler_available()
+    if not with_dag:
+        outcome["error"] = "toolrun not run: no `python -m toolrun scheduler` (or --canvas-only)"
+    try:
+        port = free_port()
+        processes.start("celery", canvas_worker_argv())
+        if with_dag:
+            processes.start("worker", worker_argv(2))
+            processes.start("api", ["-m", "toolrun", "api", f"--port={port}"])
+            processes.start("scheduler", ["-m", "toolrun", "scheduler"])
+            api = Api(port, settings.admin_token_path.read_text().strip())
+            wait_until(lambda: api.request("GET", "/healthz")[0] == 200, "the API")
+            runner.api = api
+        wait_until(lambda: noop.delay().get(timeout=5) is None, "the Celery worker")
+        for task in (noop, tool):  # every pool process has run each task once
+            runner.record("warm-up", lambda t=task: run_canvas(canvas("wide", t, 20)))
+        runner.dag("warm-up", wide_plan(20))
+        n = options.nodes
+        for _ in range(options.repeat):
+            for shape in ("wide", "deep"):
+                runner.record(f"{shape}/canvas", lambda s=shape: run_canvas(canvas(s, noop, n)))
+                runner.record(
+                    f"{shape}/canvas_work", lambda s=shape: run_canvas(canvas(s, tool, n))
+                )
+                runner.dag(f"{shape}/toolrun", wide_plan(n) if shape == "wide" else deep_plan(n))
+        if runner.api is not None:
+            processes.stop("worker")
+            processes.start("worker", worker_argv(SLEEP_SLOTS))
+            runner.dag("warm-up", sleep_plan(0.2))  # a node reaches every new pool process
+            for _ in range(options.repeat):
+                runner.dag("sleep/toolrun", sleep_plan(SLEEP_S))
+    except (BenchFailure, celery.exceptions.CeleryError, TimeoutError) as exc:
+        outcome["error"] = f"{type(exc).__name__}: {exc}"
+        outcome["logs"] = processes.tails()
+        console.print(f"[red]failed:[/] {exc}\n{outcome['logs']}", highlight=False)
+    finally:
+        processes.stop_all()
+        server.stop()
+    return outcome
+
+
+def summarise(samples: dict[str, list[dict[str, Any]]], nodes: int) -> dict[str, dict[str, Any]]:
+    """Medians per scenario; per-node ms = median total / nodes."""
+    summary = {}
+    for key, runs in samples.items():
+        count = SLEEP_NODES if key.startswith("sleep/") else nodes
+        totals = [run["total_s"] for run in runs]
+        entry: dict[str, Any] = {
+            "nodes": count,
+            "total_s_median": statistics.median(totals),
+            "total_s_min": min(totals),
+            "total_s_max": max(totals),
+            "per_node_ms": statistics.median(totals) / count * 1000,
+        }
+        for fact in ("server_s", "dep_to_start_mean_ms", "node_run_mean_ms", "polls"):
+            values = [run[fact] for run in runs if run.get(fact) is not None]
+            if values:
+                entry[f"{fact}_median"] = statistics.median(values)
+        summary[key] = {**entry, "runs": runs}
+    for shape in ("wide", "deep"):
+        mine = summary.get(f"{shape}/toolrun")
+        for side in ("canvas", "canvas_work"):
+            theirs = summary.get(f"{shape}/{side}")
+            if mine is not None and theirs is not None:
+                ratio = mine["per_node_ms"] / theirs["per_node_ms"]
+                mine[f"ratio_to_{side}"] = ratio
+                mine[f"goal_met_vs_{side}"] = ratio <= OVERHEAD_GOAL
+    if "sleep/toolrun" in summary:
+        sleep = summary["sleep/toolrun"]
+        sleep["goal_met"] = sleep["total_s_median"] <= SLEEP_GOAL_S
+    return summary
+
+
+SIDES = {
+    "canvas": "Celery canvas, bare no-op task",
+    "canvas_work": "Celery canvas, a worker's call work",
+    "toolrun": "toolrun DAG (scheduler)",
+}
+
+
+def report(summary: dict[str, dict[str, Any]], options: argparse.Namespace) -> Table:
+    table = Table(title=f"DAG overhead: toolrun plans vs Celery canvas ({options.database})")
+    columns = ("scenario", "side", "nodes", "total s", "min s", "per-node ms", "ratio", "goal")
+    for column in (*columns, "server s", "dep→start ms"):
+        table.add_column(column, justify="left" if column in {"scenario", "side"} else "right")
+
+    def cell(entry: dict[str, Any], key: str, fmt: str) -> str:
+        return format(entry[key], fmt) if key in entry else ""
+
+    for key, entry in summary.items():
+        shape, side = key.split("/")
+        goal = ""
+        if shape == "sleep":
+            goal = f"{'yes' if entry['goal_met'] else 'no'} (≤ {SLEEP_GOAL_S} s)"
+        table.add_row(
+            shape,
+            SIDES[side],
+            str(entry["nodes"]),
+            f"{entry['total_s_median']:.3f}",
+            f"{entry['total_s_min']:.3f}",
+            "" if shape == "sleep" else f"{entry['per_node_ms']:.3f}",
+            "",
+            goal,
+            cell(entry, "server_s_median", ".3f"),
+            cell(entry, "dep_to_start_mean_ms_median", ".2f"),
+        )
+        for base in ("canvas", "canvas_work"):
+            if f"ratio_to_{base}" in entry:
+                met = "yes" if entry[f"goal_met_vs_{base}"] else "no"
+                ratio = f"{entry[f'ratio_to_{base}']:.2f}"
+                label = f"toolrun ÷ {SIDES[base].removeprefix('Celery ')}"
+                table.add_row(shape, label, "", "", "", "", ratio, f"{met} (≤ {OVERHEAD_GOAL}×)")
+    return table
+
+
+def machine_facts(options: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "celery": celery.__version__,
+        "platform": platform.platform(),
+        "load": os.getloadavg(),
+        "database": options.database,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per scenario")
+    parser.add_argument("--nodes", type=int, default=1000, help="nodes of the wide/deep plans")
+    parser.add_argument("--poll-ms", type=float, default=20.0, help="GET /v1/dags/{id} interval")
+    parser.add_argument("--database-url", help="PostgreSQL URL (default: SQLite in a temp home)")
+    parser.add_argument("--canvas-only", action="store_true", help="skip the toolrun side")
+    options = parser.parse_args()
+    options.database = "postgresql" if options.database_url else "sqlite"
+    facts = machine_facts(options)
+    with tempfile.TemporaryDirectory() as scratch, postgres_schema(options.database_url) as url:
+        outcome = measure(options, Path(scratch), url)
+    summary = summarise(outcome["samples"], options.nodes)
+    console.print(report(summary, options))
+    console.print(
+        "per-node ms = median total / nodes; total = submit (POST /v1/dags, apply_async) to "
+        f"the final state seen (GET every {options.poll_ms:g} ms; the last result). "
+        "server s = finished_at - created_at; dep→start = mean of a node's start minus its "
+        "last dependency's finish (wide: includes waiting for one of the 2 slots).",
+        highlight=False,
+    )
+    if outcome["error"]:
+        console.print(f"[yellow]{outcome['error']}[/]", highlight=False)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "nodes": options.nodes,
+        "repeat": options.repeat,
+        "poll_ms": options.poll_ms,
+        "worker_concurrency": {"noop": 2, "sleep": SLEEP_SLOTS},
+        "goals": {"per_node_ratio_max": OVERHEAD_GOAL, "sleep_total_s_max": SLEEP_GOAL_S},
+    }
+    document = {"machine": facts, "settings": settings, "results": summary, **outcome}
+    document.pop("samples")
+    RESULTS.write_text(json.dumps(document, indent=2))
+    console.print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""The scheduler's loop: wake on a run's news, advance it, store it, send its calls.
+
+News comes on one Redis list (`keys.SCHEDULER_WAKE`): the API pushes a run's id when it
+creates or cancels the run, and every end of a node call pushes it too (see
+`calls.store`). Every RECONCILE_S the scheduler also looks at all running runs, so news
+lost in a crash, a denied approval or a timed-out node is noticed anyway.
+
+Crash safety: a node is stored as running with its call id *before* the call is created
+and sent, and call ids are deterministic per attempt (`keys.dag_call`). A restarted
+scheduler finds each running node's call: ended (the result is taken), present (waited
+for), or absent (it was never sent: it is sent now, under the same id). A node that has
+ended is never run again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+import redis
+
+from toolrun.calls import keys
+from toolrun.dag.run import NodeState, RunProgress, RunStatus
+from toolrun.scheduler.dispatch import NodeDispatcher, Prepared, Refused
+from toolrun.scheduler.store import RunStore
+from toolrun.tools.model import ToolResult, ToolStatus
+
+RECONCILE_S = 2.0
+MAX_NEWS = 1000  # run ids taken off the wake list at once
+_RETRYABLE = {ToolStatus.ERROR, ToolStatus.TIMEOUT}
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ActiveRun:
+    agent_id: str | None
+    progress: RunProgress
+    cancel_requested: bool = False
+
+
+class Scheduler:
+    """Advances every running run; one per platform (it is the only writer of run state)."""
+
+    def __init__(self, store: RunStore, dispatcher: NodeDispatcher, client: redis.Redis) -> None:
+        self.store = store
+        self.dispatcher = dispatcher
+        self.client = client
+        self.runs: dict[str, ActiveRun] = {}
+
+    def serve(self, stop: threading.Event) -> None:
+        """Resume the running runs, then advance runs as news arrives, until `stop`."""
+        self.reconcile()
+        reconciled = time.monotonic()
+        while not stop.is_set():
+            for run_id in self.news(self.wait_s()):
+                self.advance(run_id)
+            for run_id in self.due():
+                self.advance(run_id)
+            if time.monotonic() - reconciled >= RECONCILE_S:
+                self.reconcile()
+                reconciled = time.monotonic()
+
+    def reconcile(self) -> None:
+        """Advance every running run, reading cancel requests from the database."""
+        for run_id in self.store.running_ids():
+            self.advance(run_id, reload=True)
+
+    def news(self, timeout_s: float) -> set[str]:
+        """Run ids pushed on the wake list, waiting up to `timeout_s` for the first; a
+        cancel request (``cancel:<run id>``) reloads its run from the database."""
+        first = self.client.blpop([keys.SCHEDULER_WAKE], timeout=max(timeout_s, 0.01))
+        if first is None:
+            return set()
+        more = self.client.lpop(keys.SCHEDULER_WAKE, MAX_NEWS) or []
+        found = set()
+        for item in (_text(raw) for raw in [first[1], *more]):
+            run_id = item.removeprefix(keys.CANCEL_PREFIX)
+            if run_id != item:
+                self.runs.pop(run_id, None)  # loaded again, with its cancel request
+            found.add(run_id)
+        return found
+
+    def wait_s(self) -> float:
+        """Until the next retry or node deadline, at most RECONCILE_S."""
+        now = time.time()
+        soonest = min((self._next_event(active) for active in self.runs.values()), default=None)
+        return RECONCILE_S if soonest is None else min(RECONCILE_S, max(0.0, soonest - now))
+
+    def due(self) -> list[str]:
+        now = time.time()
+        return [run_id for run_id, active in self.runs.items() if self._next_event(active) <= now]
+
+    def advance(self, run_id: str, *, reload: bool = False) -> None:
+        """Take the results of the run's calls, apply its policies, dispatch what is ready."""
+        active = self._active(run_id, reload=reload)
+        if active is None:
+            return
+        progress = active.progress
+        now = time.time()
+        running = {run.node_id: run.call_id for run in progress.running}
+        changed: set[str] = progress.promote()
+        if active.cancel_requested:
+            changed |= progress.cancel(now)
+        ended_calls: set[str] = set()
+        changed |= self._collect(progress, now, ended_calls)
+        sends = self._dispatch(run_id, active, progress, changed)
+        self.store.save(run_id, progress, changed)
+        for prepared in sends:
+            self.dispatcher.send(prepared)
+        for node_id, call_id in running.items():  # cancelled, or timed out
+            run = progress.nodes[node_id]
+            moved_on = run.call_id != call_id or run.state is not NodeState.RUNNING
+            if call_id is not None and call_id not in ended_calls and moved_on:
+                self.dispatcher.cancel(call_id, run.arguments or {})
+        if progress.status is not RunStatus.RUNNING:
+            self.runs.pop(run_id, None)
+            log.info("run %s %s", run_id, progress.status)
+
+    def _active(self, run_id: str, *, reload: bool) -> ActiveRun | None:
+        active = self.runs.get(run_id)
+        if active is None or reload:
+            loaded = self.store.load(run_id)
+            if loaded is None or loaded[1].status is not RunStatus.RUNNING:
+                self.runs.pop(run_id, None)
+                return None
+            record, progress = loaded
+            if active is not None:
+                progress.rng = active.progress.rng
+            active = ActiveRun(record.agent_id, progress, record.cancel_requested)
+            self.runs[run_id] = active
+        return active
+
+    def _collect(self, progress: RunProgress, now: float, ended_calls: set[str]) -> set[str]:
+        """Apply the results of the run's running calls (adding the ids of those that
+        ended to `ended_calls`); calls never sent are made ready to send again."""
+        changed: set[str] = set()
+        running = [run for run in progress.running if run.call_id is not None]
+        results = self.dispatcher.calls.get_many([run.call_id or "" for run in running])
+        for run, result in zip(running, results, strict=True):
+            if progress.nodes[run.node_id].state is not NodeState.RUNNING:
+                continue  # ended meanwhile by another node's stop policy
+            if result is None:
+                progress.nodes[run.node_id].state = NodeState.READY  # never sent: again
+                progress.nodes[run.node_id].attempts -= 1
+                changed.add(run.node_id)
+            elif result.final:
+                ended_calls.add(result.call_id)
+                changed |= self._ended(progress, run.node_id, result, now)
+            elif self._overdue(progress, run.node_id, result, now):
+                timeout = progress.plan.timeout_s(progress.plan.node(run.node_id))
+                changed |= progress.failed(run.node_id, f"timed out after {timeout:g} s", now)
+        return changed
+
+    def _ended(
+        self, progress: RunProgress, node_id: str, result: ToolResult, now: float
+    ) -> set[str]:
+        run = progress.nodes[node_id]
+        run.tool_version = result.tool_version
+        if result.status is ToolStatus.SUCCESS:
+            return progress.succeeded(node_id, result.output, now)
+        error = f"{result.status}: {result.error or 'no message'}"
+        return progress.failed(node_id, error, now, retryable=result.status in _RETRYABLE)
+
+    def _overdue(self, progress: RunProgress, node_id: str, result: ToolResult, now: float) -> bool:
+        """A queued or running call past its node's timeout (time awaiting approval is
+        not counted: the deadline moves)."""
+        run = progress.nodes[node_id]
+        timeout = progress.plan.timeout_s(progress.plan.node(node_id))
+        if timeout is None or run.dispatched_at is None:
+            return False
+        if result.status is ToolStatus.AWAITING_APPROVAL:
+            run.dispatched_at = now
+            return False
+        return now >= run.dispatched_at + timeout
+
+    def _dispatch(
+        self, run_id: str, active: ActiveRun, progress: RunProgress, changed: set[str]
+    ) -> list[Prepared]:
+        """Decide on every node that may start now; returns the calls to send once stored."""
+        now = time.time()
+        sends: list[tuple[str, Prepared]] = []
+        outputs = {
+            node_id: run.output
+            for node_id, run in progress.nodes.items()
+            if run.state is NodeState.SUCCEEDED
+        }
+        for node_id in progress.dispatchable(now):
+            if progress.nodes[node_id].state is not NodeState.READY:
+                continue  # a stop policy ended it while this loop ran
+            node = progress.plan.node(node_id)
+            run = progress.nodes[node_id]
+            call_id = keys.dag_call(run_id, node_id, run.attempts + 1)
+            timeout = progress.plan.timeout_s(node)
+            prepared = self.dispatcher.prepare(node, call_id, active.agent_id, outputs, timeout)
+            progress.dispatched(node_id, call_id, now)
+            changed.add(node_id)
+            if isinstance(prepared, Refused):
+                changed |= progress.failed(node_id, prepared.reason, now, retryable=False)
+            else:
+                run.arguments = prepared.call.arguments
+                run.tool_version = prepared.call.version
+                sends.append((node_id, prepared))
+        return [p for node_id, p in sends if progress.nodes[node_id].state is NodeState.RUNNING]
+
+    def _next_event(self, active: ActiveRun) -> float:
+        """When this run next needs a look without news: a retry or a node deadline."""
+        progress = active.progress
+        times = [progress.next_retry_at() or math.inf]
+        for run in progress.running:
+            timeout = progress.plan.timeout_s(progress.plan.node(run.node_id))
+            if timeout is not None and run.dispatched_at is not None:
+                times.append(run.dispatched_at + timeout)
+        return min(times)
+
+
+def _text(item: bytes | str) -> str:
+    return item.decode() if isinstance(item, bytes) else item

@@ -1,0 +1,350 @@
+"""DAG plans on the real platform: API, workers and scheduler processes on a real Redis."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlmodel import Session, col, select
+
+from tests.integration.platform import Platform, wait_for
+from toolrun.database import open_database
+from toolrun.history import CallRecord
+from toolrun.permissions.levels import PermissionLevel
+
+RUN_TIMEOUT_S = 60.0
+
+
+def submit(api: httpx.Client, plan: dict[str, Any]) -> str:
+    response = api.post("/v1/dags", json={"plan": plan})
+    assert response.status_code == 201, response.text
+    run_id: str = response.json()["id"]
+    return run_id
+
+
+def finished(api: httpx.Client, run_id: str, timeout_s: float = RUN_TIMEOUT_S) -> dict[str, Any]:
+    """The run's view once it has ended."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        view: dict[str, Any] = api.get(f"/v1/dags/{run_id}").json()
+        if view["status"] != "running":
+            return view
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} still running after {timeout_s} s: {view}")
+
+
+def nodes(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {node["id"]: node for node in view["nodes"]}
+
+
+def states(view: dict[str, Any]) -> dict[str, str]:
+    return {node["id"]: node["state"] for node in view["nodes"]}
+
+
+def history_rows(platform: Platform, run_id: str, count: int) -> list[CallRecord]:
+    """The history rows of the run's calls, once there are `count` (workers write them in
+    batches, a moment after the results)."""
+    engine = open_database(platform.settings.database)
+    query = select(CallRecord).where(col(CallRecord.call_id).startswith(f"dag:{run_id}:"))
+    deadline = time.monotonic() + 10
+    try:
+        while True:
+            with Session(engine) as session:
+                rows = list(session.exec(query).all())
+            if len(rows) >= count or time.monotonic() > deadline:
+                return sorted(rows, key=lambda row: row.call_id)
+            time.sleep(0.1)
+    finally:
+        engine.dispose()
+
+
+def sleepy(node_id: str, seconds: float, **extra: Any) -> dict[str, Any]:
+    return {"id": node_id, "tool": "sleepy", "arguments": {"seconds": seconds}, **extra}
+
+
+def flaky(node_id: str, fail_times: int, **extra: Any) -> dict[str, Any]:
+    counter = f"counter-{uuid.uuid4().hex}"
+    arguments = {"counter": counter, "fail_times": fail_times}
+    return {"id": node_id, "tool": "flaky", "arguments": arguments, **extra}
+
+
+def test_outputs_flow_into_arguments_in_dependency_order(
+    dag_platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    (platform_workspace / "dagdata").mkdir(exist_ok=True)
+    (platform_workspace / "dagdata" / "only.txt").write_text("alpha\nbeta\n")
+    plan = {
+        "nodes": [
+            {"id": "list", "tool": "glob", "arguments": {"pattern": "dagdata/*.txt"}},
+            {
+                "id": "first",
+                "tool": "read",
+                "arguments": {"file_path": {"$ref": "list.output.files[0]"}},
+            },
+            {"id": "after", "tool": "sleepy", "arguments": {"seconds": 0}, "depends_on": ["first"]},
+        ]
+    }
+
+    view = finished(api, submit(api, plan))
+
+    assert view["status"] == "succeeded", view
+    found = nodes(view)
+    assert found["list"]["output"]["files"] == ["dagdata/only.txt"]
+    assert "alpha" in found["first"]["output"]["content"]
+    assert found["first"]["depends_on"] == ["list"]
+    assert found["list"]["finished_at"] <= found["first"]["started_at"]
+    assert found["first"]["finished_at"] <= found["after"]["started_at"]
+
+
+def test_independent_nodes_run_at_the_same_time(dag_platform: Platform, api: httpx.Client) -> None:
+    plan = {"nodes": [sleepy("a", 1.0), sleepy("b", 1.0), sleepy("join", 0, depends_on=["a", "b"])]}
+
+    run_id = submit(api, plan)
+    view = finished(api, run_id)
+
+    assert view["status"] == "succeeded", view
+    rows = {row.call_id.split(":")[2]: row for row in history_rows(dag_platform, run_id, 3)}
+    a, b = rows["a"], rows["b"]
+    assert a.started_at is not None
+    assert b.started_at is not None
+    assert a.finished_at is not None
+    assert b.finished_at is not None
+    # On the two-slot worker each started before the other ended.
+    assert a.started_at < b.finished_at
+    assert b.started_at < a.finished_at
+
+
+def test_stop_fails_the_run_and_cancels_what_has_not_started(
+    dag_platform: Platform, api: httpx.Client
+) -> None:
+    plan = {
+        "nodes": [
+            flaky("bad", 99),
+            sleepy("downstream", 0, depends_on=["bad"]),
+            sleepy("slow", 0.5),
+            sleepy("after_slow", 0, depends_on=["slow"]),
+        ],
+        "policy": {"on_failure": "stop"},
+    }
+
+    view = finished(api, submit(api, plan))
+
+    assert view["status"] == "failed"
+    assert "node bad failed" in view["error"]
+    found = states(view)
+    assert found["bad"] == "failed"
+    assert found["downstream"] == "upstream_failed"
+    assert found["after_slow"] == "cancelled"
+    assert found["slow"] == "cancelled"  # it was running: its result is not waited for
+
+
+def test_skip_skips_descendants_and_independent_branches_go_on(
+    dag_platform: Platform, api: httpx.Client
+) -> None:
+    plan = {
+        "nodes": [
+            flaky("bad", 99, on_failure="skip"),
+            sleepy("child", 0, depends_on=["bad"]),
+            sleepy("grandchild", 0, depends_on=["child"]),
+            sleepy("other", 0.2),
+            sleepy("other_child", 0, depends_on=["other"]),
+        ]
+    }
+
+    view = finished(api, submit(api, plan))
+
+    assert states(view) == {
+        "bad": "failed",
+        "child": "skipped",
+        "grandchild": "skipped",
+        "other": "succeeded",
+        "other_child": "succeeded",
+    }
+    assert view["status"] == "failed"
+    assert view["error"] == "failed nodes: bad"
+
+
+def test_retry_runs_a_flaky_node_until_it_succeeds(
+    dag_platform: Platform, api: httpx.Client
+) -> None:
+    retry = {"max_attempts": 3, "initial_delay": 0.1, "backoff": 2, "jitter": 0}
+    plan = {"nodes": [flaky("flaky", 2, on_failure="retry", retry=retry)]}
+
+    run_id = submit(api, plan)
+    view = finished(api, run_id)
+
+    assert view["status"] == "succeeded", view
+    node = nodes(view)["flaky"]
+    assert node["attempts"] == 3
+    assert node["output"] == {"calls": 3}
+    rows = history_rows(dag_platform, run_id, 3)
+    assert [row.status for row in rows] == ["error", "error", "success"]
+    assert [row.call_id for row in rows] == [f"dag:{run_id}:flaky:{n}" for n in (1, 2, 3)]
+    # The scheduler waited the delays: 0.1 s, then 0.2 s.
+    assert rows[1].queued_at - rows[0].finished_at >= 0.1  # type: ignore[operator]
+    assert rows[2].queued_at - rows[1].finished_at >= 0.2  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("exhausted", "child_state"), [("skip", "skipped"), ("stop", "upstream_failed")]
+)
+def test_retries_spent_then_skip_or_stop(
+    dag_platform: Platform, api: httpx.Client, exhausted: str, child_state: str
+) -> None:
+    retry = {"max_attempts": 2, "initial_delay": 0, "on_exhausted": exhausted}
+    plan = {
+        "nodes": [
+            flaky("flaky", 99, on_failure="retry", retry=retry),
+            sleepy("child", 0, depends_on=["flaky"]),
+            sleepy("other", 0.3),
+        ]
+    }
+
+    view = finished(api, submit(api, plan))
+
+    found = nodes(view)
+    assert found["flaky"]["state"] == "failed"
+    assert found["flaky"]["attempts"] == 2
+    assert "failing on purpose (call 2)" in found["flaky"]["error"]
+    assert found["child"]["state"] == child_state
+    assert found["other"]["state"] == ("succeeded" if exhausted == "skip" else "cancelled")
+    assert view["status"] == "failed"
+
+
+def test_a_node_past_its_timeout_fails(dag_platform: Platform, api: httpx.Client) -> None:
+    plan = {"nodes": [sleepy("slow", 1.5, timeout_s=0.3)]}
+
+    view = finished(api, submit(api, plan))
+
+    assert view["status"] == "failed"
+    assert nodes(view)["slow"]["error"] == "timed out after 0.3 s"
+
+
+def test_cancel_ends_the_run_and_starts_nothing_more(
+    dag_platform: Platform, api: httpx.Client
+) -> None:
+    plan = {"nodes": [sleepy("first", 1.0), sleepy("second", 0, depends_on=["first"])]}
+    run_id = submit(api, plan)
+    wait_for(
+        lambda: states(api.get(f"/v1/dags/{run_id}").json())["first"] == "running",
+        10,
+        "the first node to run",
+    )
+
+    response = api.post(f"/v1/dags/{run_id}/cancel")
+
+    assert response.status_code == 202, response.text
+    view = finished(api, run_id)
+    assert view["status"] == "cancelled"
+    assert states(view) == {"first": "cancelled", "second": "cancelled"}
+    time.sleep(1.2)  # the first call ends; nothing follows it
+    ran = [row.call_id.split(":")[2] for row in history_rows(dag_platform, run_id, 1)]
+    assert ran == ["first"]
+    assert api.post(f"/v1/dags/{run_id}/cancel").status_code == 409
+
+
+@pytest.mark.parametrize(
+    ("plan", "expected"),
+    [
+        (
+            {
+                "nodes": [
+                    {"id": "a", "tool": "sleepy", "depends_on": ["c"]},
+                    {"id": "b", "tool": "sleepy", "depends_on": ["a"]},
+                    {"id": "c", "tool": "sleepy", "depends_on": ["b"]},
+                ]
+            },
+            ["dependency cycle: a → c → b → a"],
+        ),
+        (
+            {
+                "nodes": [
+                    {
+                        "id": "a",
+                        "tool": "read",
+                        "arguments": {"file_path": {"$ref": "ghost.output"}},
+                    },
+                    {"id": "b", "tool": "no_such_tool"},
+                    {"id": "c", "tool": "sleepy", "arguments": {"seconds": "soon"}},
+                ]
+            },
+            [
+                "node 'a': arguments.file_path: $ref 'ghost.output' names unknown node 'ghost'",
+                "node 'b': unknown tool: no_such_tool",
+                "node 'c': parameter 'seconds' must be number, got \"soon\"",
+            ],
+        ),
+        ({"nodes": []}, ["nodes: List should have at least 1 item after validation, not 0"]),
+    ],
+    ids=["cycle", "references-tools-arguments", "empty"],
+)
+def test_invalid_plans_are_refused_with_every_problem(
+    dag_platform: Platform, api: httpx.Client, plan: dict[str, Any], expected: list[str]
+) -> None:
+    response = api.post("/v1/dags", json={"plan": plan})
+
+    assert response.status_code == 422
+    problems = response.json()["problems"]
+    assert len(problems) == len(expected)
+    for problem, wanted in zip(problems, expected, strict=True):
+        assert problem.startswith(wanted), problems
+
+
+def test_a_node_above_the_agents_ceiling_refuses_the_plan(
+    dag_platform: Platform,
+) -> None:
+    token = dag_platform.agent(f"reader-{uuid.uuid4().hex[:8]}", PermissionLevel.READ_ONLY)
+    plan = {"nodes": [{"id": "w", "tool": "write", "arguments": {"file_path": "x", "content": ""}}]}
+
+    response = httpx.post(
+        f"{dag_platform.base_url}/v1/dags",
+        json={"plan": plan},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+    assert response.status_code == 422
+    assert response.json()["problems"] == [
+        "node 'w': agent may not call this tool (needs read_write, has read_only)"
+    ]
+
+
+def test_runs_are_visible_to_their_agent_only(dag_platform: Platform, api: httpx.Client) -> None:
+    run_id = submit(api, {"nodes": [sleepy("a", 0)]})
+    token = dag_platform.agent(f"other-{uuid.uuid4().hex[:8]}", PermissionLevel.READ_ONLY)
+    headers = {"Authorization": f"Bearer {token}"}
+
+    response = httpx.get(f"{dag_platform.base_url}/v1/dags/{run_id}", headers=headers)
+
+    assert response.status_code == 404
+
+
+def test_a_killed_scheduler_resumes_and_runs_no_node_twice(
+    dag_platform: Platform, api: httpx.Client
+) -> None:
+    chain = [sleepy("n0", 0.4)] + [
+        sleepy(f"n{i}", 0.4, depends_on=[f"n{i - 1}"]) for i in range(1, 6)
+    ]
+    run_id = submit(api, {"nodes": chain})
+    wait_for(
+        lambda: states(api.get(f"/v1/dags/{run_id}").json())["n1"] == "running",
+        20,
+        "node n1 to run",
+    )
+
+    scheduler = dag_platform.processes["scheduler"]
+    os.kill(scheduler.pid, signal.SIGKILL)
+    scheduler.wait()
+    time.sleep(1.0)  # n1 ends while no scheduler runs
+    dag_platform.start_scheduler()
+
+    view = finished(api, run_id)
+    assert view["status"] == "succeeded", view
+    assert all(node["attempts"] == 1 for node in view["nodes"])
+    ran = [row.call_id for row in history_rows(dag_platform, run_id, 6)]
+    assert ran == [f"dag:{run_id}:n{i}:1" for i in range(6)]

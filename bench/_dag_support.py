@@ -64,6 +64,19 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def release_results(app: Celery) -> None:
+    """Stop waiting on results nobody will read, while Redis still answers.
+
+    Publishing a chord's header subscribes the client to every header task's result; some
+    of those waiters outlive the chord, and each unsubscribes when collected, at exit,
+    from a server that has stopped by then.
+    """
+    backend: Any = app.backend
+    for waiters in list(backend._pending_results.concrete.values()):  # no public accessor
+        for result in list(waiters.values()):
+            backend.remove_pending_result(result)
+
+
 def noop(*_upstream: Any) -> None:
     """Does nothing: the canvas's own cost is all there is to measure."""
 

@@ -7,7 +7,7 @@ import asyncio
 import io
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -212,8 +212,8 @@ def test_render_run_shows_errors_as_inert_short_text() -> None:
     assert "\x1b" not in text
     assert "second line" not in text
     error = next(line for line in text.splitlines() if "boom" in line).split("│")[-2].strip()
-    assert len(error) == _dag_view.ERROR_WIDTH
-    assert error.endswith("…")
+    assert error.endswith("x…")
+    assert len(error) == _dag_view.ERROR_WIDTH + len("\\x1b") - 1
 
 
 def test_render_run_of_a_failed_run_says_why() -> None:
@@ -291,6 +291,7 @@ class FakeDagApi:
         self.refusal = refusal
         self.bodies: list[dict[str, Any]] = []
         self.gets = 0
+        self.list_params: dict[str, str] = {}
         self.interrupt_at: int | None = None
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -299,8 +300,9 @@ class FakeDagApi:
             self.bodies.append(json.loads(request.content))
             return self.refusal or httpx.Response(201, json=self.views[0])
         if request.method == "GET" and path == "/v1/dags":
+            self.list_params = dict(request.url.params)
             summary = {k: v for k, v in self.views[-1].items() if k != "nodes"}
-            return httpx.Response(200, json={"runs": [summary], "query": str(request.url.query)})
+            return httpx.Response(200, json={"runs": [summary]})
         if request.method == "GET" and path == "/v1/dags/run-1":
             self.gets += 1
             if self.gets == self.interrupt_at:
@@ -318,7 +320,7 @@ def _faked(client: Client, api: FakeDagApi) -> Client:
 
 
 @pytest.fixture
-def fake_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., FakeDagApi]]:
+def fake_api(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeDagApi]:
     """Point `toolrun dag` at a FakeDagApi built from the given views."""
 
     def install(*views: dict[str, Any], **options: Any) -> FakeDagApi:
@@ -331,7 +333,7 @@ def fake_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., FakeDagA
         return api
 
     monkeypatch.setattr(dag, "POLL_S", 0.0)
-    yield install
+    return install
 
 
 RUNNING = _view("running", _node("a", "running", started_at=1.0), _node("b", "pending"))
@@ -443,7 +445,7 @@ def test_status_shows_the_table_and_watch_exits_by_outcome(
 
     assert shown.exit_code == 0, shown.output
     assert "run run-1 failed: 1 failed, 1 upstream_failed" in _flat(shown.stdout)
-    assert "no such file: x.txt" in _flat(shown.stdout)
+    assert "│ a │ read 1.0.0 │ failed │ 1 │ 0.50 s │ no such file:" in _flat(shown.stdout)
     assert watched.exit_code == 1
 
 
@@ -456,12 +458,13 @@ def test_status_of_an_unknown_run_is_refused(fake_api: Callable[..., FakeDagApi]
 
 
 def test_list_and_cancel(fake_api: Callable[..., FakeDagApi]) -> None:
-    fake_api(RUNNING)
+    api = fake_api(RUNNING)
     listed = invoke("dag", "list", "--status", "running", "--limit", "5", "--json")
     cancelled = invoke("dag", "cancel", "run-1")
 
     assert listed.exit_code == 0, listed.output
     assert [run["id"] for run in json.loads(listed.stdout)] == ["run-1"]
+    assert api.list_params == {"status": "running", "limit": "5"}
     assert cancelled.exit_code == 0, cancelled.output
     assert "cancel requested" in cancelled.stderr
 
@@ -479,8 +482,10 @@ def test_list_dags_sends_its_filters() -> None:
     api = FakeDagApi(RUNNING)
     with _faked(Client("http://fake"), api) as client:
         runs = client.list_dags(status="running", limit=5)
+        client.list_dags()
 
-    assert len(runs) == 1
+    assert [run["id"] for run in runs] == ["run-1"]
+    assert api.list_params == {"limit": "50"}
 
 
 def test_submit_plan_takes_a_plan_model_or_its_json_form() -> None:
@@ -516,7 +521,7 @@ def test_wait_dag_returns_the_final_view() -> None:
 def test_wait_dag_times_out_naming_the_run() -> None:
     with (
         _faked(Client("http://fake"), FakeDagApi(RUNNING)) as client,
-        pytest.raises(TimeoutError, match="DAG run 'run-1' still running after 0.05 s"),
+        pytest.raises(TimeoutError, match=r"DAG run 'run-1' still running after 0\.05 s"),
     ):
         client.wait_dag("run-1", timeout=0.05, poll_s=0.01)
 

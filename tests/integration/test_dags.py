@@ -348,3 +348,36 @@ def test_a_killed_scheduler_resumes_and_runs_no_node_twice(
     assert all(node["attempts"] == 1 for node in view["nodes"])
     ran = [row.call_id for row in history_rows(dag_platform, run_id, 6)]
     assert ran == [f"dag:{run_id}:n{i}:1" for i in range(6)]
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_a_dangerous_node_waits_in_the_approval_inbox(
+    dag_platform: Platform, api: httpx.Client, platform_workspace: Path, decision: str
+) -> None:
+    scratch = f"scratch-{uuid.uuid4().hex[:8]}"
+    (platform_workspace / scratch).mkdir()
+    plan = {
+        "nodes": [
+            {"id": "wipe", "tool": "bash", "arguments": {"command": f"rm -rf {scratch}"}},
+            sleepy("after", 0, depends_on=["wipe"]),
+        ]
+    }
+    run_id = submit(api, plan)
+    call_id = f"dag:{run_id}:wipe:1"
+
+    def parked() -> bool:
+        pending = api.get("/v1/approvals").json()
+        return any(item["call_id"] == call_id for item in pending)
+
+    wait_for(parked, 20, "the node's call in the approval inbox")
+    assert states(api.get(f"/v1/dags/{run_id}").json()) == {"wipe": "running", "after": "pending"}
+    assert api.post(f"/v1/calls/{call_id}/{decision}", json={}).status_code in (200, 202)
+
+    view = finished(api, run_id)
+    if decision == "approve":
+        assert view["status"] == "succeeded", view
+        assert not (platform_workspace / scratch).exists()
+    else:
+        assert states(view) == {"wipe": "failed", "after": "upstream_failed"}
+        assert nodes(view)["wipe"]["error"].startswith("denied")
+        assert (platform_workspace / scratch).exists()

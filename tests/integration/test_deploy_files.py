@@ -46,6 +46,7 @@ def test_compose_has_the_platform_services() -> None:
         "worker-read-write",
         "worker-execute",
         "worker-admin",
+        "scheduler",
         "flower",
     }
 
@@ -117,6 +118,8 @@ def test_compose_service_command_starts_against_local_redis(
             ready = lambda: httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200  # noqa: E731
         elif name == "flower":
             ready = lambda: httpx.get(f"http://127.0.0.1:{port}/").status_code == 200  # noqa: E731
+        elif name == "scheduler":
+            ready = lambda: b"scheduler ready" in log.read_bytes()  # noqa: E731
         else:
             ready = lambda: b"ready." in log.read_bytes()  # noqa: E731
         wait_for(ready, 60, f"{name} to come up ({log.read_text(errors='replace')[-500:]})")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,6 +26,7 @@ from toolrun.cli._console import (
 from toolrun.cli._dag_view import View, render_run, runs_table, watch
 from toolrun.client import ApiError, ApiUnreachable, Client
 from toolrun.dag import Plan, PlanError, load_plan, mermaid, plan_problems
+from toolrun.dag.run import RunStatus
 
 app = typer.Typer(help="DAG plans: tool calls that feed each other.", no_args_is_help=True)
 PlanFile = Annotated[
@@ -36,13 +36,6 @@ Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_AP
 AsJson = Annotated[bool, typer.Option("--json", help="Print the run's view as JSON.")]
 POLL_S = 0.25
 EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
-
-
-class RunStatus(StrEnum):
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
 
 
 @app.command()

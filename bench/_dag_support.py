@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from toolrun.config import Settings
 from toolrun.embedded import terminate
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.loading import registry_with
-from toolrun.tools.model import ToolCall, ToolStatus
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.app import create_celery_app
 from toolrun.workers.runtime import WorkerRuntime
 
@@ -77,7 +76,7 @@ def release_results(app: Celery) -> None:
             backend.remove_pending_result(result)
 
 
-def noop(*_upstream: Any) -> None:
+def noop(*_upstream: Any, **_options: Any) -> None:
     """Does nothing: the canvas's own cost is all there is to measure."""
 
 
@@ -88,9 +87,9 @@ def _runtime() -> WorkerRuntime:
     return WorkerRuntime(settings, PermissionLevel.READ_ONLY, registry_with(settings.tool_modules))
 
 
-def work(*_upstream: Any) -> None:
-    """Runs `bench_noop` as a toolrun worker runs a call."""
-    call = ToolCall(tool_name="bench_noop", arguments={})
+def work(*_upstream: Any, call_id: str | None = None) -> None:
+    """Runs `bench_noop` as a toolrun worker runs a call (its record under `call_id`)."""
+    call = ToolCall(tool_name="bench_noop", arguments={}, **({"id": call_id} if call_id else {}))
     result = _runtime().run(call, approved_by=None, queued_at=time.time())
     if result is None or result.status is not ToolStatus.SUCCESS:
         raise RuntimeError(f"bench_noop did not succeed: {result}")
@@ -100,34 +99,38 @@ class BenchFailure(Exception):
     """A side did not finish its work; the message says what happened."""
 
 
-def seconds_of(stamp: Any) -> float | None:
-    """An API timestamp (ISO 8601 or epoch seconds) as epoch seconds."""
-    if stamp is None or isinstance(stamp, int | float):
-        return stamp
-    return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+def call_times(
+    nodes: list[dict[str, Any]], records: list[ToolResult | None], origin: float
+) -> dict[str, float]:
+    """Means in ms over the nodes whose call record was found, from the workers' times
+    (call metadata started_at, finished_at) and, for DAG nodes, the scheduler's (the node's
+    started_at: dispatched; finished_at: the end taken in):
 
+    - dep_to_start: start minus the last dependency's finish (a root: minus `origin`)
+    - in_worker: finish minus start
+    - dispatch_to_start, finish_to_seen: DAG nodes only
 
-def node_facts(run: dict[str, Any], plan: dict[str, Any]) -> dict[str, float]:
-    """From the node timestamps: a node's start minus its last dependency's finish (the
-    run's creation for a root), and finish minus start, means in ms."""
-    nodes = {node["id"]: node for node in run["nodes"]}
-    created = seconds_of(run["created_at"])
-    gaps, runs = [], []
-    for spec in plan["nodes"]:
-        node = nodes[spec["id"]]
-        started, finished = seconds_of(node.get("started_at")), seconds_of(node.get("finished_at"))
-        if started is None or finished is None or created is None:
-            continue
-        ends = [seconds_of(nodes[d].get("finished_at")) or created for d in spec.get("depends_on")]
-        gaps.append(started - max(ends, default=created))
-        runs.append(finished - started)
-    if not gaps:
-        return {}
-    return {
-        "dep_to_start_mean_ms": statistics.fmean(gaps) * 1000,
-        "dep_to_start_sum_s": sum(gaps),
-        "node_run_mean_ms": statistics.fmean(runs) * 1000,
+    `nodes`: id, depends_on and, for DAG nodes, started_at and finished_at; `records`:
+    their calls, in the same order.
+    """
+    times = {
+        node["id"]: (record.metadata["started_at"], record.metadata["finished_at"])
+        for node, record in zip(nodes, records, strict=True)
+        if record is not None and "finished_at" in record.metadata
     }
+    series: dict[str, list[float]] = {}
+    for node in nodes:
+        if node["id"] not in times:
+            continue
+        started, finished = times[node["id"]]
+        ends = [times[dep][1] for dep in node.get("depends_on", []) if dep in times]
+        series.setdefault("dep_to_start", []).append(started - max(ends, default=origin))
+        series.setdefault("in_worker", []).append(finished - started)
+        if node.get("started_at") is not None and node.get("finished_at") is not None:
+            series.setdefault("dispatch_to_start", []).append(started - node["started_at"])
+            series.setdefault("finish_to_seen", []).append(node["finished_at"] - finished)
+    facts = {f"{name}_mean_ms": statistics.fmean(v) * 1000 for name, v in series.items()}
+    return {"calls_found": len(times), **facts}
 
 
 @dataclass
@@ -150,8 +153,25 @@ class Api:
         raw = response.read()
         return response.status, json.loads(raw) if raw else None
 
-    def run_dag(self, plan: dict[str, Any], poll_s: float) -> dict[str, float]:
-        """Seconds from POST /v1/dags to a GET showing a final status, and node facts."""
+    def get(self, path: str) -> Any:
+        status, body = self.request("GET", path)
+        if status != 200:
+            raise BenchFailure(f"GET {path} answered {status}: {str(body)[:500]}")
+        return body
+
+    def poll(self, run_id: str, full: bool) -> dict[str, Any]:
+        """The run: without its nodes (the newest run of the list) unless `full`."""
+        if not full:
+            runs = self.get("/v1/dags?limit=1")["runs"]
+            if runs and runs[0]["id"] == run_id:
+                return dict(runs[0])
+        return dict(self.get(f"/v1/dags/{run_id}"))
+
+    def run_dag(
+        self, plan: dict[str, Any], poll_s: float, full: bool
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Seconds from POST /v1/dags to a poll showing a final status, and the run as
+        GET /v1/dags/{id} shows it then (not timed)."""
         started = time.perf_counter()
         status, run = self.request("POST", "/v1/dags", {"plan": plan})
         if status != 201:
@@ -161,19 +181,15 @@ class Api:
             if time.perf_counter() - started > RUN_TIMEOUT_S:
                 raise BenchFailure(f"run {run['id']} still {run['status']} after {RUN_TIMEOUT_S} s")
             time.sleep(poll_s)
-            status, run = self.request("GET", f"/v1/dags/{run['id']}")
+            run = self.poll(run["id"], full)
             polls += 1
-            if status != 200:
-                raise BenchFailure(f"GET /v1/dags/{run['id']} answered {status}: {run}")
         total = time.perf_counter() - started
+        run = self.get(f"/v1/dags/{run['id']}")
         if run["status"] != "succeeded":
             unhappy = [n for n in run["nodes"] if n["state"] != "succeeded"][:5]
             raise BenchFailure(f"run {run['id']} {run['status']}; first other nodes: {unhappy}")
-        server = None
-        created, finished = seconds_of(run.get("created_at")), seconds_of(run.get("finished_at"))
-        if created is not None and finished is not None:
-            server = finished - created
-        return {"total_s": total, "server_s": server, "polls": polls, **node_facts(run, plan)}
+        server = run["finished_at"] - run["created_at"]
+        return {"total_s": total, "server_s": server, "polls": polls}, run
 
 
 @dataclass

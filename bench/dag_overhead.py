@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import secrets
 import statistics
 import tempfile
 import time
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import celery
+import redis
 from celery import Celery, chain, chord
 from celery.exceptions import CeleryError
 from rich.console import Console
@@ -42,6 +44,7 @@ from bench._dag_support import (
     Api,
     BenchFailure,
     Processes,
+    call_times,
     canvas_app,
     canvas_worker_argv,
     postgres_schema,
@@ -50,6 +53,7 @@ from bench._dag_support import (
     wait_until,
     worker_argv,
 )
+from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.embedded import RedisServer
@@ -96,15 +100,18 @@ def sleep_plan(seconds: float) -> dict[str, Any]:
     }
 
 
-def canvas(app: Celery, shape: str, task: str, nodes: int) -> Any:
-    """The shape as a canvas of `task`: chain(root, chord(group, sink)), or chain(nodes)."""
+def canvas(app: Celery, shape: str, plan: dict[str, Any], task: str, prefix: str | None) -> Any:
+    """The plan's shape as a canvas of `task`: chain(root, chord(middle, sink)), or a chain.
+    With a `prefix`, each node's call record is stored under PREFIX-NODE_ID."""
 
-    def node() -> Any:
-        return app.signature(task, immutable=True)
+    def node(node_id: str) -> Any:
+        kwargs = {"call_id": f"{prefix}-{node_id}"} if prefix else {}
+        return app.signature(task, kwargs=kwargs, immutable=True)
 
+    ids = [spec["id"] for spec in plan["nodes"]]
     if shape == "wide":
-        return chain(node(), chord([node() for _ in range(nodes - 2)], node()))
-    return chain(*(node() for _ in range(nodes)))
+        return chain(node(ids[0]), chord([node(i) for i in ids[1:-1]], node(ids[-1])))
+    return chain(*(node(i) for i in ids))
 
 
 def run_canvas(signature: Any) -> dict[str, float]:
@@ -119,7 +126,10 @@ class Runner:
     """Runs one scenario at a time and keeps its sample under "shape/side"."""
 
     processes: Processes
+    app: Celery
+    calls: CallStore  # toolrun's call records: the workers' start and finish times
     poll_s: float
+    full_poll: bool
     api: Api | None = None
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -129,10 +139,31 @@ class Runner:
         if not key.startswith("warm-up"):
             self.samples.setdefault(key, []).append(sample)
 
+    def canvas(self, key: str, shape: str, plan: dict[str, Any], task: str) -> None:
+        prefix = f"canvas-{secrets.token_hex(4)}" if task == WORK_TASK else None
+        signature = canvas(self.app, shape, plan, task, prefix)
+
+        def run() -> dict[str, Any]:
+            submitted = time.time()
+            sample = run_canvas(signature)
+            if prefix is not None:
+                ids = [f"{prefix}-{spec['id']}" for spec in plan["nodes"]]
+                sample |= call_times(plan["nodes"], self.calls.get_many(ids), submitted)
+            return sample
+
+        self.record(key, run)
+
     def dag(self, key: str, plan: dict[str, Any]) -> None:
         api = self.api
-        if api is not None:
-            self.record(key, lambda: api.run_dag(plan, self.poll_s))
+        if api is None:
+            return
+
+        def run() -> dict[str, Any]:
+            sample, state = api.run_dag(plan, self.poll_s, self.full_poll)
+            records = self.calls.get_many([node["call_id"] or "" for node in state["nodes"]])
+            return sample | call_times(state["nodes"], records, state["created_at"])
+
+        self.record(key, run)
 
 
 def platform_env(
@@ -151,20 +182,19 @@ def platform_env(
     }
 
 
-def run_scenarios(runner: Runner, app: Celery, options: argparse.Namespace) -> None:
+def run_scenarios(runner: Runner, options: argparse.Namespace) -> None:
     """Warm-ups, then the no-op shapes interleaved, then the sleep plan on 8 slots."""
-    ping = app.signature(NOOP_TASK)
+    ping = runner.app.signature(NOOP_TASK)
     wait_until(lambda: ping.apply_async().get(timeout=5) is None, "the Celery worker")
     for task in (NOOP_TASK, WORK_TASK):  # every pool process has run each task
-        runner.record("warm-up", lambda t=task: run_canvas(canvas(app, "wide", t, 20)))
+        runner.canvas("warm-up", "wide", wide_plan(20), task)
     runner.dag("warm-up", wide_plan(20))
-    n = options.nodes
+    plans = {"wide": wide_plan(options.nodes), "deep": deep_plan(options.nodes)}
     for _ in range(options.repeat):
-        for shape in ("wide", "deep"):
-            for side, task in (("canvas", NOOP_TASK), ("canvas_work", WORK_TASK)):
-                signature = canvas(app, shape, task, n)
-                runner.record(f"{shape}/{side}", lambda s=signature: run_canvas(s))
-            runner.dag(f"{shape}/toolrun", wide_plan(n) if shape == "wide" else deep_plan(n))
+        for shape, plan in plans.items():
+            runner.canvas(f"{shape}/canvas", shape, plan, NOOP_TASK)
+            runner.canvas(f"{shape}/canvas_work", shape, plan, WORK_TASK)
+            runner.dag(f"{shape}/toolrun", plan)
     if runner.api is not None:
         runner.processes.stop("worker")
         runner.processes.start("worker", worker_argv(SLEEP_SLOTS))
@@ -188,7 +218,8 @@ def measure(options: argparse.Namespace, scratch: Path, database_url: str | None
     processes = Processes(
         scratch / "logs", platform_env(scratch, server.url, canvas_url, database_url)
     )
-    runner = Runner(processes, options.poll_ms / 1000)
+    calls = CallStore(redis.Redis.from_url(server.url), ttl_s=settings.call_ttl_s)
+    runner = Runner(processes, app, calls, options.poll_ms / 1000, options.full_poll)
     outcome: dict[str, Any] = {"samples": runner.samples, "error": None}
     with_dag = not options.canvas_only and scheduler_available()
     if not with_dag:
@@ -203,7 +234,7 @@ def measure(options: argparse.Namespace, scratch: Path, database_url: str | None
             api = Api(port, settings.admin_token_path.read_text().strip())
             wait_until(lambda: api.request("GET", "/healthz")[0] == 200, "the API")
             runner.api = api
-        run_scenarios(runner, app, options)
+        run_scenarios(runner, options)
     except (BenchFailure, CeleryError, OSError, HTTPException, KeyError) as exc:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
         outcome["logs"] = processes.tails()
@@ -306,7 +337,12 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per scenario")
     parser.add_argument("--nodes", type=int, default=1000, help="nodes of the wide/deep plans")
-    parser.add_argument("--poll-ms", type=float, default=20.0, help="GET /v1/dags/{id} interval")
+    parser.add_argument("--poll-ms", type=float, default=20.0, help="status poll interval")
+    parser.add_argument(
+        "--full-poll",
+        action="store_true",
+        help="poll GET /v1/dags/{id} (every node) instead of GET /v1/dags?limit=1",
+    )
     parser.add_argument("--database-url", help="PostgreSQL URL (default: SQLite in a temp home)")
     parser.add_argument("--canvas-only", action="store_true", help="skip the toolrun side")
     options = parser.parse_args()

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
+import sys
 import uuid
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 
 import pytest
@@ -183,3 +187,33 @@ def test_async_sdk_runs_a_plan_to_the_end(dag_platform: Platform) -> None:
     view = asyncio.run(scenario())
     assert view["status"] == "succeeded"
     assert _states(view) == {"nap": "succeeded"}
+
+
+def test_ctrl_c_stops_watching_and_the_run_goes_on(dag_platform: Platform, tmp_path: Path) -> None:
+    run_id = f"cli-interrupt-{uuid.uuid4().hex[:8]}"
+    plan = _plan_file(tmp_path, _sleepy_chain(3, 1.0))
+    env = {
+        **os.environ,
+        "TOOLRUN_API": dag_platform.base_url,
+        "TOOLRUN_HOME": str(dag_platform.settings.home),
+    }
+    argv = [sys.executable, "-m", "toolrun", "dag", "run", str(plan), "--wait", "--id", run_id]
+    watcher = subprocess.Popen(argv, env=env, stdout=PIPE, stderr=PIPE, text=True)
+    with Client(dag_platform.base_url, token=dag_platform.token) as client:
+        try:
+            # By the time a node runs, the command has its answer and is following the run.
+            wait_for(lambda: _states(client.get_dag(run_id))["n1"] == "running", 20, "n1")
+            watcher.send_signal(signal.SIGINT)
+            stdout, stderr = watcher.communicate(timeout=30)
+        finally:
+            watcher.kill()
+            watcher.wait()
+
+        assert watcher.returncode == 130, stdout + stderr
+        said = " ".join(stderr.split())
+        assert f"stopped watching; run {run_id} goes on" in said
+        assert f"toolrun dag cancel {run_id}" in said
+        assert "Traceback" not in stderr
+        assert client.get_dag(run_id)["status"] == "running"
+        client.cancel_dag(run_id)
+        assert client.wait_dag(run_id, timeout=RUN_TIMEOUT_S)["status"] == "cancelled"

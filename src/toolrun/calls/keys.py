@@ -31,7 +31,8 @@ def network(worker: str) -> str:
 
 # DAG node calls: the scheduler hears of their end through SCHEDULER_WAKE.
 DAG_CALL_PREFIX = "dag:"
-SCHEDULER_WAKE = f"{PREFIX}:scheduler:wake"  # run ids with news; "cancel:<id>" to cancel
+# News for the scheduler: ended node calls' ids, new runs' ids, "cancel:<run id>".
+SCHEDULER_WAKE = f"{PREFIX}:scheduler:wake"
 CANCEL_PREFIX = "cancel:"
 
 

@@ -45,9 +45,8 @@ def _queue_finish(pipe: Any, result: ToolResult, ttl_s: int) -> None:
     pipe.set(keys.record(result.call_id), encoded, ex=ttl_s)
     pipe.rpush(keys.done(result.call_id), encoded)
     pipe.expire(keys.done(result.call_id), _DONE_TTL_S)
-    run_id = keys.run_of(result.call_id)
-    if run_id is not None:  # a DAG node: tell the scheduler
-        pipe.rpush(keys.SCHEDULER_WAKE, run_id)
+    if keys.run_of(result.call_id) is not None:  # a DAG node's call: tell the scheduler
+        pipe.rpush(keys.SCHEDULER_WAKE, result.call_id)
 
 
 class CallStore:

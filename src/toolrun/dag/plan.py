@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import random
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Self
 
@@ -114,7 +115,11 @@ class Plan(BaseModel):
     max_concurrency: int | None = Field(None, ge=1, le=10_000)
 
     def node(self, node_id: str) -> Node:
-        return next(node for node in self.nodes if node.id == node_id)
+        return self._by_id[node_id]
+
+    @cached_property
+    def _by_id(self) -> dict[str, Node]:
+        return {node.id: node for node in self.nodes}
 
     def on_failure(self, node: Node) -> FailurePolicy:
         return node.on_failure or self.policy.on_failure

@@ -19,7 +19,7 @@ from toolrun.dag.refs import BadReference, resolve
 from toolrun.dag.validation import chosen_tool
 from toolrun.errors import InvalidArguments, SandboxViolation
 from toolrun.history import HistoryStore, record_of
-from toolrun.permissions.agents import AgentStore
+from toolrun.permissions.agents import AgentProfile, AgentStore
 from toolrun.permissions.inbox import ApprovalInbox, ApprovalRecord
 from toolrun.permissions.policy import Policy, Verdict
 from toolrun.permissions.rules import RuleBook
@@ -65,18 +65,24 @@ class NodeDispatcher:
     def __post_init__(self) -> None:
         self.context = ToolContext.create(self.settings)  # for the approval policy's checks
 
+    def caller(self, agent_id: str | None) -> AgentProfile | Refused | None:
+        """The profile a run's calls are made as (looked up again for each round of
+        dispatches, so a revoked agent's run stops); None for a run without an agent."""
+        if agent_id is None:
+            return None
+        agent = self.agents.by_id(agent_id)
+        return Refused(f"agent {agent_id} was revoked") if agent is None else agent
+
     def prepare(
         self,
         node: Node,
         call_id: str,
-        agent_id: str | None,
+        agent: AgentProfile | None,
         outputs: Mapping[str, Any],
         timeout_s: float | None,
     ) -> Prepared | Refused:
-        """Resolve the node's references and check the call it makes (no side effects)."""
-        agent = None if agent_id is None else self.agents.by_id(agent_id)
-        if agent_id is not None and agent is None:
-            return Refused(f"agent {agent_id} was revoked")
+        """Resolve the node's references and check the call it makes; only a refused call
+        is recorded (as blocked) here."""
         tool = chosen_tool(self.registry, node, agent)
         if tool is None:
             return Refused(self.registry.missing(node.tool, node.version))
@@ -92,7 +98,7 @@ class NodeDispatcher:
             tool_name=tool.descriptor.name,
             version=tool.descriptor.version,
             arguments=arguments,
-            agent_id=agent_id,
+            agent_id=None if agent is None else agent.id,
         )
         refusal = None if agent is None else agent.refusal(tool.descriptor)
         if refusal is not None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import redis
 
 from toolrun.calls import keys
-from toolrun.dag.run import NodeState, RunProgress, RunStatus
+from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
 from toolrun.scheduler.dispatch import NodeDispatcher, Prepared, Refused
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.model import ToolResult, ToolStatus
@@ -55,8 +55,8 @@ class Scheduler:
         self.reconcile()
         reconciled = time.monotonic()
         while not stop.is_set():
-            for run_id in self.news(self.wait_s()):
-                self.advance(run_id)
+            for run_id, calls in self.news(self.wait_s()).items():
+                self.advance(run_id, calls)
             for run_id in self.due():
                 self.advance(run_id)
             if time.monotonic() - reconciled >= RECONCILE_S:
@@ -64,23 +64,30 @@ class Scheduler:
                 reconciled = time.monotonic()
 
     def reconcile(self) -> None:
-        """Advance every running run, reading cancel requests from the database."""
+        """Advance every running run as stored, with its cancel request and every call."""
         for run_id in self.store.running_ids():
-            self.advance(run_id, reload=True)
+            self.runs.pop(run_id, None)
+            self.advance(run_id)
 
-    def news(self, timeout_s: float) -> set[str]:
-        """Run ids pushed on the wake list, waiting up to `timeout_s` for the first; a
-        cancel request (``cancel:<run id>``) reloads its run from the database."""
+    def news(self, timeout_s: float) -> dict[str, set[str] | None]:
+        """What the wake list says, waiting up to `timeout_s` for its first item: per run,
+        the calls that ended, or None to look at the whole run (new, or cancelled: it is
+        loaded again from the database)."""
         first = self.client.blpop([keys.SCHEDULER_WAKE], timeout=max(timeout_s, 0.01))
         if first is None:
-            return set()
+            return {}
         more = self.client.lpop(keys.SCHEDULER_WAKE, MAX_NEWS) or []
-        found = set()
+        found: dict[str, set[str] | None] = {}
         for item in (_text(raw) for raw in [first[1], *more]):
-            run_id = item.removeprefix(keys.CANCEL_PREFIX)
-            if run_id != item:
-                self.runs.pop(run_id, None)  # loaded again, with its cancel request
-            found.add(run_id)
+            run_id = keys.run_of(item)
+            if run_id is None:  # a run id: new, or "cancel:<id>"
+                run_id = item.removeprefix(keys.CANCEL_PREFIX)
+                self.runs.pop(run_id, None)
+                found[run_id] = None
+            elif run_id not in found:
+                found[run_id] = {item}
+            elif (calls := found[run_id]) is not None:
+                calls.add(item)
         return found
 
     def wait_s(self) -> float:
@@ -93,9 +100,10 @@ class Scheduler:
         now = time.time()
         return [run_id for run_id, active in self.runs.items() if self._next_event(active) <= now]
 
-    def advance(self, run_id: str, *, reload: bool = False) -> None:
-        """Take the results of the run's calls, apply its policies, dispatch what is ready."""
-        active = self._active(run_id, reload=reload)
+    def advance(self, run_id: str, calls: set[str] | None = None) -> None:
+        """Take the results of the run's calls (only those in `calls`, if given), apply
+        its policies, dispatch what is ready."""
+        active = self._active(run_id)
         if active is None:
             return
         progress = active.progress
@@ -105,7 +113,7 @@ class Scheduler:
         if active.cancel_requested:
             changed |= progress.cancel(now)
         ended_calls: set[str] = set()
-        changed |= self._collect(progress, now, ended_calls)
+        changed |= self._collect(progress, now, calls, ended_calls)
         sends = self._dispatch(run_id, active, progress, changed)
         self.store.save(run_id, progress, changed)
         for prepared in sends:
@@ -119,25 +127,31 @@ class Scheduler:
             self.runs.pop(run_id, None)
             log.info("run %s %s", run_id, progress.status)
 
-    def _active(self, run_id: str, *, reload: bool) -> ActiveRun | None:
+    def _active(self, run_id: str) -> ActiveRun | None:
+        """The run from memory, else from the database (None: not running)."""
         active = self.runs.get(run_id)
-        if active is None or reload:
+        if active is None:
             loaded = self.store.load(run_id)
             if loaded is None or loaded[1].status is not RunStatus.RUNNING:
-                self.runs.pop(run_id, None)
                 return None
             record, progress = loaded
-            if active is not None:
-                progress.rng = active.progress.rng
             active = ActiveRun(record.agent_id, progress, record.cancel_requested)
             self.runs[run_id] = active
         return active
 
-    def _collect(self, progress: RunProgress, now: float, ended_calls: set[str]) -> set[str]:
-        """Apply the results of the run's running calls (adding the ids of those that
-        ended to `ended_calls`); calls never sent are made ready to send again."""
+    def _collect(
+        self, progress: RunProgress, now: float, calls: set[str] | None, ended_calls: set[str]
+    ) -> set[str]:
+        """Apply the results of the run's running calls (those in `calls`, else all, and
+        any past its deadline), adding the ids of those that ended to `ended_calls`;
+        calls never sent are made ready to send again."""
         changed: set[str] = set()
-        running = [run for run in progress.running if run.call_id is not None]
+        running = [
+            run
+            for run in progress.running
+            if run.call_id is not None
+            and (calls is None or run.call_id in calls or self._deadline(progress, run) <= now)
+        ]
         results = self.dispatcher.calls.get_many([run.call_id or "" for run in running])
         for run, result in zip(running, results, strict=True):
             if progress.nodes[run.node_id].state is not NodeState.RUNNING:
@@ -168,13 +182,10 @@ class Scheduler:
         """A queued or running call past its node's timeout (time awaiting approval is
         not counted: the deadline moves)."""
         run = progress.nodes[node_id]
-        timeout = progress.plan.timeout_s(progress.plan.node(node_id))
-        if timeout is None or run.dispatched_at is None:
-            return False
         if result.status is ToolStatus.AWAITING_APPROVAL:
             run.dispatched_at = now
             return False
-        return now >= run.dispatched_at + timeout
+        return now >= self._deadline(progress, run)
 
     def _dispatch(
         self, run_id: str, active: ActiveRun, progress: RunProgress, changed: set[str]
@@ -187,14 +198,20 @@ class Scheduler:
             for node_id, run in progress.nodes.items()
             if run.state is NodeState.SUCCEEDED
         }
-        for node_id in progress.dispatchable(now):
+        ready = progress.dispatchable(now)
+        caller = self.dispatcher.caller(active.agent_id) if ready else None
+        for node_id in ready:
             if progress.nodes[node_id].state is not NodeState.READY:
                 continue  # a stop policy ended it while this loop ran
             node = progress.plan.node(node_id)
             run = progress.nodes[node_id]
             call_id = keys.dag_call(run_id, node_id, run.attempts + 1)
             timeout = progress.plan.timeout_s(node)
-            prepared = self.dispatcher.prepare(node, call_id, active.agent_id, outputs, timeout)
+            prepared = (
+                caller
+                if isinstance(caller, Refused)
+                else self.dispatcher.prepare(node, call_id, caller, outputs, timeout)
+            )
             progress.dispatched(node_id, call_id, now)
             changed.add(node_id)
             if isinstance(prepared, Refused):
@@ -208,12 +225,15 @@ class Scheduler:
     def _next_event(self, active: ActiveRun) -> float:
         """When this run next needs a look without news: a retry or a node deadline."""
         progress = active.progress
-        times = [progress.next_retry_at() or math.inf]
-        for run in progress.running:
-            timeout = progress.plan.timeout_s(progress.plan.node(run.node_id))
-            if timeout is not None and run.dispatched_at is not None:
-                times.append(run.dispatched_at + timeout)
-        return min(times)
+        deadlines = (self._deadline(progress, run) for run in progress.running)
+        return min([progress.next_retry_at() or math.inf, *deadlines])
+
+    @staticmethod
+    def _deadline(progress: RunProgress, run: NodeRun) -> float:
+        timeout = progress.plan.timeout_s(progress.plan.node(run.node_id))
+        if timeout is None or run.dispatched_at is None:
+            return math.inf
+        return run.dispatched_at + timeout
 
 
 def _text(item: bytes | str) -> str:

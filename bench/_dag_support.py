@@ -148,9 +148,13 @@ class Api:
     def request(self, method: str, path: str, body: object = None) -> tuple[int, Any]:
         headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
         payload = None if body is None else json.dumps(body)
-        self.connection.request(method, path, body=payload, headers=headers)
-        response = self.connection.getresponse()
-        raw = response.read()
+        try:
+            self.connection.request(method, path, body=payload, headers=headers)
+            response = self.connection.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException):
+            self.connection.close()  # else it stays mid-request and refuses the next one
+            raise
         return response.status, json.loads(raw) if raw else None
 
     def get(self, path: str) -> Any:

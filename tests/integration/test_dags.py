@@ -11,12 +11,17 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
+from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from tests.integration.platform import Platform, wait_for
+from toolrun.calls.store import CallStore
 from toolrun.database import open_database
 from toolrun.history import CallRecord
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.scheduler.store import DagNodeRecord
+from toolrun.tools.model import ToolResult, ToolStatus
 
 RUN_TIMEOUT_S = 60.0
 
@@ -381,3 +386,32 @@ def test_a_dangerous_node_waits_in_the_approval_inbox(
         assert states(view) == {"wipe": "failed", "after": "upstream_failed"}
         assert nodes(view)["wipe"]["error"].startswith("denied")
         assert (platform_workspace / scratch).exists()
+
+
+def test_a_call_recorded_but_never_sent_is_sent_by_the_restarted_scheduler(
+    dag_platform: Platform, api: httpx.Client, redis_client: redis.Redis
+) -> None:
+    """The scheduler died between creating a node's call record and publishing it."""
+    scheduler = dag_platform.processes["scheduler"]
+    scheduler.terminate()
+    scheduler.wait()
+    run_id = submit(api, {"nodes": [sleepy("only", 0)]})  # pending: no scheduler runs
+    call_id = f"dag:{run_id}:only:1"
+    engine = open_database(dag_platform.settings.database)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                update(DagNodeRecord)
+                .where(col(DagNodeRecord.run_id) == run_id)
+                .values(state="running", attempts=1, call_id=call_id, dispatched_at=time.time())
+            )
+    finally:
+        engine.dispose()
+    queued = ToolResult(call_id=call_id, tool_name="sleepy", status=ToolStatus.QUEUED)
+    CallStore(redis_client, ttl_s=600).create(queued)
+
+    dag_platform.start_scheduler()
+
+    view = finished(api, run_id, timeout_s=20)
+    assert view["status"] == "succeeded", view
+    assert [row.call_id for row in history_rows(dag_platform, run_id, 1)] == [call_id]

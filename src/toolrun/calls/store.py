@@ -62,6 +62,10 @@ class CallStore:
         key = keys.record(result.call_id)
         return bool(self.client.set(key, result.model_dump_json(), ex=self.ttl_s, nx=True))
 
+    def forget(self, call_id: str) -> None:
+        """Drop the record of a call that was never sent, so it can be sent afresh."""
+        self.client.delete(keys.record(call_id))
+
     def get_many(self, call_ids: list[str]) -> list[ToolResult | None]:
         """The records of these calls, None where there is none."""
         raw = self.client.mget([keys.record(call_id) for call_id in call_ids]) if call_ids else []

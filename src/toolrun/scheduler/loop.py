@@ -1,15 +1,16 @@
 """The scheduler's loop: wake on a run's news, advance it, store it, send its calls.
 
 News comes on one Redis list (`keys.SCHEDULER_WAKE`): the API pushes a run's id when it
-creates or cancels the run, and every end of a node call pushes it too (see
+creates or cancels the run, and every end of a node call pushes the call's id (see
 `calls.store`). Every RECONCILE_S the scheduler also looks at all running runs, so news
 lost in a crash, a denied approval or a timed-out node is noticed anyway.
 
 Crash safety: a node is stored as running with its call id *before* the call is created
 and sent, and call ids are deterministic per attempt (`keys.dag_call`). A restarted
 scheduler finds each running node's call: ended (the result is taken), present (waited
-for), or absent (it was never sent: it is sent now, under the same id). A node that has
-ended is never run again.
+for), or absent (it was never sent: it is sent now, under the same id); a record that
+says queued while the broker holds no message for it is treated as absent
+(`drop_unsent_calls`). A node that has ended is never run again.
 """
 
 from __future__ import annotations
@@ -24,11 +25,15 @@ import redis
 
 from toolrun.calls import keys
 from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.scheduler.broker import held_task_ids
 from toolrun.scheduler.dispatch import NodeDispatcher, Prepared, Refused
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.model import ToolResult, ToolStatus
 
 RECONCILE_S = 2.0
+UNSENT_RECHECK_S = 0.5
+QUEUES = tuple(level.queue_name for level in PermissionLevel)
 MAX_NEWS = 1000  # run ids taken off the wake list at once
 _RETRYABLE = {ToolStatus.ERROR, ToolStatus.TIMEOUT}
 log = logging.getLogger(__name__)
@@ -52,6 +57,7 @@ class Scheduler:
 
     def serve(self, stop: threading.Event) -> None:
         """Resume the running runs, then advance runs as news arrives, until `stop`."""
+        self.drop_unsent_calls()
         self.reconcile()
         reconciled = time.monotonic()
         while not stop.is_set():
@@ -68,6 +74,33 @@ class Scheduler:
         for run_id in self.store.running_ids():
             self.runs.pop(run_id, None)
             self.advance(run_id)
+
+    def drop_unsent_calls(self) -> None:
+        """At start: a call recorded as queued whose message the broker does not hold was
+        never sent (the last scheduler died between the two); its record is dropped, so
+        the reconcile that follows sends it. Checked twice, half a second apart, so that a
+        message a worker is just taking is not mistaken for one never sent."""
+        queued = self._queued_calls()
+        for attempt in range(2):
+            if not queued:
+                return
+            if attempt:
+                time.sleep(UNSENT_RECHECK_S)
+                queued &= self._queued_calls()
+            queued -= held_task_ids(self.client, QUEUES)
+        for call_id in queued:
+            log.warning("call %s was recorded but never sent; sending it now", call_id)
+            self.dispatcher.calls.forget(call_id)
+
+    def _queued_calls(self) -> set[str]:
+        """The calls of running nodes whose record says queued."""
+        call_ids = []
+        for run_id in self.store.running_ids():
+            loaded = self.store.load(run_id)
+            if loaded is not None:
+                call_ids += [run.call_id for run in loaded[1].running if run.call_id]
+        results = self.dispatcher.calls.get_many(call_ids)
+        return {r.call_id for r in results if r is not None and r.status is ToolStatus.QUEUED}
 
     def news(self, timeout_s: float) -> dict[str, set[str] | None]:
         """What the wake list says, waiting up to `timeout_s` for its first item: per run,

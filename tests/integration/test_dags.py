@@ -19,6 +19,7 @@ from tests.integration.platform import Platform, wait_for
 from toolrun.calls.store import CallStore
 from toolrun.database import open_database
 from toolrun.history import CallRecord
+from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.scheduler.store import DagNodeRecord
 from toolrun.tools.model import ToolResult, ToolStatus
@@ -415,3 +416,29 @@ def test_a_call_recorded_but_never_sent_is_sent_by_the_restarted_scheduler(
     view = finished(api, run_id, timeout_s=20)
     assert view["status"] == "succeeded", view
     assert [row.call_id for row in history_rows(dag_platform, run_id, 1)] == [call_id]
+
+
+def test_a_revoked_agents_run_starts_no_more_nodes(dag_platform: Platform) -> None:
+    name = f"revoked-{uuid.uuid4().hex[:8]}"
+    token = dag_platform.agent(name, PermissionLevel.READ_ONLY)
+    plan = {"nodes": [sleepy("first", 1.0), sleepy("second", 0, depends_on=["first"])]}
+    with httpx.Client(
+        base_url=dag_platform.base_url, headers={"Authorization": f"Bearer {token}"}
+    ) as agent:
+        run_id = submit(agent, plan)
+        wait_for(
+            lambda: states(agent.get(f"/v1/dags/{run_id}").json())["first"] == "running",
+            10,
+            "the first node to run",
+        )
+    engine = open_database(dag_platform.settings.database)
+    try:
+        assert AgentStore(engine).revoke(name)
+    finally:
+        engine.dispose()
+
+    with httpx.Client(base_url=dag_platform.base_url, headers=dag_platform.headers) as operator:
+        view = finished(operator, run_id)
+
+    assert states(view) == {"first": "succeeded", "second": "failed"}
+    assert nodes(view)["second"]["error"].endswith("was revoked")

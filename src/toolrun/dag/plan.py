@@ -14,7 +14,7 @@ A plan is JSON or YAML::
         arguments: {pattern: "**/*.py"}
       - id: first
         tool: read
-        arguments: {file_path: {$ref: find.output.files[0]}}   # see toolrun.dag.refs
+        arguments: {file_path: {$ref: "find.output.files[0]"}}  # see toolrun.dag.refs
         depends_on: [other_node]       # order without data
         on_failure: retry
 """

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import time
 from typing import Any
 
 from fastapi import HTTPException
@@ -26,25 +25,9 @@ from toolrun.tools.validation import with_defaults
 from toolrun.workers.dispatch import enqueue
 
 
-def new_result(call: ToolCall, status: ToolStatus, **metadata: Any) -> ToolResult:
-    """The first state of a call the API has just accepted."""
-    return ToolResult(
-        call_id=call.id,
-        tool_name=call.tool_name,
-        tool_version=call.version,
-        status=status,
-        metadata={
-            "queued_at": time.time(),
-            "execution_time_ms": None,
-            "agent_id": call.agent_id,
-            **metadata,
-        },
-    )
-
-
 async def block(state: ApiState, call: ToolCall, reason: str) -> JSONResponse:
     """End the call as blocked before anything is enqueued, and log it."""
-    result = new_result(call, ToolStatus.BLOCKED)
+    result = ToolResult.accepted(call, ToolStatus.BLOCKED)
     result.error = reason
     await create_record(state, result)
     await remember(state, result, call.arguments)
@@ -77,24 +60,11 @@ async def park(
     state: ApiState, agent: AgentProfile, call: ToolCall, verdict: Verdict
 ) -> JSONResponse:
     """Store the call as awaiting_approval, with an inbox entry for the operators."""
-    result = new_result(call, ToolStatus.AWAITING_APPROVAL, policy=verdict.policy.value)
+    result = ToolResult.accepted(call, ToolStatus.AWAITING_APPROVAL, policy=verdict.policy.value)
     result.metadata["risk"] = verdict.risk.value
     result.error = verdict.warning
     await create_record(state, result)
-    now = time.time()
-    record = ApprovalRecord(
-        call_id=call.id,
-        agent_id=agent.id,
-        agent_name=agent.name,
-        tool_name=call.tool_name,
-        tool_version=call.version or "",
-        arguments=call.arguments,
-        policy=verdict.policy.value,
-        risk=verdict.risk.value,
-        warning=verdict.warning,
-        created_at=now,
-        expires_at=now + state.settings.approval_ttl_s,
-    )
+    record = ApprovalRecord.parked(call, agent.name, verdict, state.settings.approval_ttl_s)
     try:
         await run_in_threadpool(state.inbox.park, record)
     except IntegrityError as exc:  # an old call's id, its record gone from Redis by now

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from structlog.contextvars import bound_contextvars
 
-from toolrun.api.admission import new_result, publish, remember, respond
+from toolrun.api.admission import publish, remember, respond
 from toolrun.api.auth import Operator
 from toolrun.api.schemas import CALL_ID_PATTERN
 from toolrun.api.state import ApiState, get_state
@@ -95,7 +95,7 @@ async def _approve(
         await state.store.finish(gone)
         await remember(state, gone, record.arguments)
         raise HTTPException(409, f"tool {record.tool_name}@{record.tool_version} is gone")
-    queued = new_result(call, ToolStatus.QUEUED, approved_by=operator.name)
+    queued = ToolResult.accepted(call, ToolStatus.QUEUED, approved_by=operator.name)
     try:
         await state.store.replace(queued)
         await publish(

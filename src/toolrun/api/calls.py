@@ -12,7 +12,6 @@ from structlog.contextvars import bound_contextvars
 from toolrun.api.admission import (
     block,
     create_record,
-    new_result,
     park,
     pre_approval,
     publish,
@@ -86,7 +85,7 @@ async def _admit(
         verdict = tool.verdict(arguments, state.context)
     except SandboxViolation as exc:
         return await block(state, call, str(exc))
-    result = new_result(call, ToolStatus.QUEUED)
+    result = ToolResult.accepted(call, ToolStatus.QUEUED)
     approved_by = None
     if verdict.needs_approval:
         approved_by = await pre_approval(state, agent, call, arguments, verdict)

@@ -15,6 +15,9 @@ from sqlalchemy import JSON, Column, func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, col, select
 
+from toolrun.permissions.policy import Verdict
+from toolrun.tools.model import ToolCall
+
 
 class ApprovalStatus(StrEnum):
     PENDING = "pending"
@@ -43,6 +46,26 @@ class ApprovalRecord(SQLModel, table=True):
     decided_at: float | None = None
     decided_by: str | None = None
     reason: str | None = None
+
+    @classmethod
+    def parked(
+        cls, call: ToolCall, agent_name: str | None, verdict: Verdict, ttl_s: float
+    ) -> ApprovalRecord:
+        """The inbox entry of a call parked now, expiring after `ttl_s`."""
+        now = time.time()
+        return cls(
+            call_id=call.id,
+            agent_id=call.agent_id,
+            agent_name=agent_name,
+            tool_name=call.tool_name,
+            tool_version=call.version or "",
+            arguments=call.arguments,
+            policy=verdict.policy.value,
+            risk=verdict.risk.value,
+            warning=verdict.warning,
+            created_at=now,
+            expires_at=now + ttl_s,
+        )
 
 
 class ApprovalInbox:

@@ -5,7 +5,6 @@ policy. A node call is queued on its level's queue, parked for approval, or refu
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -113,7 +112,8 @@ class NodeDispatcher:
 
     def block(self, call: ToolCall, reason: str) -> Refused:
         """End a call as blocked, as the API does: record, history row, security event."""
-        result = _result(call, ToolStatus.BLOCKED, error=reason)
+        result = ToolResult.accepted(call, ToolStatus.BLOCKED)
+        result.error = reason
         if self.calls.create(result):
             self._remember(result, call.arguments)
             self.security.record(
@@ -135,7 +135,7 @@ class NodeDispatcher:
             if approved_by is None:
                 self._park(call, verdict)
                 return
-        queued = _result(call, ToolStatus.QUEUED)
+        queued = ToolResult.accepted(call, ToolStatus.QUEUED)
         if approved_by is not None:
             queued.metadata["approved_by"] = approved_by
         if not self.calls.create(queued):
@@ -181,44 +181,12 @@ class NodeDispatcher:
         return None if rule is None else f"rule {rule.id}"
 
     def _park(self, call: ToolCall, verdict: Verdict) -> None:
-        parked = _result(
+        parked = ToolResult.accepted(
             call, ToolStatus.AWAITING_APPROVAL, policy=verdict.policy.value, risk=verdict.risk.value
         )
         parked.error = verdict.warning
         if not self.calls.create(parked):
             return
         agent = None if call.agent_id is None else self.agents.by_id(call.agent_id)
-        now = time.time()
-        self.inbox.park(
-            ApprovalRecord(
-                call_id=call.id,
-                agent_id=call.agent_id,
-                agent_name=None if agent is None else agent.name,
-                tool_name=call.tool_name,
-                tool_version=call.version or "",
-                arguments=call.arguments,
-                policy=verdict.policy.value,
-                risk=verdict.risk.value,
-                warning=verdict.warning,
-                created_at=now,
-                expires_at=now + self.settings.approval_ttl_s,
-            )
-        )
-
-
-def _result(
-    call: ToolCall, status: ToolStatus, *, error: str | None = None, **extra: Any
-) -> ToolResult:
-    return ToolResult(
-        call_id=call.id,
-        tool_name=call.tool_name,
-        tool_version=call.version,
-        status=status,
-        error=error,
-        metadata={
-            "queued_at": time.time(),
-            "execution_time_ms": None,
-            "agent_id": call.agent_id,
-            **extra,
-        },
-    )
+        name = None if agent is None else agent.name
+        self.inbox.park(ApprovalRecord.parked(call, name, verdict, self.settings.approval_ttl_s))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from enum import StrEnum
 from typing import Any, Self
@@ -162,6 +163,22 @@ class ToolResult(BaseModel):
     output: Any = None
     error: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def accepted(cls, call: ToolCall, status: ToolStatus, **metadata: Any) -> ToolResult:
+        """The first state of a call just accepted (queued, parked, or refused at once)."""
+        return cls(
+            call_id=call.id,
+            tool_name=call.tool_name,
+            tool_version=call.version,
+            status=status,
+            metadata={
+                "queued_at": time.time(),
+                "execution_time_ms": None,
+                "agent_id": call.agent_id,
+                **metadata,
+            },
+        )
 
     @property
     def ok(self) -> bool:

@@ -198,6 +198,26 @@ def test_resource_limits_are_applied_in_the_child(workspace: Path) -> None:
     assert (workspace / "big.bin").stat().st_size <= 8192
 
 
+def test_a_parent_with_many_open_files_still_starts_a_child_under_a_low_file_cap(
+    workspace: Path,
+) -> None:
+    """The cap applies in the child before the parent's descriptors are closed: setting up
+    the call's cgroup must not need a descriptor past it."""
+    runner = ProcessRunner(
+        cwd=workspace,
+        env=sandbox_env(path="/usr/bin:/bin", home=workspace),
+        limits=ResourceLimits(open_files=16),
+    )
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(40)]
+    try:
+        code, _, stdout = sh(runner, "ulimit -n")
+    finally:
+        for fd in held:
+            os.close(fd)
+
+    assert (code, stdout.strip()) == (0, "16")
+
+
 def test_output_beyond_the_sink_cap_is_drained_not_blocking(runner: ProcessRunner) -> None:
     out, err = BoundedBytes(1000), BoundedBytes(1000)
     started = time.monotonic()

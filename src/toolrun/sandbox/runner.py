@@ -69,8 +69,11 @@ class ProcessRunner:
         tracker = new_tracker(marker, use_cgroups=self.use_cgroups)
 
         def prepare_child() -> None:
-            limits.apply()
+            # Before the limits: joining the cgroup opens a file, and a parent with many
+            # descriptors open (they are closed only after this) would be over a low
+            # RLIMIT_NOFILE already.
             tracker.enter()
+            limits.apply()
             if cwd_fd is not None:
                 os.fchdir(cwd_fd)
 

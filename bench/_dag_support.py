@@ -108,7 +108,9 @@ def call_times(
 
     - dep_to_start: start minus the last dependency's finish (a root: minus `origin`)
     - in_worker: finish minus start
-    - dispatch_to_start, finish_to_seen: DAG nodes only
+    - DAG nodes only: finish_to_seen (the worker's finish to the scheduler taking it in),
+      seen_to_dispatch (the last dependency taken in to this node's dispatch; a root: the
+      run's creation), dispatch_to_start (to the worker's start)
 
     `nodes`: id, depends_on and, for DAG nodes, started_at and finished_at; `records`:
     their calls, in the same order.
@@ -118,6 +120,7 @@ def call_times(
         for node, record in zip(nodes, records, strict=True)
         if record is not None and "finished_at" in record.metadata
     }
+    seen_at = {node["id"]: node.get("finished_at") for node in nodes if node.get("finished_at")}
     series: dict[str, list[float]] = {}
     for node in nodes:
         if node["id"] not in times:
@@ -127,8 +130,11 @@ def call_times(
         series.setdefault("dep_to_start", []).append(started - max(ends, default=origin))
         series.setdefault("in_worker", []).append(finished - started)
         if node.get("started_at") is not None and node.get("finished_at") is not None:
-            series.setdefault("dispatch_to_start", []).append(started - node["started_at"])
+            seen = [seen_at[dep] for dep in node.get("depends_on", []) if dep in seen_at]
+            dispatched = node["started_at"]
             series.setdefault("finish_to_seen", []).append(node["finished_at"] - finished)
+            series.setdefault("seen_to_dispatch", []).append(dispatched - max(seen, default=origin))
+            series.setdefault("dispatch_to_start", []).append(started - dispatched)
     facts = {f"{name}_mean_ms": statistics.fmean(v) * 1000 for name, v in series.items()}
     return {"calls_found": len(times), **facts}
 
@@ -176,6 +182,7 @@ class Api:
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Seconds from POST /v1/dags to a poll showing a final status, and the run as
         GET /v1/dags/{id} shows it then (not timed)."""
+        self.connection.close()  # the server drops connections idle for 5 s (the canvas's)
         started = time.perf_counter()
         status, run = self.request("POST", "/v1/dags", {"plan": plan})
         if status != 201:

@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.network_jail
 	$(BIN)/python -m bench.history_queries
 	$(BIN)/python -m bench.dag_overhead
+	$(BIN)/python -m bench.plugin_calls
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

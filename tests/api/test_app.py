@@ -137,6 +137,7 @@ PROTECTED = [
     ("GET", "/v1/tools"),
     ("GET", "/v1/tools/read"),
     ("GET", "/v1/tools/read/docs"),
+    ("GET", "/v1/tools/read/versions"),
     ("POST", "/v1/calls"),
     ("GET", "/v1/calls/abc"),
     ("POST", "/v1/calls/abc/approve"),
@@ -199,3 +200,43 @@ def test_metrics_are_for_operators(workspace: Path, tmp_path: Path) -> None:
     assert refused.status_code == 403
     assert "needs the operator role" in refused.json()["detail"]
     assert unavailable.status_code == 503  # no broker here; tests/integration/test_metrics.py
+
+
+@pytest.fixture
+def versioned(workspace: Path, tmp_path: Path) -> Settings:
+    return Settings(
+        workspace=workspace,
+        home=tmp_path / "home",
+        redis_url="redis://127.0.0.1:1/0",
+        tool_modules=["tests.api.versioned_tools"],
+    )
+
+
+def test_a_tools_versions_and_the_default(versioned: Settings) -> None:
+    with serve(versioned, agent_token(versioned)) as client:
+        response = client.get("/v1/tools/echo/versions")
+
+    assert response.json() == {
+        "name": "echo",
+        "versions": ["1.0.0", "1.2.0", "1.10.1", "2.0.0-beta.1"],
+        "default": "1.10.1",  # the newest stable release, by SemVer (not by text)
+        "pinned": None,
+    }
+
+
+def test_a_pinned_agent_sees_its_pin_as_the_default(versioned: Settings) -> None:
+    token = agent_token(versioned, name="pinned", pins=["echo@~1.2"])
+    with serve(versioned, token) as client:
+        body = client.get("/v1/tools/echo/versions").json()
+        one = client.get("/v1/tools/echo", params={"version": "^1.0"}).json()
+
+    assert (body["default"], body["pinned"]) == ("1.2.0", "~1.2")
+    assert one["version"] == "1.10.1"
+
+
+def test_versions_of_an_unknown_tool_are_404(versioned: Settings) -> None:
+    with serve(versioned, agent_token(versioned)) as client:
+        response = client.get("/v1/tools/nope/versions")
+
+    assert response.status_code == 404
+    assert "available tools:" in response.json()["detail"]

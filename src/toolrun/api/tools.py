@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel
 
 from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
@@ -31,6 +32,32 @@ async def get_tool(
 ) -> ToolDescriptor:
     """One tool's descriptor."""
     return _visible_tool(state, agent, name, version).descriptor
+
+
+class ToolVersions(BaseModel):
+    """The versions of one tool, and which one a call without a version runs."""
+
+    name: str
+    versions: list[str]  # oldest first
+    default: str  # the newest stable release within the agent's pin (else pre-release)
+    pinned: str | None  # the agent's version range for this tool
+
+
+@router.get("/{name}/versions", responses={404: {"description": "No such tool"}})
+async def get_tool_versions(name: str, state: State, agent: Agent) -> ToolVersions:
+    """Every registered version of a tool; `default` is what a call that names no version
+    runs for this agent."""
+    pinned = agent.pin(name)
+    chosen = state.registry.get(name, None if pinned is None else str(pinned))
+    known = [tool for tool in state.registry.versions(name) if agent.sees(tool.descriptor)]
+    if chosen is None or not known:
+        raise HTTPException(404, unknown_tool(state, agent, name, None))
+    return ToolVersions(
+        name=name,
+        versions=[tool.descriptor.version for tool in known],
+        default=chosen.descriptor.version,
+        pinned=None if pinned is None else str(pinned),
+    )
 
 
 @router.get(

@@ -73,6 +73,11 @@ class ToolRegistry:
         matching = [v for v in versions if wanted.matches(v)]
         return versions[max(matching)] if matching else None
 
+    def versions(self, name: str) -> builtins.list[Tool]:
+        """Every registered version of `name`, oldest first (empty when unknown)."""
+        versions = self._tools.get(name, {})
+        return [versions[v] for v in sorted(versions)]
+
     def list(self) -> builtins.list[Tool]:
         """Every registered tool version, by name then version."""
         return [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
@@ -155,6 +156,22 @@ class Client:
 
     def list_tools(self) -> list[ToolDescriptor]:
         return [ToolDescriptor.model_validate(d) for d in self._request("GET", "/v1/tools").json()]
+
+    def register_plugin(self, module: bytes, descriptor: dict[str, Any]) -> dict[str, Any]:
+        """Admin: register a WebAssembly module with its descriptor (docs/plugins.md)."""
+        files = {"module": ("module.wasm", module, "application/wasm")}
+        data = {"descriptor": json.dumps(descriptor)}
+        registered: dict[str, Any] = self._request(
+            "POST", "/v1/tools", files=files, data=data
+        ).json()
+        return registered
+
+    def remove_plugin(self, name: str, version: str | None = None) -> list[str]:
+        """Admin: unregister a plugin version (or all); returns the versions removed."""
+        params = {} if version is None else {"version": version}
+        path = f"/v1/tools/{quote(name, safe='')}"
+        removed: list[str] = self._request("DELETE", path, params=params).json()["removed"]
+        return removed
 
     def get_tool(self, name: str, version: str | None = None) -> ToolDescriptor:
         params = {"version": version} if version else {}

@@ -138,6 +138,8 @@ PROTECTED = [
     ("GET", "/v1/tools/read"),
     ("GET", "/v1/tools/read/docs"),
     ("GET", "/v1/tools/read/versions"),
+    ("POST", "/v1/tools"),
+    ("DELETE", "/v1/tools/abc"),
     ("POST", "/v1/calls"),
     ("GET", "/v1/calls/abc"),
     ("POST", "/v1/calls/abc/approve"),

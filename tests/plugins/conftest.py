@@ -26,12 +26,15 @@ def _build_script() -> ModuleType:
     return module
 
 
+def build_examples(out: Path) -> dict[str, bytes]:
+    """Each example plugin's module, compiled now from its C source into `out`."""
+    script = _build_script()
+    return {source.stem: script.build(source, out).read_bytes() for source in script.sources()}
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
-    """Each example plugin's module, compiled now from its C source."""
-    script = _build_script()
-    out = tmp_path_factory.mktemp("plugins")
-    return {source.stem: script.build(source, out).read_bytes() for source in script.sources()}
+    return build_examples(tmp_path_factory.mktemp("plugins"))
 
 
 @pytest.fixture(scope="session")

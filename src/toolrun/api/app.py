@@ -25,6 +25,7 @@ from toolrun.api import (
     health,
     history,
     metrics,
+    plugins,
     security,
     stats,
     tools,
@@ -42,6 +43,7 @@ from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
+from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.loading import registry_with
@@ -86,7 +88,7 @@ def create_app(settings: Settings) -> FastAPI:
         agent_store = AgentStore(database)
         app.state.toolrun = state = ApiState(
             settings=settings,
-            registry=registry,
+            registry=PluginRegistry(registry, settings.database, plugin_cache(settings)),
             celery=celery,
             redis=client,
             store=AsyncCallStore(client, ttl_s=settings.call_ttl_s),
@@ -120,7 +122,20 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    routers = (tools, calls, dags, approvals, history, stats, agents, security, health, metrics, ui)
+    routers = (
+        tools,
+        plugins,
+        calls,
+        dags,
+        approvals,
+        history,
+        stats,
+        agents,
+        security,
+        health,
+        metrics,
+        ui,
+    )
     for module in routers:
         app.include_router(module.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

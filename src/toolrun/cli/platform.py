@@ -28,6 +28,7 @@ from toolrun.errors import ToolrunError
 from toolrun.monitoring import configure_logging
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.sandbox.network_gate import network_problem
 from toolrun.scheduler.service import serve
 from toolrun.workers.app import create_celery_app, longest_time_limit
@@ -86,7 +87,8 @@ def worker(
     settings = _platform_settings()
     registry = load_registry(settings)
     app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
-    register_tasks(app, WorkerRuntime(settings, level, registry))
+    with_plugins = PluginRegistry(registry, settings.database, plugin_cache(settings))
+    register_tasks(app, WorkerRuntime(settings, level, with_plugins))
     problem = network_problem(settings)
     if problem is not None:
         err.print(f"[yellow]warning:[/] network isolation {problem}", highlight=False)

@@ -14,6 +14,7 @@ from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolDescriptor
 
 DIAGNOSTIC_CHARS = 2000
+MAX_TIME_LIMIT_S = 300.0  # below every Celery and visibility limit the platform sets
 
 
 class WorkspaceAccess(StrEnum):
@@ -45,7 +46,10 @@ def load_plugin_descriptor(data: object) -> tuple[ToolDescriptor, WorkspaceAcces
     access = fields.pop("workspace", WorkspaceAccess.NONE.value)
     if access not in {member.value for member in WorkspaceAccess}:
         raise InvalidPlugin(f"workspace must be none, read or write, got {access!r}")
-    return ToolDescriptor.parse(fields), WorkspaceAccess(access)
+    descriptor = ToolDescriptor.parse(fields)
+    if descriptor.time_limit_s > MAX_TIME_LIMIT_S:
+        raise InvalidPlugin(f"time_limit_s must be at most {MAX_TIME_LIMIT_S:g} for a plugin")
+    return descriptor, WorkspaceAccess(access)
 
 
 class PluginTool(Tool):

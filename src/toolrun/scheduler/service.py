@@ -16,6 +16,7 @@ from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
+from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.scheduler.dispatch import NodeDispatcher
 from toolrun.scheduler.loop import RECONCILE_S, Scheduler
 from toolrun.scheduler.store import RunStore
@@ -34,7 +35,7 @@ def build_scheduler(settings: Settings, registry: ToolRegistry) -> Scheduler:
     )
     dispatcher = NodeDispatcher(
         settings=settings,
-        registry=registry,
+        registry=PluginRegistry(registry, settings.database, plugin_cache(settings)),
         celery=celery,
         calls=CallStore(client, ttl_s=settings.call_ttl_s),
         agents=AgentStore(engine),

@@ -111,6 +111,12 @@ class Settings(BaseSettings):
         description="History rows older than this are pruned (by the API every hour and by "
         "`toolrun history prune`); null: keep every row.",
     )
+    plugin_usage_days: float = Field(
+        30.0,
+        gt=0,
+        description="Agents that called a plugin version in this many days are warned when "
+        "it is removed.",
+    )
     slow_call_ms: float = Field(
         500.0, gt=0, description="Calls running longer than this write a warning log line."
     )

@@ -151,6 +151,7 @@ PROTECTED = [
     ("GET", "/v1/agents"),
     ("POST", "/v1/agents"),
     ("GET", "/v1/agents/me"),
+    ("GET", "/v1/agents/abc/warnings"),
     ("DELETE", "/v1/agents/admin"),
     ("GET", "/v1/security-events"),
     ("GET", "/v1/history"),

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import wasmtime
 
-from tests.integration.platform import Platform
+from tests.integration.platform import Platform, wait_for
 from tests.plugins.conftest import EXAMPLES, build_examples
 from toolrun.permissions.levels import PermissionLevel
 
@@ -193,3 +193,44 @@ def test_the_cli_registers_and_removes(
     assert "Traceback" not in bad.stderr
     assert removed.returncode == 0, removed.stderr
     assert f"removed {name} 1.0.0" in removed.stdout
+
+
+def test_removal_warns_recent_callers_and_runs_that_still_need_it(
+    platform: Platform, api: httpx.Client, modules: dict[str, bytes]
+) -> None:
+    name = f"warn_{uuid.uuid4().hex[:8]}"
+    assert (
+        register(api, modules["wordcount"], descriptor("wordcount", name=name)).status_code == 201
+    )
+    token = platform.agent(f"user-{uuid.uuid4().hex[:8]}", PermissionLevel.READ_ONLY)
+    with httpx.Client(
+        base_url=platform.base_url, headers={"Authorization": f"Bearer {token}"}
+    ) as agent:
+        me = agent.get("/v1/agents/me").json()["id"]
+        assert call(agent, name, {"text": "used once"})["status"] == "success"
+        plan = {
+            "nodes": [
+                {"id": "wait", "tool": "sleepy", "arguments": {"seconds": 1.5}},
+                {"id": "count", "tool": name, "arguments": {"text": "a b"}, "depends_on": ["wait"]},
+            ]
+        }
+        run_id = agent.post("/v1/dags", json={"plan": plan}).json()["id"]
+        assert agent.get(f"/v1/agents/{me}/warnings").json() == []
+        wait_for(
+            lambda: agent.get("/v1/history", params={"tool": name}).json()["rows"],
+            10,
+            "the call's history row (workers write them in batches)",
+        )
+
+        assert api.delete(f"/v1/tools/{name}").status_code == 200
+
+        warnings = [w["message"] for w in agent.get(f"/v1/agents/{me}/warnings").json()]
+        view = agent.get(f"/v1/dags/{run_id}").json()
+        other = agent.get("/v1/agents/someone-else/warnings")
+    assert f"plugin {name}@1.0.0 was removed; calls to it now fail" in warnings
+    assert any(f"DAG run {run_id} still has nodes on it: count" in w for w in warnings)
+    assert view["warnings"] == [
+        f"node count: tool {name} is no longer registered; the node will fail"
+    ]
+    assert other.status_code == 404
+    assert api.get(f"/v1/agents/{me}/warnings").status_code == 200  # operators see any agent's

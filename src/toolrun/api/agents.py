@@ -66,6 +66,24 @@ async def whoami(agent: Agent) -> AgentView:
     return AgentView.of(agent)
 
 
+class WarningView(BaseModel):
+    at: float
+    kind: str
+    message: str
+
+
+@router.get("/{agent_id}/warnings", responses={404: {}})
+async def agent_warnings(
+    agent_id: Annotated[str, Path(max_length=64)], state: State, caller: Agent
+) -> list[WarningView]:
+    """Warnings for an agent, newest first (a plugin it used was removed): its own, or
+    any agent's for operators."""
+    if caller.id != agent_id and not caller.role.includes(Role.OPERATOR):
+        raise HTTPException(404, f"no agent with id {agent_id!r}")
+    found = await run_in_threadpool(state.warnings.of, agent_id)
+    return [WarningView(at=w.at, kind=w.kind, message=w.message) for w in found]
+
+
 @router.get("")
 async def list_agents(state: State, admin: Admin) -> list[AgentView]:
     """Every active profile."""

@@ -43,6 +43,7 @@ from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
+from toolrun.permissions.warnings import AgentWarnings
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.base import ToolContext
@@ -102,6 +103,7 @@ def create_app(settings: Settings) -> FastAPI:
             security=SecurityLog(database),
             history=HistoryStore(database),
             runs=RunStore(database),
+            warnings=AgentWarnings(database),
         )
         sweeper = asyncio.create_task(_sweep_expired(state, tables=_tables_created(database)))
         try:

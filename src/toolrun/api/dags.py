@@ -18,7 +18,7 @@ from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
 from toolrun.calls import keys
 from toolrun.dag import PlanError, dependencies, parse_plan, plan_problems
-from toolrun.dag.run import RunStatus
+from toolrun.dag.run import NodeState, RunStatus
 from toolrun.permissions.agents import AgentProfile, Role
 from toolrun.scheduler.store import DagNodeRecord, DagRunRecord, RunExists
 
@@ -64,6 +64,7 @@ class RunView(BaseModel):
     cancel_requested: bool
     max_concurrency: int | None
     counts: dict[str, int]
+    warnings: list[str] = []  # e.g. a node whose tool was removed since the run began
     nodes: list[NodeView] | None = None
 
 
@@ -141,7 +142,20 @@ async def _view(state: ApiState, agent: AgentProfile, run_id: str) -> RunView:
         counts[node.state] = counts.get(node.state, 0) + 1
     view = _run_view(run, counts)
     view.nodes = _node_views(run, nodes)
+    view.warnings = _missing_tools(state, run, nodes)
     return view
+
+
+def _missing_tools(state: ApiState, run: DagRunRecord, nodes: list[DagNodeRecord]) -> list[str]:
+    """Nodes not yet ended whose tool (at their version) is no longer registered."""
+    plan = parse_plan(run.plan)
+    waiting = {node.node_id for node in nodes if not NodeState(node.state).final}
+    return [
+        f"node {node.id}: tool {node.tool}{'@' + node.version if node.version else ''} is no "
+        "longer registered; the node will fail"
+        for node in plan.nodes
+        if node.id in waiting and state.registry.get(node.tool, node.version) is None
+    ]
 
 
 def _visible(run: DagRunRecord, agent: AgentProfile) -> bool:

@@ -7,6 +7,7 @@ there within a second, or at once when a call names it (`plugins.registry`).
 from __future__ import annotations
 
 import json
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, UploadFile
@@ -85,7 +86,27 @@ async def remove_plugin(
         wanted = name + (f"@{version}" if version else "")
         raise HTTPException(404, f"no registered plugin {wanted}")
     await run_in_threadpool(registry.refresh, within_s=0)
+    await run_in_threadpool(_warn_users, state, name, removed)
     return Removed(name=name, removed=removed)
+
+
+def _warn_users(state: ApiState, name: str, versions: list[str]) -> None:
+    """Warn the agents that called these versions lately, and those whose running DAG
+    runs still have a node on the tool."""
+    shown = f"{name}@{', '.join(versions)}"
+    since = time.time() - state.settings.plugin_usage_days * 86400
+    callers = state.history.callers(name, versions, since)
+    state.warnings.warn(
+        callers, "tool_removed", f"plugin {shown} was removed; calls to it now fail"
+    )
+    for run_id, agent_id, nodes in state.runs.waiting_on(name):
+        if agent_id is not None:
+            state.warnings.warn(
+                [agent_id],
+                "tool_removed",
+                f"plugin {shown} was removed; DAG run {run_id} still has nodes on "
+                f"it: {', '.join(nodes)}",
+            )
 
 
 def _plugins(state: ApiState) -> PluginRegistry:

@@ -17,6 +17,7 @@ from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
+from toolrun.permissions.warnings import AgentWarnings
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.registry import ToolRegistry
@@ -44,6 +45,7 @@ class ApiState:
     security: SecurityLog
     history: HistoryStore
     runs: RunStore
+    warnings: AgentWarnings
 
 
 def get_state(request: Request) -> ApiState:

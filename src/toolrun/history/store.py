@@ -129,6 +129,22 @@ class HistoryStore:
                 return
             after = (page[-1]["queued_at"], page[-1]["call_id"])
 
+    def callers(self, tool: str, versions: list[str], since: float) -> set[str]:
+        """The agents that called any of these versions of `tool` since `since`."""
+        table = CallRecord.__table__  # type: ignore[attr-defined]
+        query = (
+            select(table.c.agent_id)
+            .distinct()
+            .where(
+                table.c.tool_name == tool,
+                table.c.tool_version.in_(versions),
+                table.c.queued_at >= since,
+                table.c.agent_id.is_not(None),
+            )
+        )
+        with self.engine.connect() as connection:
+            return set(connection.scalars(query))
+
     def prune(self, before: float, *, batch: int = 5000) -> int:
         """Delete the rows of calls queued before `before` (Unix time), `batch` per
         transaction so writers are never held up long; returns how many went."""

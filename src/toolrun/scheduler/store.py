@@ -137,6 +137,29 @@ class RunStore:
         with self.engine.begin() as connection:
             return connection.execute(query).rowcount > 0
 
+    def waiting_on(self, tool: str) -> builtins.list[tuple[str, str | None, builtins.list[str]]]:
+        """Running runs with nodes on `tool` not yet ended: (run id, agent, node ids)."""
+        found = []
+        with Session(self.engine) as session:
+            runs = session.exec(select(DagRunRecord).where(DagRunRecord.status == "running"))
+            for run in runs:
+                on_tool = {node["id"] for node in run.plan["nodes"] if node["tool"] == tool}
+                if not on_tool:
+                    continue
+                nodes = session.exec(
+                    select(DagNodeRecord.node_id, DagNodeRecord.state).where(
+                        DagNodeRecord.run_id == run.id
+                    )
+                )
+                waiting = sorted(
+                    node_id
+                    for node_id, state in nodes
+                    if node_id in on_tool and not NodeState(state).final
+                )
+                if waiting:
+                    found.append((run.id, run.agent_id, waiting))
+        return found
+
     def running_ids(self) -> builtins.list[str]:
         query = select(DagRunRecord.id).where(DagRunRecord.status == RunStatus.RUNNING.value)
         with Session(self.engine) as session:

@@ -1,4 +1,5 @@
-"""Registered plugins and their modules (stored once by content hash).
+"""Registered plugins and their modules (stored once by content hash), and warnings for
+agents (a plugin they used was removed).
 
 Revision ID: 0005
 Revises: 0004
@@ -35,9 +36,20 @@ def upgrade() -> None:
         sa.Column("removed_at", sa.Float(), nullable=True),
     )
     op.create_index("ix_plugins_removed_at", "plugins", ["removed_at"])
+    op.create_table(
+        "agent_warnings",
+        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
+        sa.Column("agent_id", sa.String(), nullable=False),
+        sa.Column("at", sa.Float(), nullable=False),
+        sa.Column("kind", sa.String(), nullable=False),
+        sa.Column("message", sa.String(), nullable=False),
+    )
+    op.create_index("ix_agent_warnings_agent_id", "agent_warnings", ["agent_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_agent_warnings_agent_id", table_name="agent_warnings")
+    op.drop_table("agent_warnings")
     op.drop_index("ix_plugins_removed_at", table_name="plugins")
     op.drop_table("plugins")
     op.drop_table("plugin_modules")

@@ -3,7 +3,9 @@ call, remove; refused uploads; limits on a worker that keeps serving."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,12 @@ import wasmtime
 
 from tests.integration.platform import Platform, wait_for
 from tests.plugins.conftest import EXAMPLES, build_examples
+from toolrun.config import Settings
+from toolrun.embedded import terminate
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.model import ToolCall
+from toolrun.workers.app import create_celery_app
+from toolrun.workers.dispatch import enqueue
 
 
 @pytest.fixture(scope="module")
@@ -234,3 +241,58 @@ def test_removal_warns_recent_callers_and_runs_that_still_need_it(
     ]
     assert other.status_code == 404
     assert api.get(f"/v1/agents/{me}/warnings").status_code == 200  # operators see any agent's
+
+
+def test_a_call_queued_for_a_removed_plugin_ends_with_an_error(
+    platform: Platform, api: httpx.Client, modules: dict[str, bytes]
+) -> None:
+    name = f"gone_{uuid.uuid4().hex[:8]}"
+    assert (
+        register(api, modules["wordcount"], descriptor("wordcount", name=name)).status_code == 201
+    )
+    assert api.delete(f"/v1/tools/{name}").status_code == 200
+    app = create_celery_app(Settings(redis_url=platform.redis_url))
+    queued = ToolCall(tool_name=name, version="1.0.0", arguments={"text": "late"})
+    try:  # as if it had been queued just before the removal
+        enqueue(
+            app,
+            queued,
+            level=PermissionLevel.READ_ONLY,
+            parameters=None,
+            tool_limit_s=5,
+            kill_grace_s=0.5,
+            approved_by=None,
+            queued_at=time.time(),
+        )
+    finally:
+        app.close()
+
+    wait_for(lambda: api.get(f"/v1/calls/{queued.id}").status_code == 200, 30, "the call's end")
+    result = api.get(f"/v1/calls/{queued.id}").json()
+    assert result["status"] == "error"
+    assert result["error"].startswith(f"unknown tool: {name}@1.0.0")
+
+
+def test_the_compiled_module_cache_survives_a_worker_restart(
+    platform: Platform, api: httpx.Client, modules: dict[str, bytes]
+) -> None:
+    name = f"cache_{uuid.uuid4().hex[:8]}"
+    assert (
+        register(api, modules["linefilter"], descriptor("linefilter", name=name)).status_code == 201
+    )
+    digest = hashlib.sha256(modules["linefilter"]).hexdigest()
+    (entry,) = (platform.settings.platform_home / "plugin-cache").glob(f"{digest}.*.cwasm")
+    before = entry.stat().st_ino
+    arguments = {"text": "a\nb a", "contains": "a"}
+    assert call(api, name, arguments)["status"] == "success"
+
+    log = platform.logs / "worker-read_only.log"
+    started = log.read_bytes().count(b"ready.")
+    worker = platform.processes["worker-read_only"]
+    terminate([worker], 15)
+    platform.start_worker(PermissionLevel.READ_ONLY)
+    wait_for(lambda: log.read_bytes().count(b"ready.") > started, 60, "the restarted worker")
+
+    assert call(api, name, arguments)["output"] == {"lines": ["a", "b a"], "count": 2}
+    assert entry.stat().st_ino == before  # loaded, not compiled and written again
+    api.delete(f"/v1/tools/{name}")

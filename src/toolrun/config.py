@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     )
     call_ttl_s: int = Field(7 * 24 * 3600, gt=0, description="How long call records are kept.")
     max_body_bytes: int = Field(1024 * 1024, gt=0, description="Largest API request body.")
+    max_plugin_bytes: int = Field(
+        16 * 1024 * 1024, gt=0, description="Largest plugin upload (POST /v1/tools)."
+    )
     max_wait_s: float = Field(300.0, gt=0, description="Longest `wait` a caller may ask for.")
     auto_approve: bool = Field(
         False,

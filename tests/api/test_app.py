@@ -243,3 +243,23 @@ def test_versions_of_an_unknown_tool_are_404(versioned: Settings) -> None:
 
     assert response.status_code == 404
     assert "available tools:" in response.json()["detail"]
+
+
+def test_plugin_uploads_have_their_own_size_limit(workspace: Path, tmp_path: Path) -> None:
+    settings = Settings(
+        workspace=workspace,
+        home=tmp_path / "home",
+        redis_url="redis://127.0.0.1:1/0",
+        max_body_bytes=2048,
+        max_plugin_bytes=8192,
+    )
+    descriptor = {"descriptor": "{}"}
+    with serve(settings, agent_token(settings)) as client:
+        fits = client.post("/v1/tools", files={"module": ("m.wasm", b"x" * 4000)}, data=descriptor)
+        too_big = client.post(
+            "/v1/tools", files={"module": ("m.wasm", b"x" * 9000)}, data=descriptor
+        )
+
+    assert fits.status_code == 422  # read and checked: an empty descriptor
+    assert too_big.status_code == 413
+    assert too_big.json() == {"detail": "request body is larger than 8192 bytes"}

@@ -140,7 +140,8 @@ def create_app(settings: Settings) -> FastAPI:
     )
     for module in routers:
         app.include_router(module.router)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    plugin_upload = {("POST", "/v1/tools"): settings.max_plugin_bytes}
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, larger=plugin_upload)
     return app
 
 

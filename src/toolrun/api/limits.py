@@ -14,17 +14,22 @@ class BodySizeLimit:
     chunked upload is refused before the app sees any of it.
     """
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_bytes: int, larger: dict[tuple[str, str], int] | None = None
+    ) -> None:
+        """`larger`: (method, path) → the limit of routes that take more (plugin uploads)."""
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = larger or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.larger.get((scope["method"], scope["path"]), self.max_bytes)
         declared = dict(scope["headers"]).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+        if declared.isdigit() and int(declared) > limit:
+            await self._refuse(send, limit)
             return
         chunks: list[bytes] = []
         size = 0
@@ -34,8 +39,8 @@ class BodySizeLimit:
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_bytes:
-                await self._refuse(send)
+            if size > limit:
+                await self._refuse(send, limit)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -52,8 +57,8 @@ class BodySizeLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body is larger than {self.max_bytes} bytes"})
+    async def _refuse(self, send: Send, limit: int) -> None:
+        body = json.dumps({"detail": f"request body is larger than {limit} bytes"})
         await send(
             {
                 "type": "http.response.start",

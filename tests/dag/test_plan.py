@@ -7,7 +7,13 @@ import random
 import pytest
 
 from toolrun.dag import PlanError, load_plan, mermaid, plan_problems
-from toolrun.dag.graph import dependencies, descendants, find_cycle, topological_order
+from toolrun.dag.graph import (
+    dependencies,
+    dependents,
+    descendants,
+    find_cycle,
+    topological_order,
+)
 from toolrun.dag.plan import FailurePolicy, RetryPolicy
 from toolrun.permissions.agents import AgentProfile, Role
 from toolrun.permissions.levels import PermissionLevel
@@ -141,8 +147,8 @@ def test_order_and_descendants() -> None:
     order = topological_order(graph)
 
     assert order == ["a", "e", "b", "c", "d"]
-    assert descendants(graph, "a") == {"b", "c", "d"}
-    assert descendants(graph, "d") == set()
+    assert descendants(dependents(graph), "a") == {"b", "c", "d"}
+    assert descendants(dependents(graph), "d") == set()
 
 
 def test_mermaid_draws_data_and_order_edges() -> None:

@@ -59,7 +59,16 @@ def test_a_missing_value_names_how_far_the_path_got(text: str, message: str) -> 
 
 @pytest.mark.parametrize(
     "text",
-    ["find", "find.outputs", "find.output.", "find.output[x]", "find.output..a", 3, "1a.output"],
+    [
+        "find",
+        "find.outputs",
+        "find.output.",
+        "find.output[x]",
+        "find.output..a",
+        3,
+        "1a.output",
+        'find.output["\\q"]',  # a quoted key that is not valid JSON
+    ],
 )
 def test_malformed_references_are_refused(text: object) -> None:
     with pytest.raises(BadReference):

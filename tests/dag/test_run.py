@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolrun.dag.plan import parse_plan
-from toolrun.dag.run import NodeState, RunProgress, RunStatus
+from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
 
 
 def progress(nodes: list[dict[str, Any]], **plan: Any) -> RunProgress:
@@ -123,3 +123,38 @@ def test_cancel_ends_every_node_not_yet_ended() -> None:
     assert states(run) == {"a": "cancelled", "b": "cancelled", "c": "succeeded"}
     assert run.status is RunStatus.CANCELLED
     assert run.cancel(3.0) == set()
+
+
+def test_a_run_resumed_part_way_ends_when_its_last_nodes_end() -> None:
+    plan = parse_plan({"nodes": [node("a"), node("b", "a"), node("c", "a"), node("d", "b", "c")]})
+    stored = {
+        "a": NodeRun("a", NodeState.SUCCEEDED),
+        "b": NodeRun("b", NodeState.RUNNING, attempts=1),
+        "c": NodeRun("c", NodeState.SUCCEEDED),
+        "d": NodeRun("d"),
+    }
+    run = RunProgress(plan, stored)
+
+    assert run.unfinished == 2
+    assert run.succeeded("b", "out", 1.0) == {"b", "d"}  # only b's dependents are looked at
+    assert states(run)["d"] == "ready"
+    dispatch_all(run, 1.0)
+    run.succeeded("d", "out", 2.0)
+    assert run.status is RunStatus.SUCCEEDED
+    assert run.unfinished == 0
+
+
+def test_a_failure_skips_every_descendant_of_a_wide_plan() -> None:
+    nodes = [node("root", on_failure="skip")]
+    nodes += [node(f"n{i}", "root") for i in range(200)]
+    nodes += [node("free")]
+    run = progress(nodes)
+    run.promote()
+    dispatch_all(run)
+
+    run.failed("root", "boom", 1.0)
+
+    assert sum(state == "skipped" for state in states(run).values()) == 200
+    assert run.status is RunStatus.RUNNING  # "free" has not ended
+    run.succeeded("free", None, 2.0)
+    assert run.status is RunStatus.FAILED

@@ -20,9 +20,11 @@ from toolrun.calls.store import CallStore
 from toolrun.database import open_database
 from toolrun.history import CallRecord
 from toolrun.permissions.agents import AgentStore
+from toolrun.permissions.inbox import ApprovalInbox, ApprovalRecord
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Policy, Risk, Verdict
 from toolrun.scheduler.store import DagNodeRecord
-from toolrun.tools.model import ToolResult, ToolStatus
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 
 RUN_TIMEOUT_S = 60.0
 
@@ -442,3 +444,164 @@ def test_a_revoked_agents_run_starts_no_more_nodes(dag_platform: Platform) -> No
 
     assert states(view) == {"first": "succeeded", "second": "failed"}
     assert nodes(view)["second"]["error"].endswith("was revoked")
+
+
+def wipe_plan(scratch: str, **node: Any) -> dict[str, Any]:
+    """One dangerous node (it always waits for an operator)."""
+    command = node.pop("command", f"rm -rf {scratch}")
+    return {"nodes": [{"id": "wipe", "tool": "bash", "arguments": {"command": command}, **node}]}
+
+
+def wait_parked(api: httpx.Client, call_id: str) -> None:
+    def parked() -> bool:
+        pending = api.get("/v1/approvals", params={"status": "pending"}).json()
+        return any(item["call_id"] == call_id for item in pending)
+
+    wait_for(parked, 20, f"{call_id} in the approval inbox")
+
+
+def test_a_cancelled_runs_parked_call_can_never_be_approved(
+    dag_platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    scratch = f"scratch-{uuid.uuid4().hex[:8]}"
+    (platform_workspace / scratch).mkdir()
+    run_id = submit(api, wipe_plan(scratch))
+    call_id = f"dag:{run_id}:wipe:1"
+    wait_parked(api, call_id)
+
+    assert api.post(f"/v1/dags/{run_id}/cancel").status_code == 202
+    assert finished(api, run_id)["status"] == "cancelled"
+    approved = api.post(f"/v1/calls/{call_id}/approve", json={})
+
+    assert approved.status_code == 409, approved.text
+    entry = next(item for item in api.get("/v1/approvals").json() if item["call_id"] == call_id)
+    assert (entry["status"], entry["decided_by"]) == ("denied", "scheduler")
+    assert api.get(f"/v1/calls/{call_id}").json()["status"] == "cancelled"
+    time.sleep(1.0)  # were it queued, a worker would have run it by now
+    assert (platform_workspace / scratch).exists()
+
+
+def test_a_node_timeout_counts_from_the_approval(
+    dag_platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    scratch = f"scratch-{uuid.uuid4().hex[:8]}"
+    (platform_workspace / scratch).mkdir()
+    # The call runs past a reload of the run (every 2 s), well within its timeout.
+    plan = wipe_plan(scratch, command=f"sleep 3 && rm -rf {scratch}", timeout_s=5)
+    run_id = submit(api, plan)
+    call_id = f"dag:{run_id}:wipe:1"
+    wait_parked(api, call_id)
+    time.sleep(6)  # longer than the timeout
+
+    assert api.post(f"/v1/calls/{call_id}/approve", json={}).status_code == 202
+
+    view = finished(api, run_id)
+    assert view["status"] == "succeeded", view
+    assert not (platform_workspace / scratch).exists()
+
+
+def test_a_parked_call_lost_before_its_record_is_parked_again(
+    dag_platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    """The scheduler died between putting the call in the inbox and recording it."""
+    scheduler = dag_platform.processes["scheduler"]
+    scheduler.terminate()
+    scheduler.wait()
+    scratch = f"scratch-{uuid.uuid4().hex[:8]}"
+    (platform_workspace / scratch).mkdir()
+    run_id = submit(api, wipe_plan(scratch))
+    agent_id = api.get(f"/v1/dags/{run_id}").json()["agent_id"]
+    call_id = f"dag:{run_id}:wipe:1"
+    engine = open_database(dag_platform.settings.database)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                update(DagNodeRecord)
+                .where(col(DagNodeRecord.run_id) == run_id)
+                .values(state="running", attempts=1, call_id=call_id, dispatched_at=time.time())
+            )
+        command = {"command": f"rm -rf {scratch}"}
+        call = ToolCall(
+            id=call_id, tool_name="bash", version="1.0.0", arguments=command, agent_id=agent_id
+        )
+        verdict = Verdict(Policy.DANGEROUS, Risk.HIGH, "bash runs rm -rf")
+        ApprovalInbox(engine).park(ApprovalRecord.parked(call, None, verdict, 600))
+    finally:
+        engine.dispose()
+
+    early = api.post(f"/v1/calls/{call_id}/approve", json={})
+    assert early.status_code == 409, early.text  # no record: nothing may be queued
+    dag_platform.start_scheduler()
+    wait_for(
+        lambda: api.get(f"/v1/calls/{call_id}").json().get("status") == "awaiting_approval",
+        20,
+        "the call recorded as awaiting approval",
+    )
+    assert api.post(f"/v1/calls/{call_id}/approve", json={}).status_code == 202
+
+    view = finished(api, run_id)
+    assert view["status"] == "succeeded", view["nodes"]
+    assert not (platform_workspace / scratch).exists()
+
+
+def test_clients_cannot_take_a_node_call_id(dag_platform: Platform, api: httpx.Client) -> None:
+    body = {"id": "dag:victim:only:1", "tool_name": "read", "arguments": {"file_path": "x"}}
+
+    response = api.post("/v1/calls", json=body)
+
+    assert response.status_code == 422
+    assert "reserved for DAG node calls" in response.text
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"id": "r" * 49, "plan": {"nodes": [sleepy("a", 0)]}}, "at most 48 characters"),
+        (
+            {
+                "plan": {
+                    "nodes": [
+                        sleepy("a", 0),
+                        {
+                            "id": "b",
+                            "tool": "read",
+                            "arguments": {"file_path": {"$ref": 'a.output["\\q"]'}},
+                        },
+                    ]
+                }
+            },
+            "is not a valid JSON string",
+        ),
+    ],
+    ids=["run-id-too-long", "bad-quoted-key"],
+)
+def test_bad_run_requests_get_a_clear_422(
+    dag_platform: Platform, api: httpx.Client, body: dict[str, Any], message: str
+) -> None:
+    response = api.post("/v1/dags", json=body)
+
+    assert response.status_code == 422, response.text
+    assert message in response.text
+
+
+def test_an_approved_node_call_is_stopped_at_the_nodes_timeout(
+    dag_platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    scratch = f"scratch-{uuid.uuid4().hex[:8]}"
+    (platform_workspace / scratch).mkdir()
+    # The tool may run 30 s; the node allows 1 s (plus the worker's slack: 7 s in all).
+    arguments = {"command": f"sleep 20 && rm -rf {scratch}", "timeout": 30}
+    plan = {"nodes": [{"id": "wipe", "tool": "bash", "arguments": arguments, "timeout_s": 1}]}
+    run_id = submit(api, plan)
+    call_id = f"dag:{run_id}:wipe:1"
+    wait_parked(api, call_id)
+
+    assert api.post(f"/v1/calls/{call_id}/approve", json={}).status_code == 202
+
+    assert nodes(finished(api, run_id))["wipe"]["error"] == "timed out after 1 s"
+    wait_for(
+        lambda: api.get(f"/v1/calls/{call_id}").json()["status"] == "timeout",
+        12,
+        "the worker to stop the call at the node's timeout, not the tool's",
+    )
+    assert (platform_workspace / scratch).exists()

@@ -77,17 +77,25 @@ async def park(
 
 
 async def publish(
-    state: ApiState, tool: Tool, call: ToolCall, *, approved_by: str | None, queued_at: float
+    state: ApiState,
+    tool: Tool,
+    call: ToolCall,
+    *,
+    approved_by: str | None,
+    queued_at: float,
+    limit_s: float | None = None,
 ) -> None:
-    """Send the call to the workers of its tool's level (kombu blocks: off the event loop)."""
+    """Send the call to the workers of its tool's level (kombu blocks: off the event loop);
+    `limit_s` shortens the tool's time limit (a DAG node's timeout)."""
     arguments = with_defaults(tool.descriptor.parameters, call.arguments)
+    tool_limit_s = tool.time_limit_s(arguments, state.settings)
     send = functools.partial(
         enqueue,
         state.celery,
         call,
         level=tool.descriptor.permission,
         parameters=tool.descriptor.parameters,
-        tool_limit_s=tool.time_limit_s(arguments, state.settings),
+        tool_limit_s=tool_limit_s if limit_s is None else min(tool_limit_s, limit_s),
         kill_grace_s=state.settings.kill_grace_s,
         approved_by=approved_by,
         queued_at=queued_at,

@@ -76,6 +76,7 @@ async def _approve(
     state: ApiState, call_id: str, operator: AgentProfile, body: DecisionRequest | None
 ) -> JSONResponse:
     parked = await run_in_threadpool(state.inbox.get, call_id)
+    waiting = None if parked is None else await _awaiting(state, call_id)
     sender = None if parked is None else parked.agent_id
     if sender is not None and not await run_in_threadpool(state.agents.is_active, sender):
         raise HTTPException(409, f"the agent that sent {call_id!r} was revoked; deny it")
@@ -99,7 +100,12 @@ async def _approve(
     try:
         await state.store.replace(queued)
         await publish(
-            state, tool, call, approved_by=operator.name, queued_at=queued.metadata["queued_at"]
+            state,
+            tool,
+            call,
+            approved_by=operator.name,
+            queued_at=queued.metadata["queued_at"],
+            limit_s=None if waiting is None else waiting.metadata.get("time_limit_s"),
         )
     except Exception:  # undo, so that the inbox and the call record agree: still pending
         await run_in_threadpool(state.inbox.reopen, call_id, ApprovalStatus.APPROVED)
@@ -126,6 +132,8 @@ async def deny_call(
 async def _deny(
     state: ApiState, call_id: str, operator: AgentProfile, body: DecisionRequest | None
 ) -> JSONResponse:
+    if await run_in_threadpool(state.inbox.get, call_id) is not None:
+        await _awaiting(state, call_id)
     record = await _decide(state, call_id, operator, body, approved=False)
     why = f"denied by {operator.name}" + (f": {record.reason}" if record.reason else "")
     result = _ended(record, ToolStatus.DENIED, f"{record.warning} — {why}")
@@ -189,6 +197,9 @@ async def expire_overdue(state: ApiState) -> int:
 
 
 async def _deny_expired(state: ApiState, record: ApprovalRecord) -> None:
+    current = await state.store.get(record.call_id)
+    if current is None or current.status is not ToolStatus.AWAITING_APPROVAL:
+        return  # the call has moved on (a DAG run cancelled it): only the entry expires
     ttl = state.settings.approval_ttl_s
     message = f"{record.warning} — not approved within {ttl:g} s, so denied"
     result = _ended(record, ToolStatus.DENIED, message)
@@ -198,6 +209,19 @@ async def _deny_expired(state: ApiState, record: ApprovalRecord) -> None:
         await run_in_threadpool(state.inbox.reopen, record.call_id, ApprovalStatus.EXPIRED)
         raise
     await remember(state, result, record.arguments)
+
+
+async def _awaiting(state: ApiState, call_id: str) -> ToolResult:
+    """The call's record, which must still say awaiting approval; 409 otherwise (a call
+    cancelled meanwhile, e.g. by its DAG run, must never run)."""
+    current = await state.store.get(call_id)
+    if current is None:
+        raise HTTPException(409, f"call {call_id!r} has no record awaiting approval")
+    if current.status is not ToolStatus.AWAITING_APPROVAL:
+        raise HTTPException(
+            409, f"call {call_id!r} is not awaiting approval (it is {current.status})"
+        )
+    return current
 
 
 async def _decide(

@@ -22,7 +22,7 @@ from toolrun.dag.run import NodeState, RunStatus
 from toolrun.permissions.agents import AgentProfile, Role
 from toolrun.scheduler.store import DagNodeRecord, DagRunRecord, RunExists
 
-RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"  # ids of runs already stored
 router = APIRouter(prefix="/v1/dags", tags=["dags"])
 State = Annotated[ApiState, Depends(get_state)]
 RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN)]
@@ -34,7 +34,12 @@ class DagRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     plan: dict[str, Any]
-    id: str | None = Field(None, pattern=RUN_ID_PATTERN, description="Run id; generated if absent.")
+    id: str | None = Field(
+        None,
+        pattern=RUN_ID_PATTERN,
+        max_length=keys.MAX_RUN_ID_CHARS,
+        description="Run id; generated if absent.",
+    )
 
 
 class NodeView(BaseModel):

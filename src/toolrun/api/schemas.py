@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from toolrun.calls.keys import DAG_CALL_PREFIX
 
 CALL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
@@ -20,6 +22,15 @@ class CallRequest(BaseModel):
     tool_name: str = Field(min_length=1, max_length=64)
     version: str | None = Field(None, max_length=64, description="Default: newest version.")
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _not_a_node_call(cls, call_id: str | None) -> str | None:
+        if call_id is not None and call_id.startswith(DAG_CALL_PREFIX):
+            raise ValueError(
+                f"call ids starting with {DAG_CALL_PREFIX!r} are reserved for DAG node calls"
+            )
+        return call_id
 
 
 class Health(BaseModel):

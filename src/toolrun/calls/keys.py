@@ -29,8 +29,12 @@ def network(worker: str) -> str:
     return f"{NETWORK}:{worker}"
 
 
-# DAG node calls: the scheduler hears of their end through SCHEDULER_WAKE.
+# DAG node calls: the scheduler hears of their end through SCHEDULER_WAKE. Only the
+# scheduler makes such ids (the API refuses them from clients).
 DAG_CALL_PREFIX = "dag:"
+# A node call id, "dag:<run>:<node>:<attempt>", must fit a call id (128 characters) with
+# node ids of up to 64 characters and attempts up to 3 digits: run ids are kept to 48.
+MAX_RUN_ID_CHARS = 48
 # News for the scheduler: ended node calls' ids, new runs' ids, "cancel:<run id>".
 SCHEDULER_WAKE = f"{PREFIX}:scheduler:wake"
 CANCEL_PREFIX = "cancel:"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 
 from toolrun.dag.plan import Plan
@@ -45,17 +46,23 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
     return None
 
 
+def dependents(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """The reverse graph: for each node, the nodes that depend on it directly."""
+    users: dict[str, set[str]] = {node: set() for node in graph}
+    for node, needed in graph.items():
+        for dependency in needed:
+            users.setdefault(dependency, set()).add(node)
+    return users
+
+
 def topological_order(graph: Mapping[str, set[str]]) -> list[str]:
     """Node ids, each after all it depends on (ties in id order). The graph has no cycle."""
     waiting = {node: len(needed) for node, needed in graph.items()}
-    users: dict[str, list[str]] = {node: [] for node in graph}
-    for node, needed in graph.items():
-        for dependency in needed:
-            users[dependency].append(node)
-    ready = sorted(node for node, count in waiting.items() if count == 0)
+    users = dependents(graph)
+    ready = deque(sorted(node for node, count in waiting.items() if count == 0))
     order: list[str] = []
     while ready:
-        node = ready.pop(0)
+        node = ready.popleft()
         order.append(node)
         for user in sorted(users[node]):
             waiting[user] -= 1
@@ -64,12 +71,9 @@ def topological_order(graph: Mapping[str, set[str]]) -> list[str]:
     return order
 
 
-def descendants(graph: Mapping[str, set[str]], node_id: str) -> set[str]:
-    """Every node that depends on `node_id`, directly or not."""
-    users: dict[str, set[str]] = {node: set() for node in graph}
-    for node, needed in graph.items():
-        for dependency in needed:
-            users.setdefault(dependency, set()).add(node)
+def descendants(users: Mapping[str, set[str]], node_id: str) -> set[str]:
+    """Every node that depends on `node_id`, directly or not, given the reverse graph
+    (`dependents`)."""
     found: set[str] = set()
     pending = [node_id]
     while pending:

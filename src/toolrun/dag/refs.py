@@ -67,7 +67,12 @@ class Reference:
             elif step["index"] is not None:
                 path.append(int(step["index"]))
             else:
-                path.append(json.loads(step["key"]))
+                try:
+                    path.append(json.loads(step["key"]))
+                except json.JSONDecodeError as exc:
+                    raise BadReference(
+                        f"$ref {text!r}: {step['key']} is not a valid JSON string ({exc.msg})"
+                    ) from exc
             at = step.end()
         return cls(text, head["node"], tuple(path))
 

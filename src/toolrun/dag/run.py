@@ -14,11 +14,12 @@ when any failed, cancelled when cancelled.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from toolrun.dag.graph import Graph, dependencies, descendants, topological_order
+from toolrun.dag.graph import Graph, dependencies, dependents, descendants, topological_order
 from toolrun.dag.plan import FailurePolicy, Plan
 
 
@@ -71,12 +72,16 @@ class RunProgress:
     status: RunStatus = RunStatus.RUNNING
     error: str | None = None
     graph: Graph = field(init=False)
+    users: Graph = field(init=False)  # the reverse graph
     order: list[str] = field(init=False)
     rng: random.Random = field(default_factory=random.Random)
+    unfinished: int = field(init=False)  # nodes not in a final state
 
     def __post_init__(self) -> None:
         self.graph = dependencies(self.plan)
+        self.users = dependents(self.graph)
         self.order = topological_order(self.graph)
+        self.unfinished = sum(not run.state.final for run in self.nodes.values())
 
     @classmethod
     def start(cls, plan: Plan) -> RunProgress:
@@ -86,10 +91,11 @@ class RunProgress:
     def running(self) -> list[NodeRun]:
         return [run for run in self.nodes.values() if run.state is NodeState.RUNNING]
 
-    def promote(self) -> set[str]:
-        """Pending nodes whose dependencies all succeeded become ready."""
+    def promote(self, node_ids: Iterable[str] | None = None) -> set[str]:
+        """Pending nodes (among `node_ids`, default all) whose dependencies all succeeded
+        become ready."""
         changed = set()
-        for node_id in self.order:
+        for node_id in self.order if node_ids is None else node_ids:
             run = self.nodes[node_id]
             if run.state is NodeState.PENDING and all(
                 self.nodes[needed].state is NodeState.SUCCEEDED for needed in self.graph[node_id]
@@ -134,11 +140,10 @@ class RunProgress:
 
     def succeeded(self, node_id: str, output: Any, now: float) -> set[str]:
         run = self.nodes[node_id]
-        run.state = NodeState.SUCCEEDED
+        self._finish(run, NodeState.SUCCEEDED, now)
         run.output = output
         run.error = None
-        run.finished_at = now
-        changed = {node_id} | self.promote()
+        changed = {node_id} | self.promote(sorted(self.users[node_id]))
         self._settle()
         return changed
 
@@ -155,10 +160,9 @@ class RunProgress:
                 run.not_before = now + retry.delay_s(run.attempts, self.rng)
                 return {node_id}
             policy = retry.on_exhausted
-        run.state = NodeState.FAILED
-        run.finished_at = now
+        self._finish(run, NodeState.FAILED, now)
         changed = {node_id}
-        downstream = descendants(self.graph, node_id)
+        downstream = descendants(self.users, node_id)
         if policy is FailurePolicy.SKIP:
             changed |= self._end(downstream, NodeState.SKIPPED, f"skipped: {node_id} failed", now)
         else:
@@ -186,15 +190,21 @@ class RunProgress:
         for node_id in node_ids:
             run = self.nodes[node_id]
             if not run.state.final:
-                run.state = state
+                self._finish(run, state, now)
                 run.error = error
-                run.finished_at = now
                 changed.add(node_id)
         return changed
 
+    def _finish(self, run: NodeRun, state: NodeState, now: float) -> None:
+        """Move a node to a final state, keeping count of those not ended."""
+        if not run.state.final:
+            self.unfinished -= 1
+        run.state = state
+        run.finished_at = now
+
     def _settle(self) -> None:
         """End the run when every node has ended."""
-        if self.status is RunStatus.RUNNING and all(r.state.final for r in self.nodes.values()):
+        if self.status is RunStatus.RUNNING and self.unfinished == 0:
             failed = sorted(i for i, r in self.nodes.items() if r.state is NodeState.FAILED)
             if failed:
                 self.status = RunStatus.FAILED

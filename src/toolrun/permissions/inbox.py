@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import JSON, Column, func, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, SQLModel, col, select
 
 from toolrun.permissions.policy import Verdict
@@ -74,10 +75,15 @@ class ApprovalInbox:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def park(self, record: ApprovalRecord) -> None:
+    def park(self, record: ApprovalRecord) -> bool:
+        """Add a parked call; False when that call is in the inbox already."""
         with Session(self.engine) as session:
             session.add(record)
-            session.commit()
+            try:
+                session.commit()
+            except IntegrityError:
+                return False
+        return True
 
     def get(self, call_id: str) -> ApprovalRecord | None:
         with Session(self.engine) as session:

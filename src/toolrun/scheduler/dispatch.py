@@ -29,6 +29,8 @@ from toolrun.tools.registry import ToolRegistry
 from toolrun.tools.validation import validate_arguments, with_defaults
 from toolrun.workers.dispatch import enqueue
 
+_UNNEEDED = "the plan's run no longer needs this call"
+
 
 @dataclass(frozen=True)
 class Prepared:
@@ -133,7 +135,7 @@ class NodeDispatcher:
         if verdict.needs_approval:
             approved_by = self._pre_approval(call, verdict)
             if approved_by is None:
-                self._park(call, verdict)
+                self._park(prepared)
                 return
         queued = ToolResult.accepted(call, ToolStatus.QUEUED)
         if approved_by is not None:
@@ -157,14 +159,17 @@ class NodeDispatcher:
 
     def cancel(self, call_id: str, arguments: dict[str, Any]) -> None:
         """End a call that has not started as cancelled (a worker then skips it); one
-        already running goes on, and its result is ignored."""
+        already running goes on, and its result is ignored. A parked call leaves the
+        approval inbox first, so that nobody can approve it any more."""
         for result in self.calls.get_many([call_id]):
             if result is not None and result.status in (
                 ToolStatus.QUEUED,
                 ToolStatus.AWAITING_APPROVAL,
             ):
+                if result.status is ToolStatus.AWAITING_APPROVAL:
+                    self.inbox.decide(call_id, approved=False, by="scheduler", reason=_UNNEEDED)
                 result.status = ToolStatus.CANCELLED
-                result.error = "the plan's run no longer needs this call"
+                result.error = _UNNEEDED
                 self.calls.finish(result)
                 self._remember(result, arguments)
 
@@ -180,13 +185,19 @@ class NodeDispatcher:
         rule = self.rules.first_match(call.tool_name, call.agent_id, call.arguments)
         return None if rule is None else f"rule {rule.id}"
 
-    def _park(self, call: ToolCall, verdict: Verdict) -> None:
-        parked = ToolResult.accepted(
-            call, ToolStatus.AWAITING_APPROVAL, policy=verdict.policy.value, risk=verdict.risk.value
-        )
-        parked.error = verdict.warning
-        if not self.calls.create(parked):
-            return
+    def _park(self, prepared: Prepared) -> None:
+        """Put the call in the approval inbox, then record it as awaiting approval. In
+        that order: a scheduler that dies in between finds no record, so it parks the call
+        again (the inbox keeps its first entry); an operator cannot approve a call without
+        a record (the API refuses), so nothing runs twice."""
+        call, verdict = prepared.call, prepared.verdict
         agent = None if call.agent_id is None else self.agents.by_id(call.agent_id)
         name = None if agent is None else agent.name
         self.inbox.park(ApprovalRecord.parked(call, name, verdict, self.settings.approval_ttl_s))
+        parked = ToolResult.accepted(
+            call, ToolStatus.AWAITING_APPROVAL, policy=verdict.policy.value, risk=verdict.risk.value
+        )
+        if prepared.timeout_s is not None:  # the node's timeout, for the approved call
+            parked.metadata["time_limit_s"] = prepared.timeout_s
+        parked.error = verdict.warning
+        self.calls.create(parked)

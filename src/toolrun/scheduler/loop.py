@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 
 import redis
+from kombu.exceptions import OperationalError as BrokerError
+from sqlalchemy.exc import DBAPIError
 
 from toolrun.calls import keys
 from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
@@ -36,6 +38,9 @@ UNSENT_RECHECK_S = 0.5
 QUEUES = tuple(level.queue_name for level in PermissionLevel)
 MAX_NEWS = 1000  # run ids taken off the wake list at once
 _RETRYABLE = {ToolStatus.ERROR, ToolStatus.TIMEOUT}
+# Outages of the broker or database: the service loop backs off and resumes. Any other
+# error while advancing a run is that run's own and fails it alone.
+_OUTAGES = (redis.RedisError, DBAPIError, BrokerError, OSError)
 log = logging.getLogger(__name__)
 
 
@@ -135,18 +140,32 @@ class Scheduler:
 
     def advance(self, run_id: str, calls: set[str] | None = None) -> None:
         """Take the results of the run's calls (only those in `calls`, if given), apply
-        its policies, dispatch what is ready."""
+        its policies, dispatch what is ready. A fault of this run's own (not an outage)
+        fails the run, so that it cannot stop the others."""
+        try:
+            self._advance(run_id, calls)
+        except _OUTAGES:
+            raise
+        except Exception as exc:
+            log.exception("advancing run %s failed; the run is failed", run_id)
+            self.runs.pop(run_id, None)
+            self.store.abort(run_id, f"the scheduler could not advance this run: {exc!r}")
+
+    def _advance(self, run_id: str, calls: set[str] | None) -> None:
+        loaded = run_id not in self.runs
         active = self._active(run_id)
         if active is None:
             return
         progress = active.progress
         now = time.time()
         running = {run.node_id: run.call_id for run in progress.running}
-        changed: set[str] = progress.promote()
+        # Nodes become ready as their dependencies succeed; a run just loaded is looked
+        # at whole (a new run's roots, or a scheduler that restarted).
+        changed: set[str] = progress.promote() if loaded else set()
         if active.cancel_requested:
             changed |= progress.cancel(now)
         ended_calls: set[str] = set()
-        changed |= self._collect(progress, now, calls, ended_calls)
+        changed |= self._collect(active, now, calls, ended_calls)
         sends = self._dispatch(run_id, active, progress, changed)
         self.store.save(run_id, progress, changed)
         for prepared in sends:
@@ -173,11 +192,12 @@ class Scheduler:
         return active
 
     def _collect(
-        self, progress: RunProgress, now: float, calls: set[str] | None, ended_calls: set[str]
+        self, active: ActiveRun, now: float, calls: set[str] | None, ended_calls: set[str]
     ) -> set[str]:
         """Apply the results of the run's running calls (those in `calls`, else all, and
         any past its deadline), adding the ids of those that ended to `ended_calls`;
         calls never sent are made ready to send again."""
+        progress = active.progress
         changed: set[str] = set()
         running = [
             run
@@ -193,10 +213,12 @@ class Scheduler:
                 progress.nodes[run.node_id].state = NodeState.READY  # never sent: again
                 progress.nodes[run.node_id].attempts -= 1
                 changed.add(run.node_id)
+            elif (stranger := _stranger(progress, run, active.agent_id, result)) is not None:
+                changed |= progress.failed(run.node_id, stranger, now, retryable=False)
             elif result.final:
                 ended_calls.add(result.call_id)
                 changed |= self._ended(progress, run.node_id, result, now)
-            elif self._overdue(progress, run.node_id, result, now):
+            elif self._overdue(progress, run, result, now):
                 timeout = progress.plan.timeout_s(progress.plan.node(run.node_id))
                 changed |= progress.failed(run.node_id, f"timed out after {timeout:g} s", now)
         return changed
@@ -211,13 +233,20 @@ class Scheduler:
         error = f"{result.status}: {result.error or 'no message'}"
         return progress.failed(node_id, error, now, retryable=result.status in _RETRYABLE)
 
-    def _overdue(self, progress: RunProgress, node_id: str, result: ToolResult, now: float) -> bool:
-        """A queued or running call past its node's timeout (time awaiting approval is
-        not counted: the deadline moves)."""
-        run = progress.nodes[node_id]
+    def _overdue(self, progress: RunProgress, run: NodeRun, result: ToolResult, now: float) -> bool:
+        """A queued or running call past its node's timeout. Time awaiting approval is not
+        counted: the deadline moves while it waits, and starts again at the approval
+        (when the approved call was queued), which survives a reload of the run."""
         if result.status is ToolStatus.AWAITING_APPROVAL:
             run.dispatched_at = now
             return False
+        approved_at = result.metadata.get("queued_at")
+        if (
+            result.metadata.get("approved_by") is not None
+            and isinstance(approved_at, int | float)
+            and approved_at > (run.dispatched_at or 0)
+        ):
+            run.dispatched_at = approved_at
         return now >= self._deadline(progress, run)
 
     def _dispatch(
@@ -267,6 +296,20 @@ class Scheduler:
         if timeout is None or run.dispatched_at is None:
             return math.inf
         return run.dispatched_at + timeout
+
+
+def _stranger(
+    progress: RunProgress, run: NodeRun, agent_id: str | None, result: ToolResult
+) -> str | None:
+    """Why the call found under a node's call id is not the one the scheduler made (only
+    the scheduler may create `dag:` ids; this guards against one that got in anyway)."""
+    tool = progress.plan.node(run.node_id).tool
+    if result.tool_name != tool or result.metadata.get("agent_id") != agent_id:
+        return (
+            f"call id {run.call_id} is taken by another call ({result.tool_name} for agent "
+            f"{result.metadata.get('agent_id')}); refusing its result"
+        )
+    return None
 
 
 def _text(item: bytes | str) -> str:

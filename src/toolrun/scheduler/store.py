@@ -202,6 +202,26 @@ class RunStore:
                 )
             )
 
+    def abort(self, run_id: str, reason: str) -> None:
+        """Fail a running run as it is stored, without reading its plan: every node not
+        yet ended is cancelled."""
+        now = time.time()
+        ended = [state.value for state in NodeState if state.final]
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(DagNodeRecord)
+                .where(col(DagNodeRecord.run_id) == run_id, col(DagNodeRecord.state).not_in(ended))
+                .values(state=NodeState.CANCELLED.value, error=reason, finished_at=now)
+            )
+            connection.execute(
+                update(DagRunRecord)
+                .where(
+                    col(DagRunRecord.id) == run_id,
+                    col(DagRunRecord.status) == RunStatus.RUNNING.value,
+                )
+                .values(status=RunStatus.FAILED.value, error=reason, finished_at=now)
+            )
+
     def cancel_requested(self, run_id: str) -> bool:
         with Session(self.engine) as session:
             run = session.get(DagRunRecord, run_id)

@@ -9,7 +9,7 @@ import wasmtime
 
 from toolrun.plugins import InvalidPlugin, WasmRuntime, check_module
 
-ENGINE = wasmtime.Engine()
+ENGINE = WasmRuntime().engine  # configured as every plugin call's engine
 
 
 def wat(text: str) -> bytes:
@@ -35,6 +35,11 @@ def wat(text: str) -> bytes:
             wat('(module (func (export "_start") (param i32)))'),
             "_start must take no parameters and return nothing",
         ),
+        (
+            # A memory cap applies to each memory: eight would have eight caps.
+            wat('(module (memory 1) (memory 1) (func (export "_start")))'),
+            "the module has more than one linear memory: a plugin may have only one",
+        ),
     ],
     ids=[
         "text",
@@ -44,6 +49,7 @@ def wat(text: str) -> bytes:
         "no-start",
         "start-not-func",
         "start-args",
+        "two-memories",
     ],
 )
 def test_modules_that_cannot_be_plugins_are_refused_with_the_reason(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,33 @@ def test_a_plugin_never_replaces_a_tool_that_is_not_one(
     assert found is not None
     assert not isinstance(found, PluginTool)
     assert type(found) is type(read)
+
+
+def test_a_forked_child_loads_its_own_plugins_at_once(
+    tmp_path: Path, built: dict[str, bytes]
+) -> None:
+    """The parent's tools hold its runtime, whose epoch ticker thread is not in the
+    child: with them, a child's plugin calls would have no wall-time limit."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    plugins = registry(url)
+    descriptor, access = load_plugin_descriptor(described())
+    plugins.store.register(descriptor, access, built["wordcount"])
+    parent_tool = plugins.get("wordcount")
+    assert isinstance(parent_tool, PluginTool)
+    read_end, write_end = os.pipe()
+
+    pid = os.fork()
+    if pid == 0:  # the child: report, then leave without running pytest's exit hooks
+        try:
+            reloaded = plugins.refresh()  # within a second of the parent's check
+            tool = plugins.get("wordcount")
+            own = isinstance(tool, PluginTool) and tool.runtime is not parent_tool.runtime
+            os.write(write_end, b"ok" if reloaded and own else b"stale")
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    answer = os.read(read_end, 16)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+
+    assert answer == b"ok"

@@ -173,3 +173,57 @@ def test_bad_plugin_descriptors_are_refused(change: dict[str, object], message: 
 
     with pytest.raises(Exception, match=message):
         load_plugin_descriptor(data)
+
+
+STDERR_BURST = """(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "%s")
+  (func (export "_start") (local $left i32)
+    (local.set $left (i32.const 100))
+    (i32.store (i32.const 0) (i32.const 16))
+    (i32.store (i32.const 4) (i32.const 1024))
+    (loop
+      (drop (call $write (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (local.set $left (i32.sub (local.get $left) (i32.const 1)))
+      (br_if 0 (local.get $left)))))
+""" % ("e" * 1024)
+
+
+def test_stderr_past_its_cap_is_cut_and_the_call_goes_on(runtime: WasmRuntime) -> None:
+    ended = runtime.run(module(runtime, STDERR_BURST), b"", PluginLimits(stderr_bytes=4096))
+
+    assert (ended.exit_code, ended.limit) == (0, None)
+    assert ended.stderr == b"e" * 4096
+
+
+def test_compiled_modules_in_memory_are_bounded(
+    runtime: WasmRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("toolrun.plugins.runtime.MODULES_IN_MEMORY", 2)
+    texts = [f'(module (func (export "_start")) (func (export "f{i}")))' for i in range(3)]
+    before = runtime.compiles
+    for text in [*texts, texts[0]]:  # the first was dropped for the third
+        module(runtime, text)
+
+    assert runtime.compiles - before == 4
+    module(runtime, texts[2])  # still in memory
+    assert runtime.compiles - before == 4
+
+
+SLEEPER = """(module
+  (import "wasi_snapshot_preview1" "poll_oneoff"
+    (func $poll (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (i64.store (i32.const 24) (i64.const 3000000000))  ;; a clock subscription: 3 s
+    (call $exit (call $poll (i32.const 0) (i32.const 64) (i32.const 1) (i32.const 128)))))
+"""
+
+
+def test_a_plugin_cannot_sleep_past_its_time_limit(runtime: WasmRuntime) -> None:
+    """A host-side sleep is out of reach of epoch interruption: waiting is refused."""
+    ended = runtime.run(module(runtime, SLEEPER), b"", PluginLimits(time_s=0.5))
+
+    assert ended.exit_code == 52  # ENOSYS, at once, instead of 3 s asleep

@@ -27,6 +27,10 @@ def check_module(engine: wasmtime.Engine, data: bytes) -> wasmtime.Module:
     try:
         module = wasmtime.Module(engine, data)
     except wasmtime.WasmtimeError as exc:
+        if "multiple memories" in str(exc):
+            raise InvalidPlugin(
+                "the module has more than one linear memory: a plugin may have only one"
+            ) from exc
         raise InvalidPlugin(f"the module does not compile: {_first_line(exc)}") from exc
     foreign = sorted(
         f"{item.module}.{item.name}" for item in module.imports if item.module != WASI_MODULE

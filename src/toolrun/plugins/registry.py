@@ -92,8 +92,8 @@ class PluginRegistry(ToolRegistry):
         """Load the plugins again if they changed and were not checked in the last
         `within_s` seconds (0: check now); True when it loaded them."""
         now = time.monotonic()
-        if now - self._checked_at < within_s:
-            return False
+        if self._pid == os.getpid() and now - self._checked_at < within_s:
+            return False  # a forked child must not wait: its tools hold the parent's runtime
         with self._lock:
             self._checked_at = now
             store = self.store

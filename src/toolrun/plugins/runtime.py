@@ -3,12 +3,14 @@
 - CPU: fuel (wasm instructions, roughly); out of fuel traps.
 - Memory: the Store's memory limit; growing past it fails (malloc returns NULL).
 - Wall time: epoch interruption; a ticker thread advances the engine's epoch every
-  TICK_S, and each Store's deadline is its time limit in ticks.
-- Output: stdout and stderr beyond their caps are dropped and the call fails.
+  TICK_S, and each Store's deadline is its time limit in ticks. WASI's poll_oneoff (sleep,
+  waiting on a clock) answers ENOSYS: a host-side sleep could not be interrupted.
+- Output: stdout beyond its cap is dropped and the call fails; stderr (diagnostics
+  only) beyond its cap is dropped and the call goes on.
 
-Compiled modules are cached in memory and on disk (serialized, keyed by the module's
-SHA-256 and the wasmtime version and machine), so a warm call never compiles and a
-restarted worker only loads.
+Compiled modules are cached in memory (the MODULES_IN_MEMORY used last) and on disk
+(serialized, keyed by the module's SHA-256 and the wasmtime version and machine), so a
+warm call never compiles and a restarted worker only loads.
 """
 
 from __future__ import annotations
@@ -21,15 +23,22 @@ import os
 import platform
 import tempfile
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
 import wasmtime
 
-from toolrun.plugins.module import check_module
+from toolrun.plugins.module import WASI_MODULE, check_module
 
 TICK_S = 0.01
 MEMORY_NEAR_CAP = 0.875
+ERRNO_NOSYS = 52  # WASI's "function not supported"
+MODULES_IN_MEMORY = 64  # compiled modules kept per process; the rest load from disk
+# Per call: one module instance with its tables (a C program has one, for indirect calls).
+MAX_INSTANCES = 1
+MAX_TABLES = 4
+MAX_TABLE_ELEMENTS = 100_000
 ENGINE_KEY = f"wasmtime-{importlib.metadata.version('wasmtime')}-{platform.machine()}"
 WORKSPACE_GUEST_PATH = "/workspace"
 
@@ -81,12 +90,24 @@ class WasmRuntime:
         config = wasmtime.Config()
         config.consume_fuel = True
         config.epoch_interruption = True
+        # The memory cap applies to each linear memory: a module gets one.
+        config.wasm_multi_memory = False
+        # Compiling on wasmtime's thread pool deadlocks in a process forked after the
+        # pool started (a prefork worker child); plugins are small enough for one thread.
+        config.parallel_compilation = False
         self.engine = wasmtime.Engine(config)
         self.linker = wasmtime.Linker(self.engine)
         self.linker.define_wasi()
+        # WASI's poll_oneoff sleeps in the host, where epoch interruption cannot end it:
+        # a plugin may not sleep or wait (it answers ENOSYS), so its time limit holds.
+        self.linker.allow_shadowing = True
+        i32 = wasmtime.ValType.i32()
+        self.linker.define_func(
+            WASI_MODULE, "poll_oneoff", wasmtime.FuncType([i32] * 4, [i32]), _no_waiting
+        )
         self.cache_dir = cache_dir
         self.compiles = 0  # modules compiled (not loaded from a cache) by this runtime
-        self._modules: dict[str, wasmtime.Module] = {}
+        self._modules: OrderedDict[str, wasmtime.Module] = OrderedDict()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, name="wasm-epoch", daemon=True)
@@ -101,6 +122,9 @@ class WasmRuntime:
             found = self._modules.get(digest)
             if found is None:
                 found = self._modules[digest] = self._load(digest, data)
+                while len(self._modules) > MODULES_IN_MEMORY:
+                    self._modules.popitem(last=False)
+            self._modules.move_to_end(digest)
             return found
 
     def run(
@@ -116,7 +140,13 @@ class WasmRuntime:
         preopened at /workspace (read-only unless `writable`)."""
         store = wasmtime.Store(self.engine)
         store.set_fuel(limits.fuel)
-        store.set_limits(memory_size=limits.memory_bytes)
+        store.set_limits(
+            memory_size=limits.memory_bytes,
+            memories=1,
+            instances=MAX_INSTANCES,
+            tables=MAX_TABLES,
+            table_elements=MAX_TABLE_ELEMENTS,
+        )
         store.set_epoch_deadline(max(1, math.ceil(limits.time_s / TICK_S)))
         stdout, stderr = _Capped(limits.stdout_bytes), _Capped(limits.stderr_bytes)
         with tempfile.NamedTemporaryFile(prefix="toolrun-stdin-") as stdin_file:
@@ -186,6 +216,10 @@ class WasmRuntime:
     def _tick(self) -> None:
         while not self._stop.wait(TICK_S):
             self.engine.increment_epoch()
+
+
+def _no_waiting(*_: int) -> int:
+    return ERRNO_NOSYS
 
 
 def _limit_hit(

@@ -17,7 +17,29 @@ from toolrun.cli import app, approvals
 from toolrun.cli.platform import _redacted
 from toolrun.tools import ToolDescriptor, ToolRegistry, render_markdown
 
-BUILTINS = ["bash", "edit", "glob", "grep", "http_fetch", "read", "write"]
+BUILTINS = [
+    "bash",
+    "edit",
+    "git_add",
+    "git_blame",
+    "git_branch_create",
+    "git_branches",
+    "git_clean",
+    "git_commit",
+    "git_diff",
+    "git_log",
+    "git_push",
+    "git_reset",
+    "git_show",
+    "git_stash",
+    "git_status",
+    "git_switch",
+    "glob",
+    "grep",
+    "http_fetch",
+    "read",
+    "write",
+]
 TOOLRUN = Path(sys.executable).parent / "toolrun"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 RESULT_KEYS = {"call_id", "tool_name", "tool_version", "status", "output", "error", "metadata"}
@@ -77,12 +99,27 @@ def _call(project: Path, name: str, arguments: dict[str, Any], *extra: str) -> R
     )
 
 
-def test_tools_list_shows_the_six_tools() -> None:
-    result = invoke("tools", "list")
+def listed_names(stdout: str) -> list[str]:
+    names = [line.split("│")[1].strip() for line in stdout.splitlines() if "│" in line]
+    return [name for name in names if name]
+
+
+def test_tools_list_shows_each_tool_and_the_git_family_as_one_row() -> None:
+    result = invoke("tools", "list", env={"COLUMNS": "200"})
 
     assert result.exit_code == 0
-    names = [line.split("│")[1].strip() for line in result.stdout.splitlines() if "│" in line]
-    assert [name for name in names if name] == BUILTINS
+    singles = [name for name in BUILTINS if not name.startswith("git_")]
+    assert listed_names(result.stdout) == sorted([*singles, "git"])
+    git_row = next(line for line in result.stdout.splitlines() if line.startswith("│ git "))
+    assert "14 tools" in git_row
+    assert "read_only..admin" in git_row
+
+
+def test_tools_list_all_expands_the_families() -> None:
+    result = invoke("tools", "list", "--all", env={"COLUMNS": "200"})
+
+    assert result.exit_code == 0
+    assert listed_names(result.stdout) == BUILTINS
 
 
 def test_tools_list_json_has_full_descriptors(registry: ToolRegistry) -> None:
@@ -133,8 +170,7 @@ def test_tools_show_unknown_tool_is_a_usage_error() -> None:
     assert result.exit_code == 2
     assert result.stdout == ""
     assert _flat(result.stderr) == (
-        "error: unknown tool: nope; available tools: "
-        "bash, edit, glob, grep, http_fetch, read, write"
+        "error: unknown tool: nope; available tools: " + ", ".join(BUILTINS)
     )
 
 
@@ -213,10 +249,8 @@ def test_call_unknown_tool_exits_1_and_lists_tools(project: Path) -> None:
     result = _call(project, "nope", {})
 
     assert result.exit_code == 1
-    assert (
-        "unknown tool: nope; available tools: bash, edit, glob, grep, http_fetch, read, write"
-        in _flat(result.stderr)
-    )
+    available = ", ".join(BUILTINS)
+    assert f"unknown tool: nope; available tools: {available}" in _flat(result.stderr)
 
 
 @pytest.mark.parametrize("args", ["{bad", '{"file_path": }', ""])

@@ -22,7 +22,29 @@ from toolrun.tools import (
 from toolrun.tools.builtin.read import DESCRIPTOR as READ_DESCRIPTOR
 from toolrun.tools.semver import Version
 
-BUILTINS = ["bash", "edit", "glob", "grep", "http_fetch", "read", "write"]
+BUILTINS = [
+    "bash",
+    "edit",
+    "git_add",
+    "git_blame",
+    "git_branch_create",
+    "git_branches",
+    "git_clean",
+    "git_commit",
+    "git_diff",
+    "git_log",
+    "git_push",
+    "git_reset",
+    "git_show",
+    "git_stash",
+    "git_status",
+    "git_switch",
+    "glob",
+    "grep",
+    "http_fetch",
+    "read",
+    "write",
+]
 DESCRIPTOR_KEYS = {
     "name",
     "version",

@@ -11,7 +11,9 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from toolrun.cli._console import load_registry, load_settings, out, usage_error
-from toolrun.tools import render_markdown
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
+from toolrun.tools import Tool, render_markdown
 
 app = typer.Typer(help="Inspect the tool registry.", no_args_is_help=True)
 
@@ -19,19 +21,57 @@ app = typer.Typer(help="Inspect the tool registry.", no_args_is_help=True)
 @app.command("list")
 def tools_list(
     as_json: Annotated[bool, typer.Option("--json", help="Full descriptors as JSON.")] = False,
+    expand: Annotated[
+        bool, typer.Option("--all", help="One row per tool, families (git_*) expanded.")
+    ] = False,
 ) -> None:
-    """List every registered tool."""
+    """List every registered tool; a family such as git_* is one row unless --all."""
     registry = load_registry(load_settings())
     if as_json:
         descriptors = [tool.descriptor.model_dump(mode="json") for tool in registry.list()]
         sys.stdout.write(json.dumps(descriptors, indent=2) + "\n")
         return
+    tools = registry.list()
+    families = {} if expand else tool_families(tools)
+    family_of = {id(tool): name for name, members in families.items() for tool in members}
     table = Table("name", "version", "permission", "risk", "category", "description")
-    for tool in registry.list():
-        d = tool.descriptor
-        summary = d.description.split(". ")[0]
-        table.add_row(d.name, d.version, d.permission, d.risk, d.category, summary)
+    for tool in tools:
+        family = family_of.get(id(tool))
+        if family is None:
+            d = tool.descriptor
+            summary = d.description.split(". ")[0]
+            table.add_row(d.name, d.version, d.permission, d.risk, d.category, summary)
+        elif families[family][0] is tool:
+            table.add_row(*_family_row(family, families[family]))
     out.print(table)
+
+
+def tool_families(tools: list[Tool]) -> dict[str, list[Tool]]:
+    """Tools grouped under a shared tag that prefixes each name (`git` for git_status...),
+    for families of two or more."""
+    families: dict[str, list[Tool]] = {}
+    for tool in tools:
+        for tag in tool.descriptor.tags:
+            if tool.descriptor.name.startswith(f"{tag}_"):
+                families.setdefault(tag, []).append(tool)
+                break
+    return {name: members for name, members in families.items() if len(members) > 1}
+
+
+def _family_row(family: str, members: list[Tool]) -> tuple[str, ...]:
+    levels = sorted(
+        {tool.descriptor.permission for tool in members}, key=list(PermissionLevel).index
+    )
+    risks = sorted({tool.descriptor.risk for tool in members}, key=list(Risk).index)
+    names = ", ".join(tool.descriptor.name.removeprefix(f"{family}_") for tool in members)
+    return (
+        family,
+        f"{len(members)} tools",
+        "..".join(dict.fromkeys([levels[0], levels[-1]])),
+        "..".join(dict.fromkeys([risks[0], risks[-1]])),
+        members[0].descriptor.category,
+        f"{family}_*: {names} (toolrun tools list --all)",
+    )
 
 
 @app.command("show")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from toolrun.tools.base import Tool
 from toolrun.tools.builtin.bash import BashTool
 from toolrun.tools.builtin.edit import EditTool
+from toolrun.tools.builtin.git import git_tools
 from toolrun.tools.builtin.glob import GlobTool
 from toolrun.tools.builtin.grep import GrepTool
 from toolrun.tools.builtin.http_fetch import HttpFetchTool
@@ -24,4 +25,5 @@ def builtin_tools() -> list[Tool]:
         GrepTool(),
         BashTool(),
         HttpFetchTool(),
+        *git_tools(),
     ]

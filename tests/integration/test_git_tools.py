@@ -1,0 +1,63 @@
+"""The git tools through the API, on the workers of their levels, in a real repository."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.integration.platform import Platform
+
+GIT = shutil.which("git") or "git"
+
+
+def call(api: httpx.Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    response = api.post(
+        "/v1/calls", params={"wait": 30}, json={"tool_name": tool, "arguments": arguments}
+    )
+    assert response.status_code in (200, 202), response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def test_commit_on_a_read_write_worker_then_log_on_a_read_only_one(
+    platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    repo = f"repo-{uuid.uuid4().hex[:8]}"
+    (platform_workspace / repo).mkdir()
+    subprocess.run([GIT, "init", "-q", "-b", "main"], cwd=platform_workspace / repo, check=True)
+    (platform_workspace / repo / "notes.md").write_text("# Notes\n")
+
+    added = call(api, "git_add", repo=repo, paths=[f"{repo}/notes.md"])
+    made = call(api, "git_commit", repo=repo, message="Add notes", author="Ann <ann@x.org>")
+    log = call(api, "git_log", repo=repo)
+
+    assert added["status"] == "success", added
+    assert made["status"] == "success", made
+    assert made["metadata"]["worker"].startswith("read_write@")
+    assert log["metadata"]["worker"].startswith("read_only@")
+    (commit,) = log["output"]["commits"]
+    assert (commit["subject"], commit["author_name"]) == ("Add notes", "Ann")
+    status = call(api, "git_status", repo=repo)
+    assert status["output"]["clean"] is True
+
+
+def test_an_injected_ref_is_blocked_and_an_admin_tool_waits_for_an_operator(
+    platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    repo = f"repo-{uuid.uuid4().hex[:8]}"
+    (platform_workspace / repo).mkdir()
+    subprocess.run([GIT, "init", "-q"], cwd=platform_workspace / repo, check=True)
+
+    injected = call(api, "git_log", repo=repo, revision="--output=/tmp/pwned")
+    assert injected["status"] == "blocked"
+    assert "would be read as an option" in injected["error"]
+
+    reset = call(api, "git_reset", repo=repo, mode="hard")  # dangerous despite auto-approve
+    assert reset["status"] == "awaiting_approval"
+    denied = api.post(f"/v1/calls/{reset['call_id']}/deny", json={"reason": "not today"})
+    assert denied.status_code == 200

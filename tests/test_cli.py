@@ -38,6 +38,7 @@ BUILTINS = [
     "grep",
     "http_fetch",
     "read",
+    "search",
     "write",
 ]
 TOOLRUN = Path(sys.executable).parent / "toolrun"

@@ -43,6 +43,7 @@ BUILTINS = [
     "grep",
     "http_fetch",
     "read",
+    "search",
     "write",
 ]
 DESCRIPTOR_KEYS = {

@@ -32,6 +32,7 @@ BUILTINS = [
     "grep",
     "http_fetch",
     "read",
+    "search",
     "write",
 ]
 

@@ -10,6 +10,7 @@ from toolrun.tools.builtin.glob import GlobTool
 from toolrun.tools.builtin.grep import GrepTool
 from toolrun.tools.builtin.http_fetch import HttpFetchTool
 from toolrun.tools.builtin.read import ReadTool
+from toolrun.tools.builtin.search import SearchTool
 from toolrun.tools.builtin.write import WriteTool
 
 __all__ = ["builtin_tools"]
@@ -25,5 +26,6 @@ def builtin_tools() -> list[Tool]:
         GrepTool(),
         BashTool(),
         HttpFetchTool(),
+        SearchTool(),
         *git_tools(),
     ]

@@ -37,6 +37,7 @@ BUILTINS = [
     "glob",
     "grep",
     "http_fetch",
+    "lsp",
     "read",
     "search",
     "write",

@@ -106,6 +106,15 @@ class Settings(BaseSettings):
     tool_modules: list[str] = Field(
         default_factory=list, description="Extra modules whose TOOLS list is registered."
     )
+    lsp_servers: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description='Language server commands by language, e.g. {"rust": ["rust-analyzer"]}; '
+        "they replace the built-in ones (python: jedi-language-server, typescript and "
+        "javascript: typescript-language-server --stdio, rust: rust-analyzer, go: gopls).",
+    )
+    lsp_idle_s: float = Field(
+        600.0, gt=0, description="A language server unused this long is shut down."
+    )
 
     # History and monitoring.
     history_retention_days: float | None = Field(

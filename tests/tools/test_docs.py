@@ -31,6 +31,7 @@ BUILTINS = [
     "glob",
     "grep",
     "http_fetch",
+    "lsp",
     "read",
     "search",
     "write",

@@ -42,6 +42,7 @@ BUILTINS = [
     "glob",
     "grep",
     "http_fetch",
+    "lsp",
     "read",
     "search",
     "write",

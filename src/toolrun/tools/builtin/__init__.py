@@ -9,6 +9,7 @@ from toolrun.tools.builtin.git import git_tools
 from toolrun.tools.builtin.glob import GlobTool
 from toolrun.tools.builtin.grep import GrepTool
 from toolrun.tools.builtin.http_fetch import HttpFetchTool
+from toolrun.tools.builtin.lsp import LspTool
 from toolrun.tools.builtin.read import ReadTool
 from toolrun.tools.builtin.search import SearchTool
 from toolrun.tools.builtin.write import WriteTool
@@ -27,5 +28,6 @@ def builtin_tools() -> list[Tool]:
         BashTool(),
         HttpFetchTool(),
         SearchTool(),
+        LspTool(),
         *git_tools(),
     ]

@@ -1,4 +1,4 @@
-"""The git tools through the API, on the workers of their levels, in a real repository."""
+"""The code tools (git, search, lsp) through the API, on real workers."""
 
 from __future__ import annotations
 
@@ -61,3 +61,28 @@ def test_an_injected_ref_is_blocked_and_an_admin_tool_waits_for_an_operator(
     assert reset["status"] == "awaiting_approval"
     denied = api.post(f"/v1/calls/{reset['call_id']}/deny", json={"reason": "not today"})
     assert denied.status_code == 200
+
+
+def test_search_and_lsp_on_a_read_only_worker(
+    platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    package = f"pkg_{uuid.uuid4().hex[:8]}"
+    (platform_workspace / package).mkdir()
+    (platform_workspace / package / "__init__.py").write_text("")
+    (platform_workspace / package / "limits.py").write_text(
+        'class TokenBucketLimiter:\n    """Rate limiting with a token bucket."""\n\n\n'
+        "def build_limiter() -> TokenBucketLimiter:\n    return TokenBucketLimiter()\n"
+    )
+
+    found = call(api, "search", query="token bucket rate limiter", path=package)
+    assert found["status"] == "success", found
+    assert found["metadata"]["worker"].startswith("read_only@")
+    first = found["output"]["results"][0]
+    assert (first["path"], first["symbol"]) == (f"{package}/limits.py", "TokenBucketLimiter")
+
+    arguments = {"file_path": f"{package}/limits.py", "symbol": "TokenBucketLimiter", "line": 5}
+    defined = call(api, "lsp", operation="definition", **arguments)
+    assert defined["status"] == "success", defined
+    assert [place["location"] for place in defined["output"]["locations"]] == [
+        f"{package}/limits.py:1:7"
+    ]

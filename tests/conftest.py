@@ -20,6 +20,32 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult
 
 CallTool = Callable[..., ToolResult]
+# The built-in tools every registry starts with, by name.
+BUILTINS = [
+    "bash",
+    "edit",
+    "git_add",
+    "git_blame",
+    "git_branch_create",
+    "git_branches",
+    "git_clean",
+    "git_commit",
+    "git_diff",
+    "git_log",
+    "git_push",
+    "git_reset",
+    "git_show",
+    "git_stash",
+    "git_status",
+    "git_switch",
+    "glob",
+    "grep",
+    "http_fetch",
+    "lsp",
+    "read",
+    "search",
+    "write",
+]
 
 
 @pytest.fixture

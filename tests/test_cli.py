@@ -13,35 +13,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from tests.conftest import BUILTINS
 from toolrun.cli import app, approvals
 from toolrun.cli.platform import _redacted
 from toolrun.tools import ToolDescriptor, ToolRegistry, render_markdown
 
-BUILTINS = [
-    "bash",
-    "edit",
-    "git_add",
-    "git_blame",
-    "git_branch_create",
-    "git_branches",
-    "git_clean",
-    "git_commit",
-    "git_diff",
-    "git_log",
-    "git_push",
-    "git_reset",
-    "git_show",
-    "git_stash",
-    "git_status",
-    "git_switch",
-    "glob",
-    "grep",
-    "http_fetch",
-    "lsp",
-    "read",
-    "search",
-    "write",
-]
 TOOLRUN = Path(sys.executable).parent / "toolrun"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 RESULT_KEYS = {"call_id", "tool_name", "tool_version", "status", "output", "error", "metadata"}

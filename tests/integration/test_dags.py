@@ -72,6 +72,20 @@ def history_rows(platform: Platform, run_id: str, count: int) -> list[CallRecord
         engine.dispose()
 
 
+def mark_sent(platform: Platform, run_id: str, call_id: str) -> None:
+    """Store the run's nodes as the scheduler does just before it sends their call."""
+    engine = open_database(platform.settings.database)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                update(DagNodeRecord)
+                .where(col(DagNodeRecord.run_id) == run_id)
+                .values(state="running", attempts=1, call_id=call_id, dispatched_at=time.time())
+            )
+    finally:
+        engine.dispose()
+
+
 def sleepy(node_id: str, seconds: float, **extra: Any) -> dict[str, Any]:
     return {"id": node_id, "tool": "sleepy", "arguments": {"seconds": seconds}, **extra}
 
@@ -400,16 +414,7 @@ def test_a_call_recorded_but_never_sent_is_sent_by_the_restarted_scheduler(
     scheduler.wait()
     run_id = submit(api, {"nodes": [sleepy("only", 0)]})  # pending: no scheduler runs
     call_id = f"dag:{run_id}:only:1"
-    engine = open_database(dag_platform.settings.database)
-    try:
-        with engine.begin() as connection:
-            connection.execute(
-                update(DagNodeRecord)
-                .where(col(DagNodeRecord.run_id) == run_id)
-                .values(state="running", attempts=1, call_id=call_id, dispatched_at=time.time())
-            )
-    finally:
-        engine.dispose()
+    mark_sent(dag_platform, run_id, call_id)
     queued = ToolResult(call_id=call_id, tool_name="sleepy", status=ToolStatus.QUEUED)
     CallStore(redis_client, ttl_s=600).create(queued)
 
@@ -512,14 +517,9 @@ def test_a_parked_call_lost_before_its_record_is_parked_again(
     run_id = submit(api, wipe_plan(scratch))
     agent_id = api.get(f"/v1/dags/{run_id}").json()["agent_id"]
     call_id = f"dag:{run_id}:wipe:1"
+    mark_sent(dag_platform, run_id, call_id)
     engine = open_database(dag_platform.settings.database)
     try:
-        with engine.begin() as connection:
-            connection.execute(
-                update(DagNodeRecord)
-                .where(col(DagNodeRecord.run_id) == run_id)
-                .values(state="running", attempts=1, call_id=call_id, dispatched_at=time.time())
-            )
         command = {"command": f"rm -rf {scratch}"}
         call = ToolCall(
             id=call_id, tool_name="bash", version="1.0.0", arguments=command, agent_id=agent_id

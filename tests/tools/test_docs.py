@@ -7,35 +7,11 @@ import re
 from typing import Any
 
 import pytest
+from tests.conftest import BUILTINS
 
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools import Risk, ToolDescriptor, ToolExample, ToolRegistry, render_markdown
 
-BUILTINS = [
-    "bash",
-    "edit",
-    "git_add",
-    "git_blame",
-    "git_branch_create",
-    "git_branches",
-    "git_clean",
-    "git_commit",
-    "git_diff",
-    "git_log",
-    "git_push",
-    "git_reset",
-    "git_show",
-    "git_stash",
-    "git_status",
-    "git_switch",
-    "glob",
-    "grep",
-    "http_fetch",
-    "lsp",
-    "read",
-    "search",
-    "write",
-]
 SECTIONS = ["## Description", "## Parameters", "## Returns", "## Examples", "## Notes"]
 TABLE_HEADER = "| name | type | required | default | description |"
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")

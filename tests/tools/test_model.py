@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from tests.conftest import BUILTINS
 
 from toolrun.errors import InvalidDescriptor
 from toolrun.permissions.levels import PermissionLevel
@@ -22,31 +23,6 @@ from toolrun.tools import (
 from toolrun.tools.builtin.read import DESCRIPTOR as READ_DESCRIPTOR
 from toolrun.tools.semver import Version
 
-BUILTINS = [
-    "bash",
-    "edit",
-    "git_add",
-    "git_blame",
-    "git_branch_create",
-    "git_branches",
-    "git_clean",
-    "git_commit",
-    "git_diff",
-    "git_log",
-    "git_push",
-    "git_reset",
-    "git_show",
-    "git_stash",
-    "git_status",
-    "git_switch",
-    "glob",
-    "grep",
-    "http_fetch",
-    "lsp",
-    "read",
-    "search",
-    "write",
-]
 DESCRIPTOR_KEYS = {
     "name",
     "version",

@@ -5,37 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.conftest import BUILTINS
 
 from toolrun.errors import DuplicateTool, ToolNotFound, ToolrunError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools import Tool, ToolContext, ToolDescriptor, ToolExample, ToolOutput, ToolRegistry
 from toolrun.tools.builtin.read import ReadTool
-
-BUILTINS = [
-    "bash",
-    "edit",
-    "git_add",
-    "git_blame",
-    "git_branch_create",
-    "git_branches",
-    "git_clean",
-    "git_commit",
-    "git_diff",
-    "git_log",
-    "git_push",
-    "git_reset",
-    "git_show",
-    "git_stash",
-    "git_status",
-    "git_switch",
-    "glob",
-    "grep",
-    "http_fetch",
-    "lsp",
-    "read",
-    "search",
-    "write",
-]
 
 
 def _descriptor(name: str, version: str) -> ToolDescriptor:

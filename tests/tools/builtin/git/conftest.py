@@ -7,8 +7,11 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from toolrun.tools import ToolResult, ToolStatus
 
 Git = Callable[..., str]
 GIT = shutil.which("git") or "git"
@@ -21,6 +24,13 @@ _ENV = {
     "GIT_COMMITTER_NAME": "Alice",
     "GIT_COMMITTER_EMAIL": "alice@example.com",
 }
+
+
+def ok(result: ToolResult) -> dict[str, Any]:
+    """The output of a call that must have succeeded."""
+    assert result.status is ToolStatus.SUCCESS, result.error
+    output: dict[str, Any] = result.output
+    return output
 
 
 def run_git(where: Path, *args: str) -> str:

@@ -7,17 +7,11 @@ from typing import Any
 
 import pytest
 from tests.conftest import CallTool
-from tests.tools.builtin.git.conftest import run_git
+from tests.tools.builtin.git.conftest import ok, run_git
 
 from toolrun.tools import ToolStatus
 
 Git = Any
-
-
-def ok(result: Any) -> dict[str, Any]:
-    assert result.status is ToolStatus.SUCCESS, result.error
-    output: dict[str, Any] = result.output
-    return output
 
 
 def test_status_reports_each_paths_index_and_worktree_state(

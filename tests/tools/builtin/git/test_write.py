@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import CallTool
-from tests.tools.builtin.git.conftest import run_git
+from tests.tools.builtin.git.conftest import ok, run_git
 
 from toolrun.permissions.approvals import Approver, AutoApprover
 from toolrun.permissions.levels import PermissionLevel
@@ -20,12 +20,6 @@ Git = Any
 def approver() -> Approver:
     """An operator who approves everything, the dangerous calls of the admin tools too."""
     return AutoApprover(dangerous=True)
-
-
-def ok(result: Any) -> dict[str, Any]:
-    assert result.status is ToolStatus.SUCCESS, result.error
-    output: dict[str, Any] = result.output
-    return output
 
 
 def test_add_then_commit_records_a_commit_with_its_files(

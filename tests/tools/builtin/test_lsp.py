@@ -131,6 +131,12 @@ def test_document_and_workspace_symbols(lsp: Any) -> None:
     assert "pkg/shapes.py:12:5" in [symbol["location"] for symbol in workspace]
 
 
+def test_the_server_writes_nothing_into_the_workspace(lsp: Any, project: Path) -> None:
+    ok(lsp(operation="hover", file_path="pkg/main.py", symbol="make_circle"))
+
+    assert [path.name for path in project.rglob(".*")] == []  # no .cache, no state
+
+
 def test_diagnostics_report_a_syntax_error(lsp: Any, project: Path) -> None:
     broken = project / "pkg" / "broken.py"
     broken.write_text("def oops(:\n    pass\n")

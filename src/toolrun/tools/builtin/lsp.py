@@ -187,7 +187,11 @@ def _starter(ctx: ToolContext) -> Callable[[ServerSpec, Path], LspSession]:
     settings, limits = ctx.settings, ctx.runner.limits
 
     def start(spec: ServerSpec, root: Path) -> LspSession:
-        env = sandbox_env(path=settings.sandbox_path, home=root)
+        # The server's caches go to a home of its own outside the workspace, not into it.
+        home = settings.platform_home / "lsp"
+        home.mkdir(parents=True, exist_ok=True)
+        env = sandbox_env(path=settings.sandbox_path, home=home)
+        env["XDG_CACHE_HOME"] = str(home / "cache")
         return LspSession(spec, root, env=env, limits=limits)
 
     return start

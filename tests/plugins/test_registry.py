@@ -108,3 +108,21 @@ def test_a_forked_child_loads_its_own_plugins_at_once(
     os.waitpid(pid, 0)
 
     assert answer == b"ok"
+
+
+def test_a_removal_stamped_by_a_clock_behind_is_still_seen(
+    tmp_path: Path, built: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another host, its clock behind this one's, removes the plugin."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    api, worker = registry(url), registry(url)
+    descriptor, access = load_plugin_descriptor(described())
+    monkeypatch.setattr("toolrun.plugins.store.time.time", lambda: 2_000_000_000.0)
+    api.store.register(descriptor, access, built["wordcount"])
+    assert worker.get("wordcount") is not None
+
+    monkeypatch.setattr("toolrun.plugins.store.time.time", lambda: 1_000_000_000.0)
+    assert api.store.remove("wordcount") == ["1.0.0"]
+    worker.refresh(within_s=0)
+
+    assert worker.get("wordcount", "1.0.0") is None

@@ -48,7 +48,7 @@ class PluginRegistry(ToolRegistry):
         self._engine: Engine | None = None
         self._runtime: WasmRuntime | None = None
         self._tools_by_key: dict[tuple[str, str], Tool] = {}  # (tool id, digest) → tool
-        self._generation: tuple[int, float] | None = None
+        self._generation: int | None = None
         self._checked_at = 0.0
         self._lock = threading.RLock()
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, Column, LargeBinary, func, update
+from sqlalchemy import JSON, Column, LargeBinary, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, SQLModel, col, select
@@ -43,6 +43,17 @@ class PluginRecord(SQLModel, table=True):
     registered_at: float
     registered_by: str | None = None
     removed_at: float | None = Field(default=None, index=True)
+
+
+class PluginGeneration(SQLModel, table=True):
+    """One row counting every register and remove: a registry loads the plugins again
+    when it moves (a counter, not a timestamp, so clock skew between hosts cannot hide a
+    change)."""
+
+    __tablename__ = "plugin_generation"
+
+    id: int = Field(default=1, primary_key=True)
+    value: int = 0
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class PluginStore:
                     registered_by=registered_by,
                 )
             )
+            _bump(session)
             try:
                 session.commit()
             except IntegrityError as exc:  # another process registered it meanwhile
@@ -139,19 +151,23 @@ class PluginStore:
             if version is not None:
                 chosen = chosen.where(col(PluginRecord.version) == version)
             versions = list(session.exec(chosen))
-            session.exec(query.values(removed_at=time.time()))
-            session.commit()
+            if versions:
+                session.exec(query.values(removed_at=time.time()))
+                _bump(session)
+                session.commit()
         return versions
 
-    def generation(self) -> tuple[int, float]:
-        """Changes to the plugins as (rows, newest change): different after every
-        register or remove, so a registry knows when to load them again."""
+    def generation(self) -> int:
+        """How many times the plugins changed; a registry loads them again when it moves."""
         with Session(self.engine) as session:
-            rows, registered, removed = session.exec(
-                select(
-                    func.count(),
-                    func.max(PluginRecord.registered_at),
-                    func.max(PluginRecord.removed_at),
-                )
-            ).one()
-        return int(rows), max(registered or 0.0, removed or 0.0)
+            found = session.get(PluginGeneration, 1)
+            return 0 if found is None else found.value
+
+
+def _bump(session: Session) -> None:
+    """Count a change, in the transaction that makes it."""
+    session.exec(
+        update(PluginGeneration)
+        .where(col(PluginGeneration.id) == 1)
+        .values(value=PluginGeneration.value + 1)
+    )

@@ -103,7 +103,7 @@ def test_an_agent_sees_only_its_tool_set(platform: Platform) -> None:
         names = {tool["name"] for tool in client.get("/v1/tools").json()}
         hidden = client.get("/v1/tools/bash")
 
-    assert names == {"read", "write", "edit", "glob", "grep"}  # by tags
+    assert names == {"read", "write", "edit", "glob", "grep", "search"}  # by tags
     assert hidden.status_code == 404
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import uuid
 from pathlib import Path
@@ -11,6 +13,8 @@ from typing import Any
 import httpx
 
 from tests.integration.platform import Platform
+from toolrun.terminal.client import HostClient
+from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
 
 GIT = shutil.which("git") or "git"
 
@@ -86,3 +90,32 @@ def test_search_and_lsp_on_a_read_only_worker(
     assert [place["location"] for place in defined["output"]["locations"]] == [
         f"{package}/limits.py:1:7"
     ]
+
+
+def test_a_terminal_session_is_driven_through_the_api_by_any_worker_process(
+    platform: Platform, api: httpx.Client
+) -> None:
+    """Whichever of the execute worker's processes takes a call reaches the session."""
+    opened = call(api, "terminal", operation="open", command="python3 -q")
+    assert opened["status"] == "success", opened
+    session = opened["output"]["session"]
+    for value in range(4):
+        sent = call(api, "terminal", operation="send", session=session, text=f"{value}*7\r")
+        waited = call(
+            api, "terminal", operation="wait_for", session=session, pattern=f"^{value * 7}$"
+        )
+        assert sent["status"] == "success", sent
+        assert waited["output"]["matched"], waited
+
+    closed = call(api, "terminal", operation="close", session=session)
+    assert closed["status"] == "success"
+    lost = call(api, "terminal", operation="read", session=session)
+    assert lost["error"] == f"terminal session {session} is lost: it was closed; open a new one"
+    stop_terminal_host(platform)
+
+
+def stop_terminal_host(platform: Platform) -> None:
+    """The machine's terminal host outlives the workers (until idle): stop it now."""
+    client = HostClient(host_socket(platform.settings), idle_s=HOST_IDLE_S)
+    pid = client.request({"op": "ping"}, timeout_s=5)["pid"]
+    os.kill(pid, signal.SIGTERM)

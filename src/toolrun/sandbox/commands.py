@@ -81,6 +81,13 @@ _INLINE_CODE = {
     "ruby": {"-e"},
 }
 _READS_CODE_FROM_STDIN = {"python", "python3", "node", "perl", "ruby"}
+
+
+def dangerous_assignment(name: str) -> bool:
+    """Whether setting this variable would change what runs (PATH, LD_*, BASH_ENV...)."""
+    return bool(_DANGEROUS_ASSIGNMENT.match(name))
+
+
 _DANGEROUS_ASSIGNMENT = re.compile(
     r"^(PATH|IFS|ENV|BASH_ENV|PROMPT_COMMAND|EDITOR|VISUAL|PAGER|\w+_PAGER|LD_\w+|GIT_\w+"
     r"|PYTHON\w*|NODE_OPTIONS|PERL5\w*|RUBYOPT)$"

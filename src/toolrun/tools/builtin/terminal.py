@@ -1,0 +1,202 @@
+"""terminal: interactive programs on a pseudo-terminal, driven step by step."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+from toolrun.config import Settings
+from toolrun.errors import SandboxViolation, ToolExecutionError
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Concern, Risk
+from toolrun.permissions.risk import assess_command
+from toolrun.sandbox.commands import dangerous_assignment
+from toolrun.sandbox.runner import sandbox_env
+from toolrun.terminal.client import HostClient
+from toolrun.terminal.session import KEYS
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun.tools.builtin.bash import BASH, command_policy
+from toolrun.tools.model import ToolDescriptor, ToolExample
+
+HOST_IDLE_S = 600.0
+REQUEST_SLACK_S = 10.0
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+DESCRIPTOR = ToolDescriptor(
+    name="terminal",
+    version="1.0.0",
+    description=(
+        "Drive an interactive program (a REPL, a prompt, a text UI) on a pseudo-terminal, "
+        "step by step: `open` starts a command and returns a session id; `send` types text "
+        "and keys (enter, tab, ctrl-c, arrows...); `read` returns the output since the last "
+        "read, and with `screen` the screen as a terminal shows it; `wait_for` waits until "
+        "the output matches a regex; `resize`; `close`. Sessions idle for 10 minutes end."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "operation": {"enum": ["open", "send", "read", "wait_for", "resize", "close"]},
+            "command": {"type": "string", "minLength": 1, "description": "open: what to run."},
+            "env": {
+                "type": "object",
+                "additionalProperties": {"type": "string", "maxLength": 4096},
+                "description": "open: extra environment variables (not PATH, LD_*, ...).",
+            },
+            "session": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+            "text": {"type": "string", "description": "send: text to type."},
+            "keys": {
+                "type": "array",
+                "items": {"enum": sorted(KEYS)},
+                "description": "send: keys pressed after the text.",
+            },
+            "screen": {"type": "boolean", "default": False, "description": "read: add the screen."},
+            "pattern": {"type": "string", "minLength": 1, "description": "wait_for: a regex."},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 120, "default": 10},
+            "cols": {"type": "integer", "minimum": 20, "maximum": 500, "default": 120},
+            "rows": {"type": "integer", "minimum": 5, "maximum": 200, "default": 40},
+        },
+        "required": ["operation"],
+        "additionalProperties": False,
+    },
+    returns={
+        "type": "object",
+        "properties": {
+            "session": {"type": "string"},
+            "output": {"type": "string", "description": "New output, escape sequences removed."},
+            "screen": {"type": "array", "items": {"type": "string"}},
+            "matched": {"type": "boolean"},
+            "alive": {"type": "boolean"},
+            "exit_code": {"type": ["integer", "null"]},
+        },
+    },
+    examples=[
+        ToolExample(
+            description="Start a Python REPL",
+            arguments={"operation": "open", "command": "python3 -q"},
+        ),
+        ToolExample(
+            description="Type an expression and press Enter",
+            arguments={
+                "operation": "send",
+                "session": "3f9a0c1b2d4e5f60",
+                "text": "1+1",
+                "keys": ["enter"],
+            },
+        ),
+        ToolExample(
+            description="Wait for the prompt to come back",
+            arguments={
+                "operation": "wait_for",
+                "session": "3f9a0c1b2d4e5f60",
+                "pattern": "^>>> ",
+                "timeout": 5,
+            },
+        ),
+    ],
+    notes=[
+        "`open` is judged like a bash command (the command allowlist applies, and its "
+        "risk sets its policy) and always needs at least confirmation: whatever is typed "
+        "into the session afterwards is not checked again, and sessions are not inside "
+        "the network jail.",
+        "Sessions live in the terminal host of the worker's machine, so every worker "
+        "process there reaches them; a session whose host restarted, that expired or was "
+        "closed answers 'session ... is lost'. With workers on several machines, calls "
+        "for one session must reach the same machine.",
+        "Output since the last read is kept up to 256 KiB; `dropped_chars` counts the rest.",
+    ],
+    permission=PermissionLevel.EXECUTE,
+    risk=Risk.HIGH,
+    tags=["shell", "execute", "terminal"],
+    category="execution",
+    time_limit_s=150,
+)
+
+
+class TerminalTool(Tool):
+    descriptor = DESCRIPTOR
+
+    def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern:
+        if arguments["operation"] != "open":
+            return Concern(Risk.LOW, "terminal acts on a session already opened")
+        command = _required(arguments, "command")
+        _check_env(arguments.get("env", {}))
+        policy = command_policy(ctx.settings)
+        if policy is not None:
+            policy.check(command, ctx.workspace)
+        assessment = assess_command(command, ctx.workspace)
+        risk = max(assessment.risk, Risk.MEDIUM, key=list(Risk).index)
+        return Concern(
+            risk,
+            f"terminal opens an interactive session ({assessment.summary}; what is typed "
+            f"into it later is not checked): {command}",
+        )
+
+    def time_limit_s(self, arguments: dict[str, Any], settings: Settings) -> float:
+        return float(arguments.get("timeout", 10)) + REQUEST_SLACK_S
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        operation = arguments["operation"]
+        host = HostClient(host_socket(ctx.settings), idle_s=HOST_IDLE_S)
+        request: dict[str, Any] = {"op": operation}
+        if operation == "open":
+            self.assess(arguments, ctx)  # the allowlist, again where the call runs
+            limits = ctx.runner.limits
+            request |= {
+                "argv": [BASH, "--noprofile", "--norc", "-c", arguments["command"]],
+                "cwd": str(ctx.workspace.root),
+                "env": {
+                    **sandbox_env(path=ctx.settings.sandbox_path, home=ctx.workspace.root),
+                    "TERM": "xterm",
+                    **arguments.get("env", {}),
+                },
+                "cols": arguments["cols"],
+                "rows": arguments["rows"],
+                "limits": {
+                    "memory_bytes": limits.memory_bytes,
+                    "file_size_bytes": limits.file_size_bytes,
+                    "open_files": limits.open_files,
+                },
+            }
+        else:
+            request["session"] = _required(arguments, "session")
+        if operation == "send":
+            request |= {"text": arguments.get("text", ""), "keys": arguments.get("keys", [])}
+        elif operation == "read":
+            request["screen"] = arguments["screen"]
+        elif operation == "wait_for":
+            request |= {"pattern": _pattern(arguments), "timeout_s": arguments["timeout"]}
+        elif operation == "resize":
+            request |= {"cols": arguments["cols"], "rows": arguments["rows"]}
+        answer = host.request(request, timeout_s=self.time_limit_s(arguments, ctx.settings))
+        answer.pop("ok", None)
+        return ToolOutput(answer)
+
+
+def host_socket(settings: Settings) -> Path:
+    """This machine's host socket (short: a unix socket path is at most 107 bytes)."""
+    machine = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:10]
+    return settings.platform_home / "terminal" / f"{machine}.sock"
+
+
+def _required(arguments: dict[str, Any], name: str) -> Any:
+    if name not in arguments:
+        raise ToolExecutionError(f"terminal {arguments['operation']} needs {name}")
+    return arguments[name]
+
+
+def _check_env(env: dict[str, str]) -> None:
+    for name in env:
+        if not _ENV_NAME.match(name) or dangerous_assignment(name):
+            raise SandboxViolation(f"setting {name} is not allowed: it changes what runs")
+
+
+def _pattern(arguments: dict[str, Any]) -> str:
+    pattern = str(_required(arguments, "pattern"))
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ToolExecutionError(f"pattern {pattern!r} is not a valid regex: {exc}") from exc
+    return pattern

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from tests.integration.platform import Platform
+from toolrun.permissions.levels import PermissionLevel
 from toolrun.terminal.client import HostClient
 from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
 
@@ -119,3 +120,29 @@ def stop_terminal_host(platform: Platform) -> None:
     client = HostClient(host_socket(platform.settings), idle_s=HOST_IDLE_S)
     pid = client.request({"op": "ping"}, timeout_s=5)["pid"]
     os.kill(pid, signal.SIGTERM)
+
+
+def test_another_agent_cannot_drive_a_session(platform: Platform) -> None:
+    tokens = [
+        platform.agent(f"{name}-{uuid.uuid4().hex[:6]}", PermissionLevel.EXECUTE)
+        for name in ("owner", "other")
+    ]
+    owner, other = (
+        httpx.Client(
+            base_url=platform.base_url, timeout=60, headers={"Authorization": f"Bearer {t}"}
+        )
+        for t in tokens
+    )
+    with owner, other:
+        opened = call(owner, "terminal", operation="open", command="python3 -q")
+        assert opened["status"] == "success", opened
+        session = opened["output"]["session"]
+
+        stolen = call(other, "terminal", operation="read", session=session)
+        mine = call(owner, "terminal", operation="read", session=session)
+        call(owner, "terminal", operation="close", session=session)
+
+    assert stolen["status"] == "error"
+    assert f"terminal session {session} is lost" in stolen["error"]
+    assert mine["status"] == "success", mine
+    stop_terminal_host(platform)

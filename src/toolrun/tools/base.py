@@ -39,6 +39,8 @@ class ToolContext:
     file_stamps: dict[Path, FileStamp] = field(default_factory=dict)
     # The network jail for programs that could reach out (bash); None: host network.
     network: NetworkJail | None = None
+    # The agent the call is made for (None: a local run, or a platform without agents).
+    agent_id: str | None = None
 
     def isolated_runner(self) -> ProcessRunner:
         """The runner for arbitrary programs: `runner` inside the call's network jail."""
@@ -53,6 +55,7 @@ class ToolContext:
         approver: Approver | None = None,
         label: str = "",
         network: NetworkJail | None = None,
+        agent_id: str | None = None,
     ) -> ToolContext:
         """A context for one agent session in `workspace` (default: the settings' one).
 
@@ -71,7 +74,9 @@ class ToolContext:
             use_cgroups=settings.use_cgroups,
             label=label,
         )
-        return cls(space, runner, settings, approver or DenyApprover(), network=network)
+        return cls(
+            space, runner, settings, approver or DenyApprover(), network=network, agent_id=agent_id
+        )
 
 
 @dataclass(frozen=True)

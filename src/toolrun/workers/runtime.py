@@ -196,6 +196,7 @@ class WorkerRuntime:
                 approver=AutoApprover(dangerous=True) if approved else _CHANGED,
                 label=label_for(call.id),
                 network=network,
+                agent_id=call.agent_id,
             )
             started = time.perf_counter()
             try:

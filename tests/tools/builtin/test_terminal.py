@@ -12,8 +12,9 @@ import pytest
 from tests.conftest import CallTool
 
 from toolrun.config import Settings
+from toolrun.permissions.approvals import AutoApprover
 from toolrun.terminal.client import HostClient
-from toolrun.tools import ToolResult, ToolStatus
+from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult, ToolStatus
 from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
 
 SHORT_HOME = Path("/tmp")  # a unix socket path must stay short
@@ -194,3 +195,21 @@ def test_open_always_needs_confirmation(registry: Any, ctx: Any) -> None:
 
     assert verdict.needs_approval
     assert not reading.needs_approval
+
+
+def test_a_session_belongs_to_the_agent_that_opened_it(
+    registry: ToolRegistry, settings: Settings
+) -> None:
+    executor = Executor(registry)
+
+    def as_agent(agent_id: str, **arguments: Any) -> ToolResult:
+        ctx = ToolContext.create(settings, approver=AutoApprover(), agent_id=agent_id)
+        return executor.execute(ToolCall(tool_name="terminal", arguments=arguments), ctx)
+
+    session = ok(as_agent("alice", operation="open", command="python3 -q"))["session"]
+
+    stolen = as_agent("mallory", operation="send", session=session, text="import os\r")
+    assert stolen.status is ToolStatus.ERROR
+    assert stolen.error is not None
+    assert f"terminal session {session} is lost" in stolen.error
+    assert ok(as_agent("alice", operation="read", session=session))["alive"] is True

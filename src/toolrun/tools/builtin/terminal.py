@@ -104,7 +104,8 @@ DESCRIPTOR = ToolDescriptor(
         "Sessions live in the terminal host of the worker's machine, so every worker "
         "process there reaches them; a session whose host restarted, that expired or was "
         "closed answers 'session ... is lost'. With workers on several machines, calls "
-        "for one session must reach the same machine.",
+        "for one session must reach the same machine. A session belongs to the agent that "
+        "opened it.",
         "Output since the last read is kept up to 256 KiB; `dropped_chars` counts the rest.",
     ],
     permission=PermissionLevel.EXECUTE,
@@ -140,7 +141,8 @@ class TerminalTool(Tool):
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         operation = arguments["operation"]
         host = HostClient(host_socket(ctx.settings), idle_s=HOST_IDLE_S)
-        request: dict[str, Any] = {"op": operation}
+        # A session belongs to the agent that opened it: another agent finds it "lost".
+        request: dict[str, Any] = {"op": operation, "agent_id": ctx.agent_id}
         if operation == "open":
             self.assess(arguments, ctx)  # the allowlist, again where the call runs
             limits = ctx.runner.limits

@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.history_queries
 	$(BIN)/python -m bench.code_tools
 	$(BIN)/python -m bench.terminal_roundtrip
+	$(BIN)/python -m bench.api_sessions
 	$(BIN)/python -m bench.dag_overhead
 	$(BIN)/python -m bench.dag_bookkeeping
 	$(BIN)/python -m bench.plugin_calls

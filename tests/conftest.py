@@ -44,6 +44,7 @@ BUILTINS = [
     "lsp",
     "read",
     "search",
+    "task",
     "terminal",
     "write",
 ]

@@ -11,6 +11,7 @@ from urllib.parse import quote
 import httpx
 
 from toolrun.errors import ToolrunError
+from toolrun.subagents.definition import SubAgent
 from toolrun.tools.model import ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:
@@ -242,6 +243,26 @@ class Client:
 
     def remove_approval_rule(self, rule_id: str) -> None:
         self._request("DELETE", f"/v1/approval-rules/{quote(rule_id, safe='')}")
+
+    def subagents(self) -> list[dict[str, Any]]:
+        """Sub-agent definitions for the Task tool: registered ones and the workspace's."""
+        return list(self._request("GET", "/v1/subagents").json())
+
+    def get_subagent(self, name: str) -> SubAgent:
+        """One sub-agent definition, its system prompt included."""
+        found = self._request("GET", f"/v1/subagents/{quote(name, safe='')}").json()
+        return SubAgent.model_validate(found)
+
+    def register_subagent(self, definition: SubAgent) -> bool:
+        """Admin: register (True) or replace (False) a sub-agent definition; read one from
+        Markdown with `toolrun.subagents.definition.parse_markdown`."""
+        path = f"/v1/subagents/{quote(definition.name, safe='')}"
+        body = definition.model_dump(mode="json")
+        return self._request("PUT", path, json=body).status_code == 201
+
+    def remove_subagent(self, name: str) -> None:
+        """Admin: unregister a sub-agent definition."""
+        self._request("DELETE", f"/v1/subagents/{quote(name, safe='')}")
 
     def history(self, *, cursor: str | None = None, **filters: Any) -> dict[str, Any]:
         """One page of call history, newest first: filters tool, version, agent (name),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import socket
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from toolrun.sandbox.network import NetworkPolicy
@@ -106,6 +107,13 @@ class Settings(BaseSettings):
     tool_modules: list[str] = Field(
         default_factory=list, description="Extra modules whose TOOLS list is registered."
     )
+    machine_id: str = Field(
+        default_factory=lambda: hashlib.sha256(socket.gethostname().encode()).hexdigest()[:10],
+        pattern=r"^[a-z0-9]{1,32}$",
+        description="This machine's name among the workers: calls that need state kept on "
+        "one machine (a terminal session) are routed to its workers. Default: from the host "
+        "name.",
+    )
     lsp_servers: dict[str, list[str]] = Field(
         default_factory=dict,
         description='Language server commands by language, e.g. {"rust": ["rust-analyzer"]}; '
@@ -114,6 +122,18 @@ class Settings(BaseSettings):
     )
     lsp_idle_s: float = Field(
         600.0, gt=0, description="A language server unused this long is shut down."
+    )
+
+    # Sub-agents (the Task tool): any OpenAI-compatible Chat Completions endpoint.
+    model_base_url: str | None = Field(
+        None,
+        description="Base URL of the sub-agents' model API, e.g. https://api.openai.com/v1 or "
+        "http://127.0.0.1:11434/v1 (Ollama); unset: the Task tool is unavailable.",
+    )
+    model: str | None = Field(None, description="Model sub-agents use unless theirs says else.")
+    model_api_key: SecretStr | None = Field(None, description="Bearer key for the model API.")
+    model_timeout_s: float = Field(
+        120.0, gt=0, description="Longest wait for one reply of the model."
     )
 
     # History and monitoring.

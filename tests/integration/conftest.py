@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from tests.integration.platform import Platform, running
+from tests.scripted_model import ScriptedModel
 
 TEST_REDIS_URL = os.environ.get("TOOLRUN_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
@@ -54,8 +55,18 @@ def platform_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def model() -> Iterator[ScriptedModel]:
+    """The platform's model endpoint for sub-agents; each test scripts its replies."""
+    with ScriptedModel() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def platform(
-    redis_url: str, platform_workspace: Path, tmp_path_factory: pytest.TempPathFactory
+    redis_url: str,
+    platform_workspace: Path,
+    model: ScriptedModel,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Platform]:
     logs = tmp_path_factory.mktemp("logs")
     setup = Platform(
@@ -66,8 +77,11 @@ def platform(
             "TOOLRUN_AUTO_APPROVE": "true",
             "TOOLRUN_COMMAND_ALLOWLIST": '["default", "curl"]',
             "TOOLRUN_NETWORK_ALLOWLIST": '["127.0.0.1"]',
+            "TOOLRUN_MODEL_BASE_URL": model.url,
+            "TOOLRUN_MODEL": "scripted",
         },
         scheduler=True,
+        delegation=True,
     )
     with running(setup) as started:
         yield started

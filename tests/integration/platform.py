@@ -56,6 +56,7 @@ class Platform:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     levels: tuple[PermissionLevel, ...] = tuple(PermissionLevel)
     scheduler: bool = False  # also run the DAG scheduler
+    delegation: bool = False  # also run a delegation worker (the task tool)
     api_port: int = field(default_factory=free_port)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     token: str = ""  # the admin token, set by start()
@@ -78,12 +79,13 @@ class Platform:
             **self.extra_env,
         }
 
-    def start_process(self, name: str, *args: str) -> None:
+    def start_process(self, name: str, *args: str, env: Mapping[str, str] | None = None) -> None:
+        """`toolrun ARGS` as the platform's process `name`; `env` adds to its environment."""
         self.logs.mkdir(parents=True, exist_ok=True)
         with (self.logs / f"{name}.log").open("ab") as log:
             self.processes[name] = subprocess.Popen(
                 [sys.executable, "-m", "toolrun", *args],
-                env=self.env,
+                env={**self.env, **(env or {})},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -146,9 +148,12 @@ class Platform:
         self.start_process("api", "api", f"--port={self.api_port}")
         if self.scheduler:
             self.start_scheduler()
+        if self.delegation:
+            self.start_process("worker-delegation", "worker", "--delegation", "--concurrency=2")
         wait_for(self.healthy, READY_TIMEOUT_S, "the API to become healthy")
-        for level in self.levels:
-            wait_for(lambda lv=level: self.worker_ready(lv), READY_TIMEOUT_S, f"{level} worker")
+        roles = [*self.levels, *(["delegation"] if self.delegation else [])]
+        for role in roles:
+            wait_for(lambda r=role: self.worker_ready(r), READY_TIMEOUT_S, f"{role} worker")
 
     def start_worker(self, level: PermissionLevel, concurrency: int = 2) -> None:
         self.start_process(
@@ -158,8 +163,9 @@ class Platform:
     def start_scheduler(self) -> None:
         self.start_process("scheduler", "scheduler")
 
-    def worker_ready(self, level: PermissionLevel) -> bool:
-        return b"ready." in (self.logs / f"worker-{level}.log").read_bytes()
+    def worker_ready(self, role: str) -> bool:
+        """True once the worker of a level (or "delegation") has logged that it is ready."""
+        return b"ready." in (self.logs / f"worker-{role}.log").read_bytes()
 
     def healthy(self) -> bool:
         return httpx.get(f"{self.base_url}/healthz", timeout=2).status_code == 200

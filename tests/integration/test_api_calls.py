@@ -73,10 +73,14 @@ def test_without_wait_the_call_is_queued_then_completes(api: httpx.Client) -> No
     assert api.get(f"/v1/calls/{call_id}").status_code == 200
 
 
-def test_the_four_queues_exist_and_only_they(platform: Platform) -> None:
-    app = create_celery_app(Settings(redis_url=platform.redis_url))
+def test_the_level_delegation_and_machine_queues_exist_and_only_they(platform: Platform) -> None:
+    app = create_celery_app(Settings(redis_url=platform.redis_url, machine_id="m1"))
     names = {queue.name for queue in app.conf.task_queues}
-    assert names == {f"tools.{level}" for level in PermissionLevel}
+    assert names == {
+        *(f"tools.{level}" for level in PermissionLevel),
+        *(f"tools.{level}@m1" for level in PermissionLevel),
+        "tools.delegation",
+    }
     assert app.conf.task_create_missing_queues is False
 
 
@@ -89,7 +93,7 @@ def test_a_message_put_on_a_lower_queue_by_hand_is_refused(
     enqueue(
         app,
         call,
-        level=PermissionLevel.READ_ONLY,
+        queue=PermissionLevel.READ_ONLY.queue_name,
         parameters=None,
         tool_limit_s=5,
         kill_grace_s=0.5,
@@ -118,7 +122,7 @@ def test_a_message_reaches_only_its_own_queue(redis_url: str, level: PermissionL
         enqueue(
             app,
             call,
-            level=level,
+            queue=level.queue_name,
             parameters=None,
             tool_limit_s=5,
             kill_grace_s=0.5,

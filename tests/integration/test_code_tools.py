@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import subprocess
 import uuid
 from pathlib import Path
@@ -117,9 +115,7 @@ def test_a_terminal_session_is_driven_through_the_api_by_any_worker_process(
 
 def stop_terminal_host(platform: Platform) -> None:
     """The machine's terminal host outlives the workers (until idle): stop it now."""
-    client = HostClient(host_socket(platform.settings), idle_s=HOST_IDLE_S)
-    pid = client.request({"op": "ping"}, timeout_s=5)["pid"]
-    os.kill(pid, signal.SIGTERM)
+    assert HostClient(host_socket(platform.settings), idle_s=HOST_IDLE_S).stop()
 
 
 def test_another_agent_cannot_drive_a_session(platform: Platform) -> None:

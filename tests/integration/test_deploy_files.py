@@ -46,6 +46,7 @@ def test_compose_has_the_platform_services() -> None:
         "worker-read-write",
         "worker-execute",
         "worker-admin",
+        "worker-delegation",
         "scheduler",
         "flower",
     }
@@ -56,6 +57,7 @@ def test_compose_has_the_platform_services() -> None:
     [
         ("api", ":ro"),
         ("worker-read-only", ":ro"),
+        ("worker-delegation", ":ro"),
         ("worker-read-write", ":/workspace"),
         ("worker-execute", ":/workspace"),
     ],

@@ -257,7 +257,7 @@ def test_a_call_queued_for_a_removed_plugin_ends_with_an_error(
         enqueue(
             app,
             queued,
-            level=PermissionLevel.READ_ONLY,
+            queue=PermissionLevel.READ_ONLY.queue_name,
             parameters=None,
             tool_limit_s=5,
             kill_grace_s=0.5,

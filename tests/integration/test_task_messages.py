@@ -46,7 +46,7 @@ def published(url: str, call: ToolCall, parameters: dict[str, Any] | None) -> di
         enqueue(
             app,
             call,
-            level=PermissionLevel.READ_WRITE,
+            queue=PermissionLevel.READ_WRITE.queue_name,
             parameters=parameters,
             tool_limit_s=5,
             kill_grace_s=0.5,

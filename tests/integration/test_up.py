@@ -1,4 +1,5 @@
-"""`toolrun up` on a clean directory: its own Redis, API, four workers, Flower; Ctrl-C stops all."""
+"""`toolrun up` on a clean directory: its own Redis, API, a worker per level and one for
+delegations, Flower; Ctrl-C stops all, the terminal host included."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import httpx
 import psutil
 
 from tests.integration.platform import free_port, wait_for
+from toolrun.config import Settings
+from toolrun.terminal.client import HostClient
+from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -66,6 +70,9 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
             headers={"Authorization": f"Bearer {token}"},
         )
         assert response.json()["output"]["content"] == "     1\tembedded default"
+        commands = [" ".join(process.cmdline()) for process in descendants]
+        assert any("worker --delegation" in command for command in commands)
+        terminal_host = open_terminal_session(base, token, state)
         wait_for(
             lambda: httpx.get(f"http://127.0.0.1:{flower_port}/").status_code == 200, 30, "Flower"
         )
@@ -78,10 +85,28 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
                 10,
                 f"{process.pid} to stop",
             )
+        # The terminal host is no child of `up`, but `up` stops it too.
+        wait_for(lambda: not psutil.pid_exists(terminal_host), 10, "the terminal host to stop")
     finally:
         if up.poll() is None:
             os.killpg(up.pid, signal.SIGKILL)
             up.wait()
+
+
+def open_terminal_session(base: str, token: str, state: Path) -> int:
+    """Open a session (an admin approves it) and return its terminal host's pid."""
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=40) as api:
+        body = {"tool_name": "terminal", "arguments": {"operation": "open", "command": "cat"}}
+        parked = api.post("/v1/calls", json=body).json()
+        assert parked["status"] == "awaiting_approval", parked
+        assert api.post(f"/v1/calls/{parked['call_id']}/approve").status_code == 202
+        opened = api.get(f"/v1/calls/{parked['call_id']}", params={"wait": 30}).json()
+    assert opened["status"] == "success", opened["error"]
+    host = HostClient(host_socket(Settings(home=state)), idle_s=HOST_IDLE_S)
+    answer = host.request({"op": "ping"}, timeout_s=5)
+    pid: int = answer["pid"]
+    return pid
 
 
 def test_up_refuses_a_home_inside_the_workspace(tmp_path: Path) -> None:

@@ -23,14 +23,34 @@ from toolrun.tools.base import Tool
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.validation import with_defaults
 from toolrun.workers.dispatch import enqueue
+from toolrun.workers.presence import has_workers_async
+
+
+async def end_now(state: ApiState, call: ToolCall, status: ToolStatus, error: str) -> JSONResponse:
+    """End the call before anything is enqueued: its record and history row."""
+    result = ToolResult.accepted(call, status)
+    result.error = error
+    await create_record(state, result)
+    await remember(state, result, call.arguments)
+    return respond(result)
+
+
+async def stranded(
+    state: ApiState, tool: Tool, call: ToolCall, arguments: dict[str, Any]
+) -> JSONResponse | None:
+    """An error at once for a call bound to a machine with no live worker of its level (it
+    would wait in that machine's queue forever); None for any other call."""
+    machine = tool.machine(arguments)
+    if machine is None:
+        return None
+    if await has_workers_async(state.redis, machine, tool.descriptor.permission):
+        return None
+    return await end_now(state, call, ToolStatus.ERROR, tool.stranded(arguments, machine))
 
 
 async def block(state: ApiState, call: ToolCall, reason: str) -> JSONResponse:
     """End the call as blocked before anything is enqueued, and log it."""
-    result = ToolResult.accepted(call, ToolStatus.BLOCKED)
-    result.error = reason
-    await create_record(state, result)
-    await remember(state, result, call.arguments)
+    response = await end_now(state, call, ToolStatus.BLOCKED, reason)
     await run_in_threadpool(
         state.security.record,
         EventKind.BLOCKED_CALL,
@@ -39,7 +59,7 @@ async def block(state: ApiState, call: ToolCall, reason: str) -> JSONResponse:
         call_id=call.id,
         tool_name=call.tool_name,
     )
-    return respond(result)
+    return response
 
 
 async def pre_approval(
@@ -93,7 +113,7 @@ async def publish(
         enqueue,
         state.celery,
         call,
-        level=tool.descriptor.permission,
+        queue=tool.queue(arguments),
         parameters=tool.descriptor.parameters,
         tool_limit_s=tool_limit_s if limit_s is None else min(tool_limit_s, limit_s),
         kill_grace_s=state.settings.kill_grace_s,

@@ -28,6 +28,7 @@ from toolrun.api import (
     plugins,
     security,
     stats,
+    subagents,
     tools,
     ui,
 )
@@ -46,6 +47,7 @@ from toolrun.permissions.security_log import SecurityLog
 from toolrun.permissions.warnings import AgentWarnings
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.scheduler.store import RunStore
+from toolrun.subagents.catalog import SubAgentStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.loading import registry_with
 from toolrun.workers.app import create_celery_app, longest_time_limit
@@ -104,6 +106,7 @@ def create_app(settings: Settings) -> FastAPI:
             history=HistoryStore(database),
             runs=RunStore(database),
             warnings=AgentWarnings(database),
+            subagents=SubAgentStore(database),
         )
         sweeper = asyncio.create_task(_sweep_expired(state, tables=_tables_created(database)))
         try:
@@ -133,6 +136,7 @@ def create_app(settings: Settings) -> FastAPI:
         history,
         stats,
         agents,
+        subagents,
         security,
         health,
         metrics,

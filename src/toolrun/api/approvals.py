@@ -82,16 +82,18 @@ async def _approve(
         raise HTTPException(409, f"the agent that sent {call_id!r} was revoked; deny it")
     record = await _decide(state, call_id, operator, body, approved=True)
     tool = state.registry.get(record.tool_name, record.tool_version)
+    lineage = {} if waiting is None else _lineage(waiting)
     call = ToolCall(
         id=record.call_id,
         tool_name=record.tool_name,
         version=record.tool_version,
         arguments=record.arguments,
         agent_id=record.agent_id,
+        **lineage,
     )
     if tool is None:  # unregistered while it waited
         gone = _ended(
-            record, ToolStatus.ERROR, state.registry.missing(call.tool_name, call.version)
+            record, ToolStatus.ERROR, state.registry.missing(call.tool_name, call.version), waiting
         )
         await state.store.finish(gone)
         await remember(state, gone, record.arguments)
@@ -110,8 +112,8 @@ async def _approve(
     except Exception:  # undo, so that the inbox and the call record agree: still pending
         await run_in_threadpool(state.inbox.reopen, call_id, ApprovalStatus.APPROVED)
         with contextlib.suppress(Exception):
-            waiting = _ended(record, ToolStatus.AWAITING_APPROVAL, record.warning)
-            await state.store.replace(waiting)
+            undone = _ended(record, ToolStatus.AWAITING_APPROVAL, record.warning, waiting)
+            await state.store.replace(undone)
         raise
     return respond(queued)
 
@@ -132,11 +134,12 @@ async def deny_call(
 async def _deny(
     state: ApiState, call_id: str, operator: AgentProfile, body: DecisionRequest | None
 ) -> JSONResponse:
+    waiting = None
     if await run_in_threadpool(state.inbox.get, call_id) is not None:
-        await _awaiting(state, call_id)
+        waiting = await _awaiting(state, call_id)
     record = await _decide(state, call_id, operator, body, approved=False)
     why = f"denied by {operator.name}" + (f": {record.reason}" if record.reason else "")
-    result = _ended(record, ToolStatus.DENIED, f"{record.warning} — {why}")
+    result = _ended(record, ToolStatus.DENIED, f"{record.warning} — {why}", waiting)
     try:
         await state.store.finish(result)
     except Exception:  # the caller would never learn of it: leave it pending instead
@@ -202,7 +205,7 @@ async def _deny_expired(state: ApiState, record: ApprovalRecord) -> None:
         return  # the call has moved on (a DAG run cancelled it): only the entry expires
     ttl = state.settings.approval_ttl_s
     message = f"{record.warning} — not approved within {ttl:g} s, so denied"
-    result = _ended(record, ToolStatus.DENIED, message)
+    result = _ended(record, ToolStatus.DENIED, message, current)
     try:
         await state.store.finish(result)
     except Exception:  # pending again: the next sweep tries once more
@@ -247,7 +250,19 @@ async def _decide(
     raise HTTPException(409, f"call {call_id!r} is not awaiting approval (it is {known.status})")
 
 
-def _ended(record: ApprovalRecord, status: ToolStatus, error: str) -> ToolResult:
+def _lineage(current: ToolResult) -> dict[str, str]:
+    """The sub-agent and parent call of a parked call (see `ToolCall.lineage`)."""
+    return {
+        name: current.metadata[name]
+        for name in ("subagent", "parent_call_id")
+        if current.metadata.get(name) is not None
+    }
+
+
+def _ended(
+    record: ApprovalRecord, status: ToolStatus, error: str, current: ToolResult | None
+) -> ToolResult:
+    """The call's state after a decision; `current`: its record while it waited."""
     return ToolResult(
         call_id=record.call_id,
         tool_name=record.tool_name,
@@ -261,5 +276,6 @@ def _ended(record: ApprovalRecord, status: ToolStatus, error: str) -> ToolResult
             "decided_by": record.decided_by,
             "policy": record.policy,
             "risk": record.risk,
+            **({} if current is None else _lineage(current)),
         },
     )

@@ -16,6 +16,7 @@ from toolrun.api.admission import (
     pre_approval,
     publish,
     respond,
+    stranded,
 )
 from toolrun.api.auth import Agent
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
@@ -85,6 +86,9 @@ async def _admit(
         verdict = tool.verdict(arguments, state.context)
     except SandboxViolation as exc:
         return await block(state, call, str(exc))
+    gone = await stranded(state, tool, call, arguments)
+    if gone is not None:
+        return gone
     result = ToolResult.accepted(call, ToolStatus.QUEUED)
     approved_by = None
     if verdict.needs_approval:

@@ -42,6 +42,10 @@ async def history_filter(
     until: Annotated[
         float | None, Query(allow_inf_nan=False, description="Queued before (Unix time).")
     ] = None,
+    parent: Annotated[
+        str | None,
+        Query(max_length=128, description="Only the calls made for this Task call."),
+    ] = None,
 ) -> HistoryFilter:
     """The rows asked for. Agents see their own calls only; operators see every agent's."""
     agent_id: str | None = caller.id
@@ -59,6 +63,7 @@ async def history_filter(
         status=None if status is None else status.value,
         since=since,
         until=until,
+        parent_call_id=parent,
     )
 
 

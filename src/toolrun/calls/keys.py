@@ -29,6 +29,12 @@ def network(worker: str) -> str:
     return f"{NETWORK}:{worker}"
 
 
+def machine(machine_id: str, level: str) -> str:
+    """The workers of a level on one machine: a sorted set of worker names, each scored
+    with the time its presence expires unless renewed."""
+    return f"{PREFIX}:machine:{machine_id}:{level}"
+
+
 # DAG node calls: the scheduler hears of their end through SCHEDULER_WAKE. Only the
 # scheduler makes such ids (the API refuses them from clients).
 DAG_CALL_PREFIX = "dag:"

@@ -88,6 +88,15 @@ class CallStore:
         _queue_finish(pipe, result, self.ttl_s)
         pipe.execute()
 
+    def wait_final(self, call_id: str, timeout_s: float) -> ToolResult | None:
+        """The call's final result if it ends within `timeout_s`, else None."""
+        woke = self.client.blpop([keys.done(call_id)], timeout=timeout_s)
+        if woke is None:
+            return None
+        _key, encoded = woke
+        self.client.lpush(keys.done(call_id), encoded)  # for any other waiter
+        return ToolResult.model_validate_json(encoded)
+
     def dead_letter(self, call_id: str) -> None:
         """Remember a call given up on; the newest 10,000 are kept."""
         pipe = self.client.pipeline(transaction=False)

@@ -6,13 +6,14 @@ import logging
 
 import typer
 
-from toolrun.cli import agents, approvals, dag, history, platform, plugins, tools
+from toolrun.cli import agents, approvals, dag, history, platform, plugins, subagents, tools
 from toolrun.cli.call import call
 from toolrun.cli.stats import stats
 
 app = typer.Typer(help="toolrun: run AI-agent tool calls safely.", no_args_is_help=True)
 app.add_typer(tools.app, name="tools")
 app.add_typer(agents.app, name="agents")
+app.add_typer(subagents.app, name="subagents")
 app.add_typer(plugins.app, name="plugins")
 app.add_typer(approvals.app, name="approvals")
 app.command("call")(call)

@@ -27,6 +27,7 @@ from toolrun.errors import SandboxViolation
 from toolrun.permissions.approvals import Approver, default_approver
 from toolrun.sandbox.network_gate import call_network
 from toolrun.sandbox.proxy import Refusal
+from toolrun.subagents.delegation import LocalDelegation
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolResult, ToolStatus
 
 
@@ -90,12 +91,20 @@ def _run_local(
 
     with call_network(settings, refused) as network:
         try:
+            executor = Executor(registry)
+            # Sub-agents of a local task: defined in the workspace, run in this process.
+            delegation = LocalDelegation(registry, None, executor=executor)
             ctx = ToolContext.create(
-                settings, workspace=workspace, approver=approver, network=network
+                settings,
+                workspace=workspace,
+                approver=approver,
+                network=network,
+                call_id=call.id,
+                delegation=delegation,
             )
         except SandboxViolation as exc:
             raise usage_error(str(exc)) from exc
-        return Executor(registry).execute(call, ctx)
+        return executor.execute(call, ctx)
 
 
 def _run_remote(

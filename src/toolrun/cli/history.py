@@ -43,17 +43,25 @@ Since = Annotated[
         parser=duration_s, metavar="DURATION", help="Only calls queued in the last 15m, 1h, 7d..."
     ),
 ]
+Parent = Annotated[
+    str | None, typer.Option(metavar="CALL_ID", help="Only the calls made for this Task call.")
+]
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 
 
 def _filters(
-    tool: str | None, agent: str | None, status: ToolStatus | None, since: float | None
+    tool: str | None,
+    agent: str | None,
+    status: ToolStatus | None,
+    since: float | None,
+    parent: str | None,
 ) -> dict[str, Any]:
     return {
         "tool": tool,
         "agent": agent,
         "status": None if status is None else status.value,
         "since": None if since is None else time.time() - since,
+        "parent": parent,
     }
 
 
@@ -64,6 +72,7 @@ def history(
     agent: AgentName = None,
     status: Status = None,
     since: Since = None,
+    parent: Parent = None,
     limit: Annotated[int, typer.Option(min=1, max=1000, help="Most rows.")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
     api: Api = None,
@@ -73,7 +82,7 @@ def history(
         return
     try:
         with api_client(load_settings(), api) as client:
-            found = client.history(**_filters(tool, agent, status, since), limit=limit)
+            found = client.history(**_filters(tool, agent, status, since, parent), limit=limit)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
     rows: list[dict[str, Any]] = found["rows"]
@@ -89,12 +98,18 @@ def history(
             escape(f"{row['tool_name']} {row['tool_version'] or ''}"),
             row["status"],
             "" if elapsed is None else f"{elapsed:.1f}",
-            escape((row["agent_id"] or "")[:8]),
+            escape(_caller(row)),
             escape(row["worker"] or ""),
             escape(row["call_id"]),
             escape((row["error"] or "")[:80]),
         )
     out.print(table)
+
+
+def _caller(row: dict[str, Any]) -> str:
+    """The agent (its id's start), and the sub-agent that acted for it."""
+    agent = (row["agent_id"] or "")[:8]
+    return f"{agent}/{row['subagent']}" if row.get("subagent") else agent
 
 
 @app.command()
@@ -110,11 +125,12 @@ def export(
     agent: AgentName = None,
     status: Status = None,
     since: Since = None,
+    parent: Parent = None,
     api: Api = None,
 ) -> None:
     """Every matching call, newest first, as CSV or a JSON array, streamed."""
     kind: ExportFormat = format or ("csv" if output and output.suffix == ".csv" else "json")
-    filters = _filters(tool, agent, status, since)
+    filters = _filters(tool, agent, status, since, parent)
     settings = load_settings()
     try:
         with api_client(settings, api) as client:

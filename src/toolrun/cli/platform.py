@@ -27,16 +27,21 @@ from toolrun.embedded.admin_token import ensure_admin_token
 from toolrun.errors import ToolrunError
 from toolrun.monitoring import configure_logging
 from toolrun.permissions.agents import AgentStore
-from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.levels import DELEGATION_QUEUE, PermissionLevel
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.sandbox.network_gate import network_problem
 from toolrun.scheduler.service import serve
+from toolrun.terminal.client import HostClient
+from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
 from toolrun.workers.app import create_celery_app, longest_time_limit
 from toolrun.workers.isolation import report_network, withdraw_network_report
+from toolrun.workers.presence import Presence
 from toolrun.workers.runtime import WorkerRuntime
 from toolrun.workers.tasks import register_tasks
 
 _READY_TIMEOUT_S = 60.0
+DELEGATION = "delegation"  # the worker role serving DELEGATION_QUEUE
+_ROLES = {*(level.value for level in PermissionLevel), DELEGATION}
 
 
 def _platform_settings() -> Settings:
@@ -77,40 +82,62 @@ def api(
 
 
 def worker(
-    level: Annotated[PermissionLevel, typer.Option(help="The only queue this worker consumes.")],
+    level: Annotated[
+        PermissionLevel | None, typer.Option(help="The only queue this worker consumes.")
+    ] = None,
+    delegation: Annotated[
+        bool, typer.Option("--delegation", help="Consume the Task tool's queue instead.")
+    ] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Pool processes.")] = 1,
     loglevel: Annotated[
         str, typer.Option(help="Celery log level (INFO logs every task).")
     ] = "INFO",
 ) -> None:
-    """Run a Celery worker for one permission level (needs TOOLRUN_REDIS_URL)."""
+    """Run a Celery worker for one permission level, or for the Task tool's delegations
+    (needs TOOLRUN_REDIS_URL)."""
+    if (level is None) == (not delegation):
+        raise usage_error("give exactly one of --level LEVEL and --delegation")
     settings = _platform_settings()
     registry = load_registry(settings)
     app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
     with_plugins = PluginRegistry(registry, settings.database, plugin_cache(settings))
-    register_tasks(app, WorkerRuntime(settings, level, with_plugins))
+    # A delegation worker runs the Task tool (read_only); its sub-agents' calls go to the
+    # workers of their levels.
+    runtime = WorkerRuntime(
+        settings, level or PermissionLevel.READ_ONLY, with_plugins, delegates=level is None
+    )
+    register_tasks(app, runtime)
+    role = DELEGATION if level is None else level.value
     problem = network_problem(settings)
     if problem is not None:
         err.print(f"[yellow]warning:[/] network isolation {problem}", highlight=False)
-    name = f"{level}@{socket.gethostname()}/{os.getpid()}"  # replacements overlap by name
+    name = f"{role}@{socket.gethostname()}/{os.getpid()}"  # replacements overlap by name
     client = redis.Redis.from_url(str(settings.redis_url), socket_timeout=5)
     report_network(client, name, problem)
+    queues = [DELEGATION_QUEUE]
+    presence = None
+    if level is not None:  # its level's queue, and the one of its level on this machine
+        queues = [level.queue_name, level.machine_queue(settings.machine_id)]
+        presence = Presence(client, settings.machine_id, level, name)
+        presence.start()
     try:
-        _run_worker(app, level, concurrency, loglevel)
+        _run_worker(app, role, queues, concurrency, loglevel)
     finally:
+        if presence is not None:
+            presence.stop()
         with contextlib.suppress(redis.RedisError):
             withdraw_network_report(client, name)
         client.close()
 
 
-def _run_worker(app: Celery, level: PermissionLevel, concurrency: int, loglevel: str) -> None:
+def _run_worker(app: Celery, role: str, queues: list[str], concurrency: int, loglevel: str) -> None:
     app.worker_main(
         [
             "worker",
-            f"--queues={level.queue_name}",
+            f"--queues={','.join(queues)}",
             f"--concurrency={concurrency}",
             "--pool=prefork",
-            f"--hostname={level}@%h",
+            f"--hostname={role}@%h",
             f"--loglevel={loglevel}",
             "--without-gossip",
             "--without-mingle",
@@ -196,6 +223,8 @@ def up(
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         out.print("stopping…")
         supervisor.stop()
+        # The terminal host outlives the workers that started it: its sessions end here.
+        HostClient(host_socket(settings), idle_s=HOST_IDLE_S).stop()
         if redis_server is not None:
             redis_server.stop()
     raise typer.Exit(code)
@@ -235,6 +264,9 @@ def _start_platform(
     for level in PermissionLevel:
         worker = [*me, "worker", f"--level={level}", f"--concurrency={concurrency}"]
         supervisor.start(f"worker {level}", worker)
+    # Several sub-agents may be at work at once; each mostly waits (model, tool calls).
+    delegates = [*me, "worker", "--delegation", f"--concurrency={max(2, concurrency)}"]
+    supervisor.start(f"worker {DELEGATION}", delegates)
     supervisor.start("scheduler", [*me, "scheduler"])
     supervisor.start("flower", [*me, "flower", f"--port={flower_port}"])
 
@@ -253,7 +285,8 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _wait_until_ready(base: str, redis_url: str, supervisor: Supervisor) -> None:
-    """Until the API is healthy and a worker of every level answers a ping.
+    """Until the API is healthy and a worker of every level, and one for delegations,
+    answers a ping.
 
     Raises:
         ToolrunError: a child exited, or the platform was not ready in time.
@@ -262,7 +295,7 @@ def _wait_until_ready(base: str, redis_url: str, supervisor: Supervisor) -> None
     celery = create_celery_app(Settings(redis_url=redis_url))
     try:
         while time.monotonic() < deadline:
-            if _api_healthy(base) and _levels_answering(celery) == set(PermissionLevel):
+            if _api_healthy(base) and _roles_answering(celery) >= _ROLES:
                 return
             for child in supervisor.children:
                 if child.process is not None and child.process.poll() is not None:
@@ -279,8 +312,8 @@ def _api_healthy(base: str) -> bool:
     return False
 
 
-def _levels_answering(celery: Celery) -> set[PermissionLevel]:
-    """Levels with a worker that answers a ping (worker names are `level@host`)."""
+def _roles_answering(celery: Celery) -> set[str]:
+    """Levels (and delegation) with a worker that answers a ping (worker names are
+    `role@host`)."""
     replies = celery.control.ping(timeout=0.5) or []
-    names = {name.partition("@")[0] for reply in replies for name in reply}
-    return {level for level in PermissionLevel if level.value in names}
+    return {name.partition("@")[0] for reply in replies for name in reply}

@@ -46,6 +46,8 @@ class CallRecord(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text))
     traceback: str | None = Field(default=None, sa_column=Column(Text))
     approved_by: str | None = None
+    parent_call_id: str | None = Field(default=None, index=True)  # the Task call that made it
+    subagent: str | None = None  # the sub-agent that made it, on behalf of agent_id
 
 
 def record_of(
@@ -78,6 +80,8 @@ def record_of(
         error=result.error,
         traceback=meta.get("traceback"),
         approved_by=meta.get("approved_by") or meta.get("decided_by"),
+        parent_call_id=meta.get("parent_call_id"),
+        subagent=meta.get("subagent"),
     )
 
 

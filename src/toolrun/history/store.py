@@ -36,6 +36,7 @@ class HistoryFilter:
     status: str | None = None
     since: float | None = None
     until: float | None = None
+    parent_call_id: str | None = None  # the calls a Task call's sub-agent made
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,7 @@ def _selected(query: Any, where: HistoryFilter, after: tuple[float, str] | None)
         "tool_version": where.version,
         "agent_id": where.agent_id,
         "status": where.status,
+        "parent_call_id": where.parent_call_id,
     }
     for column, value in conditions.items():
         if value is not None:

@@ -86,12 +86,8 @@ class AgentProfile:
         )
 
     def sees(self, descriptor: ToolDescriptor) -> bool:
-        """True when the tool is in this agent's tool set: by name, or by a ``tag:<tag>``
-        entry naming one of its tags."""
-        if self.tools is None:
-            return True
-        tags = {f"tag:{tag}" for tag in descriptor.tags}
-        return descriptor.name in self.tools or not self.tools.isdisjoint(tags)
+        """True when the tool is in this agent's tool set (`in_tool_set`)."""
+        return in_tool_set(self.tools, descriptor)
 
     def pin(self, tool_name: str) -> VersionRange | None:
         """The version range this agent is held to for `tool_name`, if any."""
@@ -109,6 +105,15 @@ class AgentProfile:
         if pinned is not None and not pinned.matches(descriptor.semver):
             return f"agent {self.name} is pinned to {descriptor.name}@{pinned}"
         return None
+
+
+def in_tool_set(tools: frozenset[str] | None, descriptor: ToolDescriptor) -> bool:
+    """True when a tool set (None: every tool) holds the tool: by name, or by a
+    ``tag:<tag>`` entry naming one of its tags."""
+    if tools is None:
+        return True
+    tags = {f"tag:{tag}" for tag in descriptor.tags}
+    return descriptor.name in tools or not tools.isdisjoint(tags)
 
 
 def parse_pin(text: str) -> tuple[str, VersionRange]:

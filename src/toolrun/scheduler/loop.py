@@ -27,7 +27,7 @@ from sqlalchemy.exc import DBAPIError
 
 from toolrun.calls import keys
 from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
-from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.levels import QUEUES
 from toolrun.scheduler.broker import held_task_ids
 from toolrun.scheduler.dispatch import NodeDispatcher, Prepared, Refused
 from toolrun.scheduler.store import RunStore
@@ -35,7 +35,6 @@ from toolrun.tools.model import ToolResult, ToolStatus
 
 RECONCILE_S = 2.0
 UNSENT_RECHECK_S = 0.5
-QUEUES = tuple(level.queue_name for level in PermissionLevel)
 MAX_NEWS = 1000  # run ids taken off the wake list at once
 _RETRYABLE = {ToolStatus.ERROR, ToolStatus.TIMEOUT}
 # Outages of the broker or database: the service loop backs off and resumes. Any other
@@ -174,7 +173,7 @@ class Scheduler:
             run = progress.nodes[node_id]
             moved_on = run.call_id != call_id or run.state is not NodeState.RUNNING
             if call_id is not None and call_id not in ended_calls and moved_on:
-                self.dispatcher.cancel(call_id, run.arguments or {})
+                self.dispatcher.cancel_unneeded(call_id, run.arguments or {})
         if progress.status is not RunStatus.RUNNING:
             self.runs.pop(run_id, None)
             log.info("run %s %s", run_id, progress.status)

@@ -46,6 +46,18 @@ class HostClient:
             raise _lost(payload, answer["lost"])
         raise ToolExecutionError(f"terminal: {answer.get('error', 'the host failed')}")
 
+    def stop(self) -> bool:
+        """Stop a running host, closing its sessions, and wait until it has stopped
+        answering; False when none was running."""
+        if not self._answers():
+            return False
+        with contextlib.suppress(OSError, ValueError):
+            self._exchange({"op": "stop"}, START_TIMEOUT_S)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while self._answers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return True
+
     def _exchange(self, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.settimeout(timeout_s)
@@ -86,10 +98,15 @@ class HostClient:
         return False
 
 
+def lost_message(session: object, reason: str) -> str:
+    """What a call for a session that is gone answers."""
+    return f"terminal session {session} is lost: {reason}; open a new one"
+
+
 def _lost(payload: dict[str, Any], why: str) -> ToolExecutionError:
-    session = payload.get("session")
     reason = {
         "expired": "it expired after being idle",
         "closed": "it was closed",
+        "stopped": "the platform was stopped",
     }.get(why, "its host restarted, or it was never opened by this agent")
-    return ToolExecutionError(f"terminal session {session} is lost: {reason}; open a new one")
+    return ToolExecutionError(lost_message(payload.get("session"), reason))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -41,6 +42,7 @@ class Host:
         self.ended: OrderedDict[str, str] = OrderedDict()  # id → why it ended
         self.lock = threading.Lock()
         self.last_session_at = time.monotonic()
+        self.stopping = False
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
@@ -48,6 +50,8 @@ class Host:
             return self.open(request)
         if op == "ping":
             return {"pid": os.getpid()}
+        if op == "stop":
+            return {"closed": self.stop()}
         session_id, session = self.find(request.get("session"), request.get("agent_id"))
         if op == "send":
             text = request.get("text", "") + "".join(KEYS[key] for key in request.get("keys", []))
@@ -78,7 +82,7 @@ class Host:
             rows=int(request["rows"]),
             preexec=limits.apply,
         )
-        session_id = secrets.token_hex(8)
+        session_id = f"{request['machine']}-{secrets.token_hex(8)}"
         with self.lock:
             self.sessions[session_id] = (request.get("agent_id"), session)
         return {"session": session_id, "pid": session.child.pid}
@@ -102,6 +106,15 @@ class Host:
         if found is not None:
             found[1].close()
 
+    def stop(self) -> int:
+        """Close every session and have the host exit; returns how many were closed."""
+        self.stopping = True
+        with self.lock:
+            open_ids = list(self.sessions)
+        for session_id in open_ids:
+            self.end(session_id, "stopped")
+        return len(open_ids)
+
     def state(self, session: TerminalSession, *, screen: bool) -> dict[str, Any]:
         output, dropped = session.take()
         found: dict[str, Any] = {
@@ -122,6 +135,8 @@ class Host:
         for session_id in idle:
             self.end(session_id, "expired")
         with self.lock:
+            if self.stopping:
+                return False
             return bool(self.sessions) or now - self.last_session_at < self.idle_s
 
 
@@ -154,12 +169,17 @@ def serve(path: str, idle_s: float) -> None:
         os.unlink(path)  # a previous host's socket: it is gone (the caller holds the lock)
     server = _Server(path, host)
     os.chmod(path, 0o600)
+    mine = os.stat(path).st_ino
     threading.Thread(target=server.serve_forever, daemon=True).start()
     while host.sweep():
-        time.sleep(min(1.0, idle_s / 4))
+        time.sleep(min(0.2, idle_s / 4))
     server.shutdown()
-    with contextlib.suppress(OSError):
-        os.unlink(path)
+    # Under the start lock, and only if it is still this host's: a host started since
+    # (this one stopped answering) has bound a socket of its own at the same path.
+    with open(f"{path}.lock", "a") as lock, contextlib.suppress(OSError):
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.stat(path).st_ino == mine:
+            os.unlink(path)
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolrun.config import Settings
 from toolrun.permissions.approvals import Approver, DenyApprover
@@ -17,6 +17,9 @@ from toolrun.sandbox.paths import Workspace
 from toolrun.sandbox.runner import ProcessRunner, sandbox_env
 from toolrun.tools.model import ToolDescriptor
 from toolrun.tools.validation import validator_for
+
+if TYPE_CHECKING:
+    from toolrun.subagents.delegation import Delegation
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,10 @@ class ToolContext:
     network: NetworkJail | None = None
     # The agent the call is made for (None: a local run, or a platform without agents).
     agent_id: str | None = None
+    # The call being run, and how it may run calls of its own (the Task tool's sub-agent);
+    # None where neither applies.
+    call_id: str | None = None
+    delegation: Delegation | None = None
 
     def isolated_runner(self) -> ProcessRunner:
         """The runner for arbitrary programs: `runner` inside the call's network jail."""
@@ -56,6 +63,8 @@ class ToolContext:
         label: str = "",
         network: NetworkJail | None = None,
         agent_id: str | None = None,
+        call_id: str | None = None,
+        delegation: Delegation | None = None,
     ) -> ToolContext:
         """A context for one agent session in `workspace` (default: the settings' one).
 
@@ -75,7 +84,14 @@ class ToolContext:
             label=label,
         )
         return cls(
-            space, runner, settings, approver or DenyApprover(), network=network, agent_id=agent_id
+            space,
+            runner,
+            settings,
+            approver or DenyApprover(),
+            network=network,
+            agent_id=agent_id,
+            call_id=call_id,
+            delegation=delegation,
         )
 
 
@@ -118,6 +134,22 @@ class Tool(ABC):
         if self.descriptor.requires_confirmation and verdict.policy is Policy.SAFE:
             return dataclasses.replace(verdict, policy=Policy.CONFIRM)
         return verdict
+
+    def machine(self, arguments: dict[str, Any]) -> str | None:
+        """The machine (`Settings.machine_id`) whose workers must run this call, because
+        state it needs is kept there (a terminal session); None: any worker of its level."""
+        return None
+
+    def queue(self, arguments: dict[str, Any]) -> str:
+        """The broker queue for this call: its level's, or its level's on `machine`."""
+        machine = self.machine(arguments)
+        level = self.descriptor.permission
+        return level.queue_name if machine is None else level.machine_queue(machine)
+
+    def stranded(self, arguments: dict[str, Any], machine: str) -> str:
+        """The error of a call whose machine has no live worker left."""
+        name = self.descriptor.name
+        return f"{name}: machine {machine}, which holds this call's state, has no live worker"
 
     def time_limit_s(self, arguments: dict[str, Any], settings: Settings) -> float:
         """How long this call may run; the platform's Celery limits are set above it."""

@@ -151,6 +151,15 @@ class ToolCall(BaseModel):
     version: str | None = None
     arguments: dict[str, Any] = Field(default_factory=dict)
     agent_id: str | None = None
+    # A call made by a sub-agent (the Task tool) on behalf of `agent_id`: which one, and
+    # the Task call it belongs to.
+    subagent: str | None = None
+    parent_call_id: str | None = None
+
+    def lineage(self) -> dict[str, str]:
+        """The sub-agent and parent call facts of a delegated call, for its metadata."""
+        facts = {"subagent": self.subagent, "parent_call_id": self.parent_call_id}
+        return {name: value for name, value in facts.items() if value is not None}
 
 
 class ToolResult(BaseModel):
@@ -176,6 +185,7 @@ class ToolResult(BaseModel):
                 "queued_at": time.time(),
                 "execution_time_ms": None,
                 "agent_id": call.agent_id,
+                **call.lineage(),
                 **metadata,
             },
         )

@@ -1,4 +1,6 @@
-"""The Celery app, built from Settings: one queue per permission level and no others."""
+"""The Celery app, built from Settings: one queue per permission level, one for the Task
+tool's delegations, and each level's queue on this machine (for calls that need state kept
+on one machine); no others."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from celery import Celery
 from kombu import Exchange, Queue
 
 from toolrun.config import Settings
-from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.levels import QUEUES, PermissionLevel
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.dispatch import time_limits
 
@@ -29,14 +31,14 @@ def create_celery_app(settings: Settings, *, longest_time_limit_s: float = 600.0
         raise ValueError("TOOLRUN_REDIS_URL is not set (toolrun up sets it for its children)")
     app = Celery("toolrun", broker=settings.redis_url, set_as_current=False)
     _soft, hard = time_limits(longest_time_limit_s, settings.kill_grace_s)
+    # Also this machine's own queue of each level (`Tool.machine`).
+    mine = [level.machine_queue(settings.machine_id) for level in PermissionLevel]
+    queues = [*QUEUES, *mine]
     visibility = max(MIN_VISIBILITY_TIMEOUT_S, 2 * hard)
     app.conf.update(
         # An exchange per queue: left to defaults, every queue would be bound to the default
         # queue's exchange and key, and one message would reach all four queues.
-        task_queues=[
-            Queue(level.queue_name, Exchange(level.queue_name, "direct"), level.queue_name)
-            for level in PermissionLevel
-        ],
+        task_queues=[Queue(name, Exchange(name, "direct"), name) for name in queues],
         task_default_queue=PermissionLevel.READ_ONLY.queue_name,
         task_create_missing_queues=False,
         task_acks_late=True,

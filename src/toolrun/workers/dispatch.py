@@ -1,4 +1,4 @@
-"""Publishing a call on the queue of its tool's permission level, with its time limits."""
+"""Publishing a call on its tool's queue, with its time limits."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 from typing import Any
 
 from celery import Celery
+from kombu import Exchange, Queue
 
 from toolrun.history.records import redact
-from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall
 
 EXECUTE_TASK = "toolrun.execute"
@@ -45,27 +45,35 @@ def enqueue(
     app: Celery,
     call: ToolCall,
     *,
-    level: PermissionLevel,
+    queue: str,
     parameters: dict[str, Any] | None,
     tool_limit_s: float,
     kill_grace_s: float,
     approved_by: str | None,
     queued_at: float,
 ) -> None:
-    """Send `call` to the workers of `level`; the Celery task id is the call id.
+    """Send `call` to the workers of `queue` (`Tool.queue`); the Celery task id is
+    the call id.
 
     `parameters`: the tool's JSON Schema, which marks the arguments never to be shown.
     `approved_by`: who approved a call that needed it (an operator, a rule); None for a safe
     call, which the worker refuses should it need approval by the time it runs.
     """
     soft, hard = time_limits(tool_limit_s, kill_grace_s)
+    target: str | Queue = queue
+    declare = []
+    if queue not in app.amqp.queues:  # a machine's queue (`Tool.machine`): declared here,
+        # so the message waits in it even before that machine's worker has declared it
+        target = Queue(queue, Exchange(queue, "direct"), queue)
+        declare.append(target)
     payload: dict[str, Any] = call.model_dump(mode="json")
     about = {"version": call.version, "agent_id": call.agent_id, "approved_by": approved_by}
     app.send_task(
         EXECUTE_TASK,
         args=[payload, approved_by, queued_at],
         task_id=call.id,
-        queue=level.queue_name,
+        queue=target,  # type: ignore[arg-type]  # Celery takes a Queue too (not in its stubs)
+        declare=declare,
         soft_time_limit=soft,
         time_limit=hard,
         shadow=f"toolrun.{call.tool_name}",

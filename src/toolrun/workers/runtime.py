@@ -14,23 +14,30 @@ from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.engine import Engine
 from structlog.contextvars import bound_contextvars
 
+from toolrun.calls.gate import CallGate
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.history import HistoryStore, record_of
 from toolrun.history.writer import HistoryWriter
 from toolrun.monitoring import CallMonitor
+from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.approvals import AutoApprover, DenyApprover
+from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import EventKind, SecurityLog
 from toolrun.sandbox.metering import measure
 from toolrun.sandbox.network_gate import call_network
 from toolrun.sandbox.proxy import Refusal
 from toolrun.sandbox.tracking import label_for
+from toolrun.subagents.catalog import SubAgentStore
+from toolrun.subagents.delegation import PlatformDelegation
 from toolrun.tools.base import ToolContext
 from toolrun.tools.executor import Executor
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
+from toolrun.workers.app import create_celery_app, longest_time_limit
 
 AfterCall = Callable[[ToolCall, ToolResult], None]
 log = logging.getLogger(__name__)
@@ -49,6 +56,7 @@ class WorkerRuntime:
     level: PermissionLevel
     registry: ToolRegistry
     hostname: str = field(default_factory=socket.gethostname)
+    delegates: bool = False  # a delegation worker: Task calls get a `delegation`
 
     @cached_property
     def store(self) -> CallStore:
@@ -87,6 +95,25 @@ class WorkerRuntime:
             hook(call, result)
 
     @cached_property
+    def delegation(self) -> PlatformDelegation:
+        """How Task calls run their sub-agents' calls (on delegation workers)."""
+        gate = CallGate(
+            settings=self.settings,
+            registry=self.registry,
+            celery=create_celery_app(
+                self.settings, longest_time_limit_s=longest_time_limit(self.registry, self.settings)
+            ),
+            calls=self.store,
+            inbox=ApprovalInbox(self.database),
+            rules=RuleBook(self.database),
+            security=self.security,
+            history=HistoryStore(self.database),
+        )
+        return PlatformDelegation(
+            self.registry, SubAgentStore(self.database), gate=gate, agents=AgentStore(self.database)
+        )
+
+    @cached_property
     def executor(self) -> Executor:
         return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
 
@@ -105,11 +132,12 @@ class WorkerRuntime:
     ) -> ToolResult | None:
         started_at = time.time()
         facts: dict[str, object] = {
-            "worker": f"{self.level}@{self.hostname}",
+            "worker": f"{'delegation' if self.delegates else self.level}@{self.hostname}",
             "queued_at": queued_at,
             "started_at": started_at,
             "queue_wait_ms": round((started_at - queued_at) * 1000, 3),
             "agent_id": call.agent_id,
+            **call.lineage(),
         }
         if approved_by is not None:
             facts["approved_by"] = approved_by
@@ -197,6 +225,8 @@ class WorkerRuntime:
                 label=label_for(call.id),
                 network=network,
                 agent_id=call.agent_id,
+                call_id=call.id,
+                delegation=self.delegation if self.delegates else None,
             )
             started = time.perf_counter()
             try:

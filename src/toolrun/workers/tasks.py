@@ -78,7 +78,7 @@ def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error:
             tool_version=call.version,
             status=status,
             error=error,
-            metadata={"agent_id": call.agent_id, "queued_at": queued_at},
+            metadata={"agent_id": call.agent_id, "queued_at": queued_at, **call.lineage()},
         )
         runtime.store.finish(result)
         runtime.ended(call, result)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from tests.conftest import CallTool
 
 from toolrun.config import Settings
+from toolrun.errors import ToolExecutionError
 from toolrun.permissions.approvals import AutoApprover
 from toolrun.terminal.client import HostClient
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult, ToolStatus
@@ -129,10 +131,17 @@ def test_closed_unknown_and_lost_sessions(call_tool: CallTool, settings: Setting
     ok(call_tool("terminal", operation="close", session=session))
 
     closed = call_tool("terminal", operation="read", session=session)
-    unknown = call_tool("terminal", operation="read", session="0123456789abcdef")
+    unknown_id = f"{settings.machine_id}-0123456789abcdef"
+    unknown = call_tool("terminal", operation="read", session=unknown_id)
+    elsewhere = call_tool("terminal", operation="read", session="othermachine-0123456789abcdef")
     assert closed.error == f"terminal session {session} is lost: it was closed; open a new one"
     assert unknown.error is not None
     assert "is lost: its host restarted" in unknown.error
+    assert elsewhere.error == (
+        "terminal session othermachine-0123456789abcdef is lost: it is held by machine "
+        "othermachine, not this one; open a new one"
+    )
+    assert session.startswith(f"{settings.machine_id}-")
 
     again = ok(call_tool("terminal", operation="open", command="python3 -q"))["session"]
     pid = _host_pid(settings)
@@ -151,6 +160,7 @@ def test_idle_sessions_expire(workspace: Path, tmp_path: Path) -> None:
     opened = host.handle(
         {
             "op": "open",
+            "machine": "m1",
             "argv": ["/bin/cat"],
             "cwd": str(workspace),
             "env": {"PATH": "/usr/bin:/bin"},
@@ -213,3 +223,51 @@ def test_a_session_belongs_to_the_agent_that_opened_it(
     assert stolen.error is not None
     assert f"terminal session {session} is lost" in stolen.error
     assert ok(as_agent("alice", operation="read", session=session))["alive"] is True
+
+
+def test_stopping_the_host_ends_its_sessions_and_a_new_open_starts_a_new_host(
+    call_tool: CallTool, settings: Settings
+) -> None:
+    session = ok(call_tool("terminal", operation="open", command="python3 -q"))["session"]
+    first = _host_pid(settings)
+    client = HostClient(host_socket(settings), idle_s=HOST_IDLE_S)
+
+    assert client.stop() is True
+    assert _host_pid(settings) is None
+    assert client.stop() is False
+    lost = call_tool("terminal", operation="read", session=session)
+    assert lost.status is ToolStatus.ERROR
+    assert f"terminal session {session} is lost" in (lost.error or "")
+    # The stopped host must not take the new host's socket with it.
+    ok(call_tool("terminal", operation="open", command="python3 -q"))
+    second = _host_pid(settings)
+    assert second is not None
+    assert second != first
+
+
+def test_a_home_too_deep_for_a_socket_path_uses_a_private_temporary_directory(
+    workspace: Path,
+) -> None:
+    deep = Path("/tmp") / ("d" * 60) / ("e" * 60)
+
+    path = host_socket(Settings(workspace=workspace, home=deep))
+
+    assert len(os.fsencode(path)) <= 107
+    assert path.parent.name == f"toolrun-{os.getuid()}"
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert path == host_socket(Settings(workspace=workspace, home=deep))
+    assert path != host_socket(Settings(workspace=workspace, home=deep / "other"))
+
+
+def test_a_shared_temporary_directory_is_refused(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    (tmp_path / f"toolrun-{os.getuid()}").mkdir(mode=0o777)
+    os.chmod(tmp_path / f"toolrun-{os.getuid()}", 0o777)  # noqa: S103 - the attack
+    tempfile.tempdir = None  # read TMPDIR again
+    try:
+        with pytest.raises(ToolExecutionError, match="not a private directory"):
+            host_socket(Settings(workspace=workspace, home=tmp_path / ("x" * 120)))
+    finally:
+        tempfile.tempdir = None

@@ -12,6 +12,7 @@ from toolrun.tools.builtin.http_fetch import HttpFetchTool
 from toolrun.tools.builtin.lsp import LspTool
 from toolrun.tools.builtin.read import ReadTool
 from toolrun.tools.builtin.search import SearchTool
+from toolrun.tools.builtin.task import TaskTool
 from toolrun.tools.builtin.terminal import TerminalTool
 from toolrun.tools.builtin.write import WriteTool
 
@@ -31,5 +32,6 @@ def builtin_tools() -> list[Tool]:
         SearchTool(),
         LspTool(),
         TerminalTool(),
+        TaskTool(),
         *git_tools(),
     ]

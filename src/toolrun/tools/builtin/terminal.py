@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
-import socket
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +18,15 @@ from toolrun.permissions.policy import Concern, Risk
 from toolrun.permissions.risk import assess_command
 from toolrun.sandbox.commands import dangerous_assignment
 from toolrun.sandbox.runner import sandbox_env
-from toolrun.terminal.client import HostClient
+from toolrun.terminal.client import HostClient, lost_message
 from toolrun.terminal.session import KEYS
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.builtin.bash import BASH, command_policy
 from toolrun.tools.model import ToolDescriptor, ToolExample
 
 HOST_IDLE_S = 600.0
+SESSION_PATTERN = "^[a-z0-9]{1,32}-[0-9a-f]{16}$"
+MAX_SOCKET_PATH_BYTES = 100  # of the 107 a unix socket path may have, with room to spare
 REQUEST_SLACK_S = 10.0
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
@@ -45,7 +50,11 @@ DESCRIPTOR = ToolDescriptor(
                 "additionalProperties": {"type": "string", "maxLength": 4096},
                 "description": "open: extra environment variables (not PATH, LD_*, ...).",
             },
-            "session": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+            "session": {
+                "type": "string",
+                "pattern": SESSION_PATTERN,
+                "description": "From open: the machine that holds it, '-', its id there.",
+            },
             "text": {"type": "string", "description": "send: text to type."},
             "keys": {
                 "type": "array",
@@ -81,7 +90,7 @@ DESCRIPTOR = ToolDescriptor(
             description="Type an expression and press Enter",
             arguments={
                 "operation": "send",
-                "session": "3f9a0c1b2d4e5f60",
+                "session": "5bce98f73f-3f9a0c1b2d4e5f60",
                 "text": "1+1",
                 "keys": ["enter"],
             },
@@ -90,7 +99,7 @@ DESCRIPTOR = ToolDescriptor(
             description="Wait for the prompt to come back",
             arguments={
                 "operation": "wait_for",
-                "session": "3f9a0c1b2d4e5f60",
+                "session": "5bce98f73f-3f9a0c1b2d4e5f60",
                 "pattern": "^>>> ",
                 "timeout": 5,
             },
@@ -102,10 +111,10 @@ DESCRIPTOR = ToolDescriptor(
         "into the session afterwards is not checked again, and sessions are not inside "
         "the network jail.",
         "Sessions live in the terminal host of the worker's machine, so every worker "
-        "process there reaches them; a session whose host restarted, that expired or was "
-        "closed answers 'session ... is lost'. With workers on several machines, calls "
-        "for one session must reach the same machine. A session belongs to the agent that "
-        "opened it.",
+        "process there reaches them, and a session's id names its machine: calls for it "
+        "are routed to that machine's execute workers. A session whose host restarted, "
+        "that expired or was closed, or whose machine has no live worker answers "
+        "'session ... is lost'. A session belongs to the agent that opened it.",
         "Output since the last read is kept up to 256 KiB; `dropped_chars` counts the rest.",
     ],
     permission=PermissionLevel.EXECUTE,
@@ -135,6 +144,18 @@ class TerminalTool(Tool):
             f"into it later is not checked): {command}",
         )
 
+    def machine(self, arguments: dict[str, Any]) -> str | None:
+        """A session's calls go to the machine that holds it (named in its id)."""
+        session = arguments.get("session")
+        if arguments["operation"] == "open" or not isinstance(session, str):
+            return None
+        return session.partition("-")[0]
+
+    def stranded(self, arguments: dict[str, Any], machine: str) -> str:
+        return lost_message(
+            arguments["session"], f"its machine {machine} has no live execute worker"
+        )
+
     def time_limit_s(self, arguments: dict[str, Any], settings: Settings) -> float:
         return float(arguments.get("timeout", 10)) + REQUEST_SLACK_S
 
@@ -147,6 +168,7 @@ class TerminalTool(Tool):
             self.assess(arguments, ctx)  # the allowlist, again where the call runs
             limits = ctx.runner.limits
             request |= {
+                "machine": ctx.settings.machine_id,  # the session's id starts with it
                 "argv": [BASH, "--noprofile", "--norc", "-c", arguments["command"]],
                 "cwd": str(ctx.workspace.root),
                 "env": {
@@ -163,7 +185,12 @@ class TerminalTool(Tool):
                 },
             }
         else:
-            request["session"] = _required(arguments, "session")
+            session = str(_required(arguments, "session"))
+            machine = session.partition("-")[0]
+            if machine != ctx.settings.machine_id:  # routed here by hand, or misrouted
+                why = f"it is held by machine {machine}, not this one"
+                raise ToolExecutionError(lost_message(session, why))
+            request["session"] = session
         if operation == "send":
             request |= {"text": arguments.get("text", ""), "keys": arguments.get("keys", [])}
         elif operation == "read":
@@ -178,9 +205,28 @@ class TerminalTool(Tool):
 
 
 def host_socket(settings: Settings) -> Path:
-    """This machine's host socket (short: a unix socket path is at most 107 bytes)."""
-    machine = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:10]
-    return settings.platform_home / "terminal" / f"{machine}.sock"
+    """This machine's host socket: in the platform's home, or, where that path would be
+    too long for a unix socket (107 bytes), in a private directory of this user's in the
+    temporary directory."""
+    path = settings.platform_home / "terminal" / f"{settings.machine_id}.sock"
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH_BYTES:
+        return path
+    key = hashlib.sha256(os.fsencode(path)).hexdigest()[:16]
+    return _private_dir(Path(tempfile.gettempdir()) / f"toolrun-{os.getuid()}") / f"{key}.sock"
+
+
+def _private_dir(path: Path) -> Path:
+    """`path`, a directory only this user can enter (created so).
+
+    Raises:
+        ToolExecutionError: it is a link, someone else's, or open to others.
+    """
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    found = path.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise ToolExecutionError(f"{path} is not a private directory of this user")
+    return path
 
 
 def _required(arguments: dict[str, Any], name: str) -> Any:

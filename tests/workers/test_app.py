@@ -13,19 +13,19 @@ from toolrun.workers.dispatch import time_limits
 SETTINGS = Settings(redis_url="redis://127.0.0.1:1/0")
 
 
-def test_queues_are_the_levels_and_delegation_each_with_its_own_exchange() -> None:
-    app = create_celery_app(SETTINGS)
+def test_queues_are_the_levels_delegation_and_this_machines_each_with_its_own_exchange() -> None:
+    app = create_celery_app(SETTINGS.model_copy(update={"machine_id": "m1"}))
 
     bindings = {q.name: (q.exchange.name, q.routing_key) for q in app.conf.task_queues}
 
-    assert bindings == {
-        "tools.read_only": ("tools.read_only", "tools.read_only"),
-        "tools.read_write": ("tools.read_write", "tools.read_write"),
-        "tools.execute": ("tools.execute", "tools.execute"),
-        "tools.admin": ("tools.admin", "tools.admin"),
-        "tools.delegation": ("tools.delegation", "tools.delegation"),
-    }
-    assert [level.queue_name for level in PermissionLevel] == list(bindings)[:4]
+    names = [
+        *(level.queue_name for level in PermissionLevel),
+        "tools.delegation",
+        *(f"{level.queue_name}@m1" for level in PermissionLevel),
+    ]
+    assert list(bindings) == names
+    assert all(bindings[name] == (name, name) for name in names)
+    assert names[:4] == ["tools.read_only", "tools.read_write", "tools.execute", "tools.admin"]
 
 
 def test_reliability_settings() -> None:

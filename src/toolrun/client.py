@@ -244,6 +244,54 @@ class Client:
     def remove_approval_rule(self, rule_id: str) -> None:
         self._request("DELETE", f"/v1/approval-rules/{quote(rule_id, safe='')}")
 
+    def select(
+        self,
+        task: str,
+        *,
+        context: dict[str, Any] | None = None,
+        tools: list[str] | list[dict[str, Any]] | None = None,
+        top_k: int = 5,
+    ) -> dict[str, Any]:
+        """The tool for `task` with its arguments and the trace of the five steps; `tools`:
+        registry names to choose among, or tools in the OpenAI function or BFCL format."""
+        body = {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
+        return dict(self._request("POST", "/v1/select", json=body).json())
+
+    def recommendations(self, task: str, *, top_k: int = 5) -> dict[str, Any]:
+        """Registry tools for `task` ranked with their history; blacklisted ones left out."""
+        params = {"task": task, "top_k": top_k}
+        return dict(self._request("GET", "/v1/recommendations", params=params).json())
+
+    def feedback(self, call_id: str, rating: int, comment: str | None = None) -> None:
+        """Rate a call that ended, 1 (useless) to 5 (exactly right)."""
+        body = {"rating": rating, "comment": comment}
+        self._request("POST", f"{_call_path(call_id)}/feedback", json=body)
+
+    def blacklist(self) -> list[dict[str, Any]]:
+        return list(self._request("GET", "/v1/blacklist").json())
+
+    def add_to_blacklist(
+        self, tool_name: str, *, for_s: float | None = None, reason: str | None = None
+    ) -> dict[str, Any]:
+        """Operator: keep a tool out of recommendations (for `for_s`, or until lifted)."""
+        body = {"tool_name": tool_name, "for_s": for_s, "reason": reason}
+        return dict(self._request("POST", "/v1/blacklist", json=body).json())
+
+    def lift(self, tool_name: str) -> None:
+        """Operator: end a tool's blacklisting."""
+        self._request("DELETE", f"/v1/blacklist/{quote(tool_name, safe='')}")
+
+    def whitelist(self) -> list[dict[str, Any]]:
+        return list(self._request("GET", "/v1/whitelist").json())
+
+    def add_to_whitelist(self, tool_name: str, *, agent_name: str | None = None) -> dict[str, Any]:
+        """Operator: rank a tool first when it matches (for one agent, or everyone)."""
+        body = {"tool_name": tool_name, "agent_name": agent_name}
+        return dict(self._request("POST", "/v1/whitelist", json=body).json())
+
+    def remove_from_whitelist(self, mark_id: str) -> None:
+        self._request("DELETE", f"/v1/whitelist/{quote(mark_id, safe='')}")
+
     def subagents(self) -> list[dict[str, Any]]:
         """Sub-agent definitions for the Task tool: registered ones and the workspace's."""
         return list(self._request("GET", "/v1/subagents").json())

@@ -136,6 +136,14 @@ class Settings(BaseSettings):
         120.0, gt=0, description="Longest wait for one reply of the model."
     )
 
+    # Tool selection.
+    blacklist_failures: int = Field(
+        5, ge=1, description="A tool whose last N calls all failed leaves recommendations."
+    )
+    blacklist_cooldown_s: float = Field(
+        900.0, gt=0, description="How long a tool blacklisted after failures stays out."
+    )
+
     # History and monitoring.
     history_retention_days: float | None = Field(
         90.0,

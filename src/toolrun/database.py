@@ -42,6 +42,7 @@ def import_tables() -> None:
     from toolrun.permissions import agents, inbox, rules, security_log, warnings  # noqa: F401, PLC0415
     from toolrun.plugins import store as plugin_store  # noqa: F401, PLC0415
     from toolrun.scheduler import store  # noqa: F401, PLC0415
+    from toolrun.selection import preferences  # noqa: F401, PLC0415
     from toolrun.subagents import catalog  # noqa: F401, PLC0415
 
 

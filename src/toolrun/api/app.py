@@ -27,6 +27,7 @@ from toolrun.api import (
     metrics,
     plugins,
     security,
+    selection,
     stats,
     subagents,
     tools,
@@ -47,6 +48,7 @@ from toolrun.permissions.security_log import SecurityLog
 from toolrun.permissions.warnings import AgentWarnings
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.scheduler.store import RunStore
+from toolrun.selection.preferences import Preferences
 from toolrun.subagents.catalog import SubAgentStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.loading import registry_with
@@ -107,6 +109,11 @@ def create_app(settings: Settings) -> FastAPI:
             runs=RunStore(database),
             warnings=AgentWarnings(database),
             subagents=SubAgentStore(database),
+            preferences=Preferences(
+                database,
+                failures=settings.blacklist_failures,
+                cooldown_s=settings.blacklist_cooldown_s,
+            ),
         )
         sweeper = asyncio.create_task(_sweep_expired(state, tables=_tables_created(database)))
         try:
@@ -137,6 +144,7 @@ def create_app(settings: Settings) -> FastAPI:
         stats,
         agents,
         subagents,
+        selection,
         security,
         health,
         metrics,

@@ -19,6 +19,7 @@ from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
 from toolrun.permissions.warnings import AgentWarnings
 from toolrun.scheduler.store import RunStore
+from toolrun.selection.preferences import Preferences
 from toolrun.subagents.catalog import SubAgentStore
 from toolrun.tools.base import ToolContext
 from toolrun.tools.registry import ToolRegistry
@@ -48,6 +49,7 @@ class ApiState:
     runs: RunStore
     warnings: AgentWarnings
     subagents: SubAgentStore
+    preferences: Preferences
 
 
 def get_state(request: Request) -> ApiState:

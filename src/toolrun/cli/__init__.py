@@ -6,7 +6,17 @@ import logging
 
 import typer
 
-from toolrun.cli import agents, approvals, dag, history, platform, plugins, subagents, tools
+from toolrun.cli import (
+    agents,
+    approvals,
+    dag,
+    history,
+    platform,
+    plugins,
+    selection,
+    subagents,
+    tools,
+)
 from toolrun.cli.call import call
 from toolrun.cli.stats import stats
 
@@ -17,6 +27,10 @@ app.add_typer(subagents.app, name="subagents")
 app.add_typer(plugins.app, name="plugins")
 app.add_typer(approvals.app, name="approvals")
 app.command("call")(call)
+app.command("select")(selection.select)
+app.command("feedback")(selection.feedback)
+app.add_typer(selection.blacklist_app, name="blacklist")
+app.add_typer(selection.whitelist_app, name="whitelist")
 app.add_typer(history.app, name="history")
 app.command("stats")(stats)
 app.add_typer(dag.app, name="dag")

@@ -1,0 +1,196 @@
+"""`toolrun select`, `feedback`, `blacklist`, `whitelist`: tool selection from the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from toolrun.cli._console import (
+    api_client,
+    api_failure,
+    duration_s,
+    load_settings,
+    out,
+    usage_error,
+)
+from toolrun.client import ApiError, ApiUnreachable, Client
+
+Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
+blacklist_app = typer.Typer(help="Tools kept out of recommendations.", no_args_is_help=True)
+whitelist_app = typer.Typer(help="Tools ranked first when they match.", no_args_is_help=True)
+
+
+def _with_client(api: str | None, work: Any) -> Any:
+    try:
+        with api_client(load_settings(), api) as client:
+            return work(client)
+    except (ApiError, ApiUnreachable) as exc:
+        raise api_failure(exc) from exc
+
+
+def select(
+    task: Annotated[str, typer.Argument(help="What the tool should do, in words.")],
+    context: Annotated[
+        str | None, typer.Option(help="JSON object of argument values by name.")
+    ] = None,
+    tools: Annotated[
+        Path | None,
+        typer.Option(help="A JSON list of tools (OpenAI function or BFCL format) to pick from."),
+    ] = None,
+    top_k: Annotated[int, typer.Option(min=1, max=50, help="Candidates shown.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole answer.")] = False,
+    api: Api = None,
+) -> None:
+    """The tool for a task, its arguments, and why: the five steps' trace."""
+    values = _json_object(context, "--context") if context else {}
+    supplied = _tool_list(tools) if tools else None
+    found = _with_client(api, lambda c: c.select(task, context=values, tools=supplied, top_k=top_k))
+    if as_json:
+        sys.stdout.write(json.dumps(found, indent=2) + "\n")
+        return
+    _show(found)
+    if found["chosen"] is None:
+        raise typer.Exit(1)
+
+
+def _show(found: dict[str, Any]) -> None:
+    trace = found["trace"]
+    out.print(f"1 scenario    {', '.join(trace['1_scenario']) or '(none recognised)'}")
+    out.print(f"2 intents     {', '.join(trace['2_intents']) or '(none recognised)'}")
+    table = Table("3 candidates", "score", "relevance", "why")
+    for candidate in found["candidates"]:
+        table.add_row(
+            escape(candidate["name"]),
+            f"{candidate['score']:.3f}",
+            f"{candidate['relevance']:.2f}",
+            escape(", ".join(candidate["why"])),
+        )
+    out.print(table)
+    out.print(f"4 evaluation  {escape(found['reason'])}")
+    if found["chosen"] is not None:
+        out.print(f"5 arguments   {escape(json.dumps(found['arguments']))}")
+        if found["missing"]:
+            out.print(f"  [yellow]missing:[/] {escape(', '.join(found['missing']))}")
+        for error in found["errors"]:
+            out.print(f"  [red]invalid:[/] {escape(error)}")
+
+
+def _json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise usage_error(f"{option} is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise usage_error(f"{option} must be a JSON object")
+    return value
+
+
+def _tool_list(path: Path) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise usage_error(f"cannot read {path}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise usage_error(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(value, list) or not value or not all(isinstance(t, dict) for t in value):
+        raise usage_error(f"{path} must hold a non-empty JSON list of tool objects")
+    return value
+
+
+def feedback(
+    call_id: str,
+    rating: Annotated[int, typer.Option(min=1, max=5, help="1 (useless) to 5 (right).")],
+    comment: Annotated[str | None, typer.Option(help="What was good or wrong.")] = None,
+    api: Api = None,
+) -> None:
+    """Rate a call that ended; ratings move the tool up or down in selection."""
+    _with_client(api, lambda c: c.feedback(call_id, rating, comment))
+    out.print(f"rated {escape(call_id)} {rating}/5", highlight=False)
+
+
+@blacklist_app.command("list")
+def list_blacklist(
+    as_json: Annotated[bool, typer.Option("--json")] = False, api: Api = None
+) -> None:
+    """Tools excluded now: set by an operator, or after failing N times in a row."""
+    found: list[dict[str, Any]] = _with_client(api, Client.blacklist)
+    if as_json:
+        sys.stdout.write(json.dumps(found, indent=2) + "\n")
+        return
+    table = Table("tool", "until", "why")
+    for entry in found:
+        until = entry["until"]
+        shown = (
+            "lifted by an operator"
+            if until is None
+            else time.strftime("%H:%M:%S", time.localtime(until))
+        )
+        table.add_row(escape(entry["tool_name"]), shown, escape(entry["reason"]))
+    out.print(table)
+
+
+@blacklist_app.command("add")
+def add_to_blacklist(
+    tool: str,
+    for_: Annotated[
+        float | None,
+        typer.Option("--for", parser=duration_s, metavar="DURATION", help="Default: until lifted."),
+    ] = None,
+    reason: Annotated[str | None, typer.Option()] = None,
+    api: Api = None,
+) -> None:
+    """Keep a tool out of recommendations (operators)."""
+    _with_client(api, lambda c: c.add_to_blacklist(tool, for_s=for_, reason=reason))
+    out.print(f"blacklisted {escape(tool)}", highlight=False)
+
+
+@blacklist_app.command("lift")
+def lift(tool: str, api: Api = None) -> None:
+    """Recommend a blacklisted tool again (operators)."""
+    _with_client(api, lambda c: c.lift(tool))
+    out.print(f"lifted {escape(tool)}", highlight=False)
+
+
+@whitelist_app.command("list")
+def list_whitelist(
+    as_json: Annotated[bool, typer.Option("--json")] = False, api: Api = None
+) -> None:
+    """Tools ranked first when they match a task."""
+    found: list[dict[str, Any]] = _with_client(api, Client.whitelist)
+    if as_json:
+        sys.stdout.write(json.dumps(found, indent=2) + "\n")
+        return
+    table = Table("id", "tool", "agent", "by")
+    for entry in found:
+        table.add_row(
+            entry["id"],
+            escape(entry["tool_name"]),
+            escape(entry["agent_id"] or "(every agent)"),
+            escape(entry["created_by"] or ""),
+        )
+    out.print(table)
+
+
+@whitelist_app.command("add")
+def add_to_whitelist(
+    tool: str,
+    agent: Annotated[str | None, typer.Option(help="Only for this agent.")] = None,
+    api: Api = None,
+) -> None:
+    """Rank a tool first when it matches (operators)."""
+    entry = _with_client(api, lambda c: c.add_to_whitelist(tool, agent_name=agent))
+    out.print(f"whitelisted {escape(tool)} (entry {entry['id']})", highlight=False)
+
+
+@whitelist_app.command("remove")
+def remove_from_whitelist(entry_id: str, api: Api = None) -> None:
+    """Remove a whitelist entry by its id (operators)."""
+    _with_client(api, lambda c: c.remove_from_whitelist(entry_id))
+    out.print(f"removed {escape(entry_id)}", highlight=False)

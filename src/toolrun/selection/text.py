@@ -1,0 +1,38 @@
+"""Words for matching: identifiers split into their parts, stop words dropped, stems."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import snowballstemmer  # type: ignore[import-untyped]  # no stubs
+
+
+def words(text: str) -> frozenset[str]:
+    """The whitespace-separated words of `text` (word lists written as prose)."""
+    return frozenset(text.split())
+
+
+_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[0-9]+|[a-z]+")
+STOP_WORDS = words(
+    """a an and are as at be by can could do does for from get give given how i if in into is
+    it its me my of on or please show tell that the their them then there these this those to
+    us using want was what when where which who will with would you your can't i'd i'm let
+    some any all also just should need like find"""
+)
+_stemmer = snowballstemmer.stemmer("english")
+
+
+def split_words(text: str) -> list[str]:
+    """Lowercase words of `text`, identifiers split: getUserID, get_user_id → get user id."""
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """The stems of the words of `text` that carry meaning."""
+    return [stem(word) for word in split_words(text) if word not in STOP_WORDS]

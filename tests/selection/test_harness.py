@@ -1,0 +1,72 @@
+"""bench/selection.py runs on a slice of the development data and prints, as its last
+line, one JSON object of what it measured."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).parent / "data"
+
+
+def harness(*args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "bench/selection.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
+
+
+def test_bfcl_with_answers_reports_tool_and_argument_accuracy() -> None:
+    measured = harness(
+        "bfcl", str(DATA / "bfcl_multiple.json"), str(DATA / "bfcl_multiple_answers.json")
+    )
+
+    assert set(measured) == {"n", "top1", "arg_accuracy", "p50_ms"}
+    assert measured["n"] == 30
+    assert measured["top1"] >= 0.8  # 0.925 on all 200
+    assert 0 <= measured["arg_accuracy"] <= measured["top1"]
+
+
+def test_bfcl_without_answers_is_irrelevance_data() -> None:
+    measured = harness("bfcl", str(DATA / "bfcl_irrelevance.json"))
+
+    assert set(measured) == {"n", "no_tool_accuracy", "p50_ms"}
+    assert measured["no_tool_accuracy"] >= 0.6  # 0.76 on all 240
+
+
+def test_seal_reports_recall_top1_and_time() -> None:
+    measured = harness("seal", str(DATA / "seal_tools.jsonl"), str(DATA / "seal_queries.jsonl"))
+
+    assert set(measured) == {"n", "recall_at_5", "top1", "p50_ms"}
+    assert measured["recall_at_5"] >= 0.8
+    assert measured["p50_ms"] > 0
+
+
+@pytest.mark.parametrize(
+    "args", [["bfcl"], ["seal", "only-one-file"], ["nope", "x"], ["bfcl", "missing.json"]]
+)
+def test_bad_usage_exits_non_zero_without_a_traceback(args: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "bench/selection.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr

@@ -8,8 +8,10 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.integration.platform import Platform, wait_for
+from tests.scripted_model import ScriptedModel, answer, tool_calls
 from toolrun.permissions.levels import PermissionLevel
 
 BOOKING = {
@@ -29,6 +31,13 @@ WEATHER = {
     "description": "Current weather of a city",
     "parameters": {"type": "dict", "properties": {"city": {"type": "str"}}, "required": ["city"]},
 }
+
+
+@pytest.fixture(autouse=True)
+def rules_only(model: ScriptedModel) -> None:
+    """The platform's model (steps 2 and 5) answers 500 unless a test scripts it: the
+    rules do those steps, and the trace says why."""
+    model.script()
 
 
 def select(api: httpx.Client, **body: Any) -> dict[str, Any]:
@@ -96,7 +105,12 @@ def test_feedback_on_a_call_shows_in_recommendations(platform: Platform, api: ht
         params={"wait": 30},
         json={"tool_name": "glob", "arguments": {"pattern": "*.txt"}},
     ).json()
-    wait_for(lambda: api.get("/v1/history?tool=glob").json()["rows"], 30, "history")
+
+    def recorded() -> bool:  # workers write history rows in batches
+        rows = api.get("/v1/history", params={"tool": "glob", "limit": 1000}).json()["rows"]
+        return call["call_id"] in {row["call_id"] for row in rows}
+
+    wait_for(recorded, 30, "the call's history row")
     token = platform.agent(f"other-{uuid.uuid4().hex[:6]}", PermissionLevel.READ_ONLY)
 
     rated = api.post(f"/v1/calls/{call['call_id']}/feedback", json={"rating": 5})
@@ -175,3 +189,19 @@ def test_the_cli_select_prints_the_five_steps(platform: Platform) -> None:
     assert nothing.returncode == 1
     assert bad.returncode == 2
     assert "--context must be a JSON object" in bad.stderr
+
+
+def test_a_configured_model_does_steps_2_and_5(api: httpx.Client, model: ScriptedModel) -> None:
+    model.script(
+        answer('{"intents": ["create"]}'),
+        tool_calls(("hotel_book", {"city": "Lisbon", "nights": 3})),
+    )
+
+    found = select(api, task="Book a room in Portugal's capital for three nights", tools=[BOOKING])
+    fallback = select(api, task="Book a room in Porto for 3 nights", tools=[BOOKING])
+
+    assert found["trace"]["2_intents_by"] == "model"
+    assert found["arguments"] == {"city": "Lisbon", "nights": 3}
+    assert found["valid"] is True
+    assert fallback["trace"]["5_arguments_by"].startswith("rules (the model failed")
+    assert fallback["arguments"] == {"city": "Porto", "nights": 3}

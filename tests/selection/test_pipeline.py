@@ -42,10 +42,16 @@ def test_the_right_tool_is_chosen_with_its_arguments_and_a_trace(selector: Selec
     assert set(selection.trace) == {
         "1_scenario",
         "2_intents",
+        "2_intents_by",
         "3_matching",
         "4_evaluation",
         "5_arguments",
+        "5_arguments_by",
     }
+    assert (selection.trace["2_intents_by"], selection.trace["5_arguments_by"]) == (
+        "rules",
+        "rules",
+    )
     assert selection.trace["5_arguments"] == {"city": "quoted in the task"}
 
 

@@ -75,7 +75,11 @@ async def select(body: SelectRequest, state: State, agent: Agent) -> SelectionVi
     supplied = [tool for tool in body.tools or [] if isinstance(tool, dict)]
     if supplied:
         cards = _parsed(supplied)
-        selection = Selector(cards).select(body.task, context=body.context, top_k=body.top_k)
+        selection = await run_in_threadpool(
+            lambda: Selector(cards).select(
+                body.task, context=body.context, top_k=body.top_k, model=state.selection_model
+            )
+        )
         return SelectionView.of(selection, {})
     names = None if body.tools is None else [t for t in body.tools if isinstance(t, str)]
     return await _over_registry(state, agent, body.task, body.context, body.top_k, names)
@@ -113,13 +117,16 @@ async def _over_registry(
     excluded = await run_in_threadpool(preferences.blacklist, newest)
     records = await run_in_threadpool(preferences.records, newest)
     whitelist = await run_in_threadpool(preferences.whitelisted, agent.id)
-    selection = selector.select(
-        task,
-        context=context,
-        top_k=top_k,
-        history=records,
-        whitelist=whitelist,
-        excluded={b.tool_name for b in excluded},
+    selection = await run_in_threadpool(
+        lambda: selector.select(
+            task,
+            context=context,
+            top_k=top_k,
+            history=records,
+            whitelist=whitelist,
+            excluded={b.tool_name for b in excluded},
+            model=state.selection_model,
+        )
     )
     shown = {c.name for c in selection.candidates}
     history = {

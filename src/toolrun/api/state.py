@@ -19,6 +19,7 @@ from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
 from toolrun.permissions.warnings import AgentWarnings
 from toolrun.scheduler.store import RunStore
+from toolrun.selection.model_steps import ModelSteps
 from toolrun.selection.preferences import Preferences
 from toolrun.subagents.catalog import SubAgentStore
 from toolrun.tools.base import ToolContext
@@ -50,6 +51,7 @@ class ApiState:
     warnings: AgentWarnings
     subagents: SubAgentStore
     preferences: Preferences
+    selection_model: ModelSteps | None  # steps 2 and 5 by a model, where one is configured
 
 
 def get_state(request: Request) -> ApiState:

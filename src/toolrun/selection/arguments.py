@@ -117,6 +117,23 @@ def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Fi
     return filled
 
 
+def checked(
+    card: ToolCard, arguments: dict[str, Any], context: dict[str, Any], source: str
+) -> Filled:
+    """`arguments` found some other way (a model) with `context` over them, checked like
+    `fill`'s."""
+    values = {**arguments, **{k: v for k, v in context.items() if k in card.properties}}
+    filled = Filled(
+        values,
+        sources={name: "context" if name in context else source for name in values},
+        missing=[name for name in card.required if name not in values],
+    )
+    problems = argument_errors(validator_for(card.parameters), values)
+    if problems:
+        filled.errors.append(problems)
+    return filled
+
+
 def _kind(spec: dict[str, Any]) -> str:
     kind = spec.get("type", "string")
     return kind[0] if isinstance(kind, list) and kind else str(kind)

@@ -19,9 +19,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from toolrun.selection.arguments import Filled, fill, without_values
+from toolrun.errors import ToolExecutionError
+from toolrun.selection.arguments import Filled, checked, fill, without_values
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.lexical import LexicalIndex
+from toolrun.selection.model_steps import ModelSteps
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
 from toolrun.selection.text import terms
 
@@ -88,22 +90,28 @@ class Selector:
         history: Mapping[str, Record] | None = None,
         whitelist: Collection[str] = (),
         excluded: Collection[str] = (),
+        model: ModelSteps | None = None,
     ) -> Selection:
         """Select for `task`: `context` holds argument values by name; `history` what
         history says of tools; whitelisted tools that match go first; `excluded` ones
-        (blacklisted) are never candidates."""
+        (blacklisted) are never candidates; `model` does steps 2 and 5 (rules if it
+        fails)."""
         started = time.perf_counter()
+        context = context or {}
         found_scenarios = scenarios(task)
-        found_intents = intents(task)
+        found_intents, intents_by = _intents(task, model)
         ranked = self.rank(task, found_scenarios, found_intents, history or {}, top_k, excluded)
         top = _whitelisted_first(ranked, whitelist)
         chosen, reason = self.evaluate(top)
         filled: Filled | None = None
+        arguments_by = None
         if chosen is not None:
-            filled = fill(self.by_name[chosen], task, context)
+            filled, arguments_by = _arguments(self.by_name[chosen], task, context, model)
         trace = {
             "1_scenario": found_scenarios,
             "2_intents": found_intents,
+            "2_intents_by": intents_by,
+            "5_arguments_by": arguments_by,
             "3_matching": [{"name": c.name, "score": round(c.score, 4)} for c in top],
             "4_evaluation": reason,
             "5_arguments": None if filled is None else filled.sources,
@@ -190,6 +198,28 @@ class Selector:
                 f"{best.relevance:.2f} (at least {MIN_RELEVANCE} needed)"
             )
         return best.name, f"{best.name}: best match (relevance {best.relevance:.2f})"
+
+
+def _intents(task: str, model: ModelSteps | None) -> tuple[list[str], str]:
+    """Step 2 by the model where there is one, else (or when it fails) by the rules."""
+    if model is None:
+        return intents(task), "rules"
+    try:
+        return model.intents(task), "model"
+    except ToolExecutionError as exc:
+        return intents(task), f"rules (the model failed: {exc})"
+
+
+def _arguments(
+    card: ToolCard, task: str, context: dict[str, Any], model: ModelSteps | None
+) -> tuple[Filled, str]:
+    """Step 5 by the model where there is one, else (or when it fails) by the rules."""
+    if model is None:
+        return fill(card, task, context), "rules"
+    try:
+        return checked(card, model.arguments(card, task, context), context, "model"), "model"
+    except ToolExecutionError as exc:
+        return fill(card, task, context), f"rules (the model failed: {exc})"
 
 
 def _whitelisted_first(ranked: list[Candidate], whitelist: Collection[str]) -> list[Candidate]:

@@ -90,9 +90,14 @@ class ChatModel:
         self._http.close()
 
     def reply(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, timeout_s: float
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        timeout_s: float,
+        tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
-        """The model's next turn.
+        """The model's next turn; `tool_choice` forces a call of one of `tools`.
 
         Raises:
             ModelError: unreachable, an error status, or not a chat completion.
@@ -100,6 +105,8 @@ class ChatModel:
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             body["tools"] = tools
+        if tool_choice is not None:
+            body["tool_choice"] = tool_choice
         wait = max(0.1, min(timeout_s, self.timeout_s))
         try:
             response = self._http.post(self.url, json=body, timeout=wait)

@@ -92,6 +92,14 @@ def call_tool(registry: ToolRegistry, ctx: ToolContext) -> CallTool:
     return run
 
 
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[sqlalchemy.engine.Engine]:
+    """A migrated SQLite database of the test's own."""
+    engine = open_database(f"sqlite:///{tmp_path / 'toolrun.db'}")
+    yield engine
+    engine.dispose()
+
+
 def agent_token(
     settings: Settings,
     name: str = "admin",

@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
 
 
-def harness(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "bench/selection.py", *args],
         cwd=ROOT,
         capture_output=True,
@@ -24,6 +24,10 @@ def harness(*args: str) -> dict[str, Any]:
         timeout=300,
         check=False,
     )
+
+
+def harness(*args: str) -> dict[str, Any]:
+    done = run(*args)
     assert done.returncode == 0, done.stderr
     measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return measured
@@ -59,14 +63,7 @@ def test_seal_reports_recall_top1_and_time() -> None:
     "args", [["bfcl"], ["seal", "only-one-file"], ["nope", "x"], ["bfcl", "missing.json"]]
 )
 def test_bad_usage_exits_non_zero_without_a_traceback(args: list[str]) -> None:
-    done = subprocess.run(
-        [sys.executable, "bench/selection.py", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run(*args)
 
     assert done.returncode != 0
     assert "Traceback" not in done.stderr

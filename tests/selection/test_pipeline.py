@@ -28,6 +28,13 @@ BMI = tool(
 )
 
 
+# Two tools that match the same tasks equally well.
+TWINS = [
+    tool("fetch_page", "Download a web page by URL", url="string"),
+    tool("get_page", "Download a web page by URL", url="string"),
+]
+
+
 @pytest.fixture
 def selector() -> Selector:
     return Selector([WEATHER, STOCKS, BMI])
@@ -70,11 +77,7 @@ def test_a_related_but_wrong_tool_is_not_chosen() -> None:
 
 
 def test_history_moves_a_tool_that_fails_down() -> None:
-    twins = [
-        tool("fetch_page", "Download a web page by URL", url="string"),
-        tool("get_page", "Download a web page by URL", url="string"),
-    ]
-    selector = Selector(twins)
+    selector = Selector(TWINS)
     task = "Download the web page https://example.com"
     first = selector.select(task).chosen
     other = "get_page" if first == "fetch_page" else "fetch_page"
@@ -86,11 +89,7 @@ def test_history_moves_a_tool_that_fails_down() -> None:
 
 
 def test_feedback_moves_a_tool_up() -> None:
-    twins = [
-        tool("fetch_page", "Download a web page by URL", url="string"),
-        tool("get_page", "Download a web page by URL", url="string"),
-    ]
-    selector = Selector(twins)
+    selector = Selector(TWINS)
     task = "Download the web page https://example.com"
     second = selector.select(task).candidates[1].name
 

@@ -3,13 +3,9 @@ cool-down passes or an operator lifts it), in a real database."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from sqlalchemy.engine import Engine
 
-from toolrun.database import open_database
 from toolrun.history import CallRecord, HistoryStore
 from toolrun.selection.preferences import MarkKind, Preferences
 
@@ -20,13 +16,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    engine = open_database(f"sqlite:///{tmp_path / 'toolrun.db'}")
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture

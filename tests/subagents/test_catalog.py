@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
 
-from toolrun.database import open_database
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.sandbox.paths import Workspace
 from toolrun.subagents.catalog import SubAgentCatalog, SubAgentStore
 from toolrun.subagents.definition import SubAgent, SubAgentError
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    engine = open_database(f"sqlite:///{tmp_path / 'toolrun.db'}")
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
 
-from toolrun.database import open_database
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.agents import AgentProfile, AgentStore, Role
 from toolrun.permissions.levels import PermissionLevel
@@ -86,13 +83,6 @@ def test_a_local_run_has_no_caller_to_narrow_it() -> None:
     assert (profile.id, profile.ceiling) == ("local", PermissionLevel.EXECUTE)
     assert "bash" in names(profile)
     assert "task" not in names(profile)
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    engine = open_database(f"sqlite:///{tmp_path / 'toolrun.db'}")
-    yield engine
-    engine.dispose()
 
 
 def test_a_revoked_caller_stops_its_sub_agent(engine: Engine) -> None:

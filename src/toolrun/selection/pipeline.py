@@ -1,12 +1,12 @@
 """The five steps of selection over a set of candidate tools:
 
 1. scenario — what kind of work the task is (`steps.scenarios`);
-2. intents — what it wants done (`steps.intents`);
+2. intents — what it wants done (`steps.intents`, or a model: `model_steps`);
 3. matching — candidates ranked by BM25 over their fields (`lexical`), each part of a
    task that asks for several things ranked too, so every part's tool is among them;
-4. evaluation — the best candidate, or "no suitable tool" when the task's words are
-   too little covered by any candidate (history, when given, moves the ranking);
-5. arguments — values for the chosen tool (`arguments.fill`), validated.
+4. evaluation — the shortlist ordered by score * (1 + relevance), history and lists
+   applied; "no suitable tool" when the best is too little relevant;
+5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated.
 
 `Selector.select` returns the ranking, the choice, its arguments and the trace of each
 step.
@@ -30,12 +30,12 @@ from toolrun.selection.text import terms
 # The relevance (`LexicalIndex.relevance`, 0 to 2.5) the chosen tool needs; tuned on the
 # BFCL development data (multiple vs irrelevance).
 MIN_RELEVANCE = 0.69
-SCENARIO_BOOST = 0.15
+SCENARIO_BOOST = 0.15  # score a candidate gains for serving the task's scenario
+INTENT_BOOST = 0.10  # … and for its name or tags saying the task's intent
 SHORTLIST = 20  # candidates whose relevance is weighed before the final order
 RELEVANCE_WEIGHT = 1.0
-AGREEMENT = 0.2  # relevance a candidate gains for the scenario and for the intent it serves
-why_steps = {"scenario", "intent"}
-INTENT_BOOST = 0.10
+AGREEMENT = 0.2  # relevance a candidate gains for each of those two
+AGREEING_STEPS = frozenset({"scenario", "intent"})
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ class Selector:
             Candidate(
                 self.cards[i].name,
                 score,
-                self.index.relevance(i, words) + AGREEMENT * len(why_steps & set(why)),
+                self.index.relevance(i, words) + AGREEMENT * len(AGREEING_STEPS & set(why)),
                 why,
             )
             for score, i, why in boosted[: max(top_k, SHORTLIST)]

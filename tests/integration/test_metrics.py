@@ -94,7 +94,7 @@ def test_queue_depths_and_pending_approvals_are_reported(api: httpx.Client) -> N
         for (name, labels), value in samples.items()
         if name == "toolrun_queue_depth"
     }
-    assert set(depths) == {level.value for level in PermissionLevel}
+    assert set(depths) == {*(level.value for level in PermissionLevel), "delegation"}
     assert all(depth >= 0 for depth in depths.values())
     assert samples["toolrun_approvals_pending", ()] >= 0
 

@@ -106,7 +106,7 @@ def test_a_bucket_holds_times_up_to_and_including_its_bound(seconds: float, labe
 
 
 def test_queue_depth_counts_every_priority_list(redis_client: redis.Redis, redis_url: str) -> None:
-    plain, *prioritised = queue_keys(PermissionLevel.EXECUTE)
+    plain, *prioritised = queue_keys(PermissionLevel.EXECUTE.queue_name)
     assert plain == "tools.execute"
     assert prioritised == [
         "tools.execute\x06\x163",
@@ -116,6 +116,7 @@ def test_queue_depth_counts_every_priority_list(redis_client: redis.Redis, redis
     redis_client.rpush(plain, "a", "b")
     redis_client.rpush(prioritised[1], "c")
     redis_client.rpush("tools.read_only", "d")
+    redis_client.rpush("tools.delegation", "e")
 
     samples = exposed(snapshot(redis_url), approvals_pending=3)
 
@@ -124,7 +125,7 @@ def test_queue_depth_counts_every_priority_list(redis_client: redis.Redis, redis
         for (name, labels), value in samples.items()
         if name == "toolrun_queue_depth"
     }
-    assert depths == {"read_only": 1, "read_write": 0, "execute": 3, "admin": 0}
+    assert depths == {"read_only": 1, "read_write": 0, "execute": 3, "admin": 0, "delegation": 1}
     assert samples["toolrun_approvals_pending", ()] == 3
 
 

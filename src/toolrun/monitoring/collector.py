@@ -44,11 +44,12 @@ class PlatformCollector(Collector):
 
         depth = GaugeMetricFamily(
             "toolrun_queue_depth",
-            "Messages waiting in each permission level's queue (not yet taken by a worker).",
+            "Messages waiting in each permission level's queue, and in the task tool's "
+            "(delegation), not yet taken by a worker.",
             labels=["level"],
         )
-        for level, waiting in self.snapshot.queue_depths.items():
-            depth.add_metric([level.value], waiting)
+        for label, waiting in self.snapshot.queue_depths.items():
+            depth.add_metric([label], waiting)
         yield depth
 
         yield GaugeMetricFamily(

@@ -8,7 +8,7 @@ import redis.asyncio as aioredis
 from kombu.transport.redis import PRIORITY_STEPS, Channel
 
 from toolrun.monitoring.metrics import BUCKET_LABELS, CALLS, DURATION, SUM
-from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.levels import DELEGATION_QUEUE, PermissionLevel
 
 
 @dataclass
@@ -37,33 +37,38 @@ class Snapshot:
 
     calls: dict[tuple[str, str], int] = field(default_factory=dict)  # (tool, status) → count
     durations: dict[str, Durations] = field(default_factory=dict)  # tool → its histogram
-    queue_depths: dict[PermissionLevel, int] = field(default_factory=dict)
+    queue_depths: dict[str, int] = field(default_factory=dict)  # label → messages
 
 
-def queue_keys(level: PermissionLevel) -> list[str]:
-    """The Redis lists kombu keeps a level's queue in: the queue's name for priority 0, one
-    more per priority step (``<queue>\\x06\\x16<step>``) for messages sent with a priority."""
-    name = level.queue_name
-    return [name, *(f"{name}{Channel.sep}{step}" for step in PRIORITY_STEPS if step)]
+# The queues whose depth is reported, by label: each level's, and the task tool's.
+QUEUE_LABELS = {
+    **{level.value: level.queue_name for level in PermissionLevel},
+    "delegation": DELEGATION_QUEUE,
+}
+
+
+def queue_keys(queue: str) -> list[str]:
+    """The Redis lists kombu keeps a queue in: the queue's name for priority 0, one more
+    per priority step (``<queue>\\x06\\x16<step>``) for messages sent with a priority."""
+    return [queue, *(f"{queue}{Channel.sep}{step}" for step in PRIORITY_STEPS if step)]
 
 
 async def read_snapshot(client: aioredis.Redis) -> Snapshot:
     """Every counter and queue depth (raises redis.RedisError when Redis is down)."""
-    levels = list(PermissionLevel)
     pipe = client.pipeline(transaction=False)
     pipe.hgetall(CALLS)
     pipe.hgetall(DURATION)
-    for level in levels:
-        for key in queue_keys(level):
+    for queue in QUEUE_LABELS.values():
+        for key in queue_keys(queue):
             pipe.llen(key)
     calls, durations, *lengths = await pipe.execute()
-    per_level = len(lengths) // len(levels)
+    per_queue = len(lengths) // len(QUEUE_LABELS)
     return Snapshot(
         calls=_calls(calls),
         durations=_durations(durations),
         queue_depths={
-            level: sum(lengths[i * per_level : (i + 1) * per_level])
-            for i, level in enumerate(levels)
+            label: sum(lengths[i * per_queue : (i + 1) * per_queue])
+            for i, label in enumerate(QUEUE_LABELS)
         },
     )
 

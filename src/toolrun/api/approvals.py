@@ -19,7 +19,7 @@ from toolrun.api.state import ApiState, get_state
 from toolrun.permissions.agents import AgentProfile
 from toolrun.permissions.inbox import ApprovalRecord, ApprovalStatus
 from toolrun.permissions.rules import RuleError, StandingRule
-from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus, lineage_of
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["approvals"])
@@ -82,7 +82,7 @@ async def _approve(
         raise HTTPException(409, f"the agent that sent {call_id!r} was revoked; deny it")
     record = await _decide(state, call_id, operator, body, approved=True)
     tool = state.registry.get(record.tool_name, record.tool_version)
-    lineage = {} if waiting is None else _lineage(waiting)
+    lineage = {} if waiting is None else lineage_of(waiting.metadata)
     call = ToolCall(
         id=record.call_id,
         tool_name=record.tool_name,
@@ -250,15 +250,6 @@ async def _decide(
     raise HTTPException(409, f"call {call_id!r} is not awaiting approval (it is {known.status})")
 
 
-def _lineage(current: ToolResult) -> dict[str, str]:
-    """The sub-agent and parent call of a parked call (see `ToolCall.lineage`)."""
-    return {
-        name: current.metadata[name]
-        for name in ("subagent", "parent_call_id")
-        if current.metadata.get(name) is not None
-    }
-
-
 def _ended(
     record: ApprovalRecord, status: ToolStatus, error: str, current: ToolResult | None
 ) -> ToolResult:
@@ -276,6 +267,6 @@ def _ended(
             "decided_by": record.decided_by,
             "policy": record.policy,
             "risk": record.risk,
-            **({} if current is None else _lineage(current)),
+            **({} if current is None else lineage_of(current.metadata)),
         },
     )

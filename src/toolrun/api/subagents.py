@@ -27,26 +27,22 @@ class SubAgentSummary(BaseModel):
     name: str
     source: Source
     path: str | None
-    description: str | None
-    tools: list[str] | None
-    ceiling: PermissionLevel | None
-    model: str | None
-    max_turns: int | None
-    problem: str | None
+    description: str | None = None
+    tools: list[str] | None = None
+    ceiling: PermissionLevel | None = None
+    model: str | None = None
+    max_turns: int | None = None
+    problem: str | None = None
 
     @classmethod
     def of(cls, entry: Entry) -> SubAgentSummary:
-        agent = entry.agent
+        fields = {} if entry.agent is None else entry.agent.model_dump(exclude={"name", "prompt"})
         return cls(
             name=entry.name,
             source=entry.source,
             path=entry.path,
-            description=None if agent is None else agent.description,
-            tools=None if agent is None else agent.tools,
-            ceiling=None if agent is None else agent.ceiling,
-            model=None if agent is None else agent.model,
-            max_turns=None if agent is None else agent.max_turns,
             problem=entry.problem,
+            **fields,
         )
 
 

@@ -87,18 +87,12 @@ class CallGate:
 
     def end_now(self, call: ToolCall, status: ToolStatus, error: str) -> Refused:
         """End a call before it is sent, as the API does: record, history row."""
-        result = ToolResult.accepted(call, status)
-        result.error = error
-        if self.calls.create(result):
-            self._remember(result, call.arguments)
+        self._ended_now(call, status, error)
         return Refused(error, status)
 
     def block(self, call: ToolCall, reason: str) -> Refused:
         """End a call as blocked, as the API does: record, history row, security event."""
-        result = ToolResult.accepted(call, ToolStatus.BLOCKED)
-        result.error = reason
-        if self.calls.create(result):
-            self._remember(result, call.arguments)
+        if self._ended_now(call, ToolStatus.BLOCKED, reason):
             self.security.record(
                 EventKind.BLOCKED_CALL,
                 reason,
@@ -107,6 +101,16 @@ class CallGate:
                 tool_name=call.tool_name,
             )
         return Refused(f"blocked: {reason}")
+
+    def _ended_now(self, call: ToolCall, status: ToolStatus, error: str) -> bool:
+        """Record a call that ends before it is sent, with its history row; False when a
+        record with its id exists (it was ended before: nothing is written again)."""
+        result = ToolResult.accepted(call, status)
+        result.error = error
+        if not self.calls.create(result):
+            return False
+        self._remember(result, call.arguments)
+        return True
 
     def send(self, prepared: Prepared) -> None:
         """Queue the call, or park it for approval; nothing when it exists (a scheduler

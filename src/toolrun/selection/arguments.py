@@ -76,7 +76,7 @@ class Facts:
             for m, d, y in _WORD_DATE.findall(rest)
         ]
         plain = _WORD_DATE.sub(" ", _ISO_DATE.sub(" ", _QUOTED.sub(" ", rest)))
-        paths = [p for p in _PATH.findall(plain) if not p.replace(".", "").isdigit()]
+        paths = file_paths(plain)
         numbers = []
         for found in _NUMBER.finditer(plain):
             text = found.group().replace(",", "")
@@ -85,6 +85,16 @@ class Facts:
             numbers.append((value, [stem(w) for w in before]))
         names = [n for n in _PROPER.findall(plain) if n.lower() not in {"i", "can", "what"}]
         return cls(quoted, urls, paths, dates, numbers, names)
+
+
+def urls(text: str) -> list[str]:
+    """The http(s) URLs in `text`."""
+    return list(_URL.findall(text))
+
+
+def file_paths(text: str) -> list[str]:
+    """The file paths in `text` (``src/app.py``, ``notes.md``; not ``3.5``), URLs aside."""
+    return [p for p in _PATH.findall(_URL.sub(" ", text)) if not p.replace(".", "").isdigit()]
 
 
 def without_values(task: str) -> str:

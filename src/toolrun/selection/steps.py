@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from toolrun.selection.arguments import file_paths, urls
 from toolrun.selection.text import split_words, stem, words
 
 # Scenario → words that point to it (stems are compared) and the tool categories / tags
@@ -76,8 +77,6 @@ INTENTS: dict[str, frozenset[str]] = {
     "send": words("send notify email message post share publish"),
 }
 _INTENT_STEMS = {intent: frozenset(stem(w) for w in words) for intent, words in INTENTS.items()}
-_URL = re.compile(r"https?://\S+")
-_PATH = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]+|(?<![\w/])[\w-]+\.[a-z]{1,4}\b")
 _CLAUSE = re.compile(
     r"(?<=[.?!;])\s+|\s*\b(?:after that|and then|then|also|additionally|afterwards|"
     r"as well as|finally|next|besides)\b[,:]?\s*",
@@ -90,8 +89,8 @@ def scenarios(task: str) -> list[str]:
     counts for file operations, a URL for network requests)."""
     stems = {stem(word) for word in split_words(task)}
     hits = {name: len(stems & words) for name, words in _SCENARIO_STEMS.items()}
-    hits["file operations"] += len(_PATH.findall(_URL.sub(" ", task)))
-    hits["network requests"] += len(_URL.findall(task))
+    hits["file operations"] += len(file_paths(task))
+    hits["network requests"] += len(urls(task))
     return [name for name, count in sorted(hits.items(), key=lambda kv: -kv[1]) if count]
 
 

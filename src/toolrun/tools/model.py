@@ -158,8 +158,16 @@ class ToolCall(BaseModel):
 
     def lineage(self) -> dict[str, str]:
         """The sub-agent and parent call facts of a delegated call, for its metadata."""
-        facts = {"subagent": self.subagent, "parent_call_id": self.parent_call_id}
-        return {name: value for name, value in facts.items() if value is not None}
+        return lineage_of({name: getattr(self, name) for name in LINEAGE})
+
+
+# The metadata of a call made by a sub-agent: which one, and for which Task call.
+LINEAGE = ("subagent", "parent_call_id")
+
+
+def lineage_of(facts: dict[str, Any]) -> dict[str, str]:
+    """The LINEAGE entries of `facts` (a call's fields or a result's metadata) that are set."""
+    return {name: facts[name] for name in LINEAGE if facts.get(name) is not None}
 
 
 class ToolResult(BaseModel):

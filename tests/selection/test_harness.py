@@ -7,9 +7,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from toolrun.selection.minilm import Encoder
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
@@ -38,23 +41,29 @@ def test_bfcl_with_answers_reports_tool_and_argument_accuracy() -> None:
         "bfcl", str(DATA / "bfcl_multiple.json"), str(DATA / "bfcl_multiple_answers.json")
     )
 
-    assert set(measured) == {"n", "top1", "arg_accuracy", "p50_ms"}
+    assert set(measured) == {"n", "top1", "arg_accuracy", "p50_ms", "semantic"}
     assert measured["n"] == 30
     assert measured["top1"] >= 0.8  # 0.925 on all 200
     assert 0 <= measured["arg_accuracy"] <= measured["top1"]
 
 
-def test_bfcl_without_answers_is_irrelevance_data() -> None:
-    measured = harness("bfcl", str(DATA / "bfcl_irrelevance.json"))
+def test_bfcl_without_answers_is_irrelevance_data(encoder: Encoder) -> None:
+    by_meaning = harness("bfcl", str(DATA / "bfcl_irrelevance.json"))
+    by_words = harness("--lexical", "bfcl", str(DATA / "bfcl_irrelevance.json"))
 
-    assert set(measured) == {"n", "no_tool_accuracy", "p50_ms"}
-    assert measured["no_tool_accuracy"] >= 0.6  # 0.76 on all 240
+    assert set(by_meaning) == {"n", "no_tool_accuracy", "p50_ms", "semantic"}
+    assert by_meaning["semantic"]
+    assert not by_words["semantic"]
+    assert by_words["no_tool_accuracy"] >= 0.6  # 0.76 on all 240
+    # Meaning tells irrelevant tools better: 0.70 against 0.60 here, 0.82 against 0.76
+    # on all 240.
+    assert by_meaning["no_tool_accuracy"] > by_words["no_tool_accuracy"]
 
 
 def test_seal_reports_recall_top1_and_time() -> None:
     measured = harness("seal", str(DATA / "seal_tools.jsonl"), str(DATA / "seal_queries.jsonl"))
 
-    assert set(measured) == {"n", "recall_at_5", "top1", "p50_ms"}
+    assert set(measured) == {"n", "recall_at_5", "top1", "p50_ms", "semantic"}
     assert measured["recall_at_5"] >= 0.8
     assert measured["p50_ms"] > 0
 

@@ -51,6 +51,7 @@ def test_the_right_tool_is_chosen_with_its_arguments_and_a_trace(selector: Selec
         "2_intents",
         "2_intents_by",
         "3_matching",
+        "3_matching_by",
         "4_evaluation",
         "5_arguments",
         "5_arguments_by",

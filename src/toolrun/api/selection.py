@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from fastapi.concurrency import run_in_threadpool
@@ -18,6 +18,10 @@ from toolrun.permissions.agents import AgentProfile, Role
 from toolrun.selection.cards import CardError, ToolCard
 from toolrun.selection.pipeline import Selection, Selector
 from toolrun.selection.preferences import MarkKind, ToolMark
+from toolrun.selection.semantic import optional_encoder
+
+if TYPE_CHECKING:
+    from toolrun.selection.minilm import Encoder
 
 router = APIRouter(tags=["selection"])
 State = Annotated[ApiState, Depends(get_state)]
@@ -76,7 +80,7 @@ async def select(body: SelectRequest, state: State, agent: Agent) -> SelectionVi
     if supplied:
         cards = _parsed(supplied)
         selection = await run_in_threadpool(
-            lambda: Selector(cards).select(
+            lambda: Selector(cards, _encoder(state)).select(
                 body.task, context=body.context, top_k=body.top_k, model=state.selection_model
             )
         )
@@ -112,7 +116,7 @@ async def _over_registry(
         if unknown:
             raise HTTPException(422, f"unknown tools: {', '.join(unknown)}")
         newest = {name: newest[name] for name in names}
-    selector = _selector(tuple(sorted(d.tool_id for d in newest.values())), newest)
+    selector = _selector(tuple(sorted(d.tool_id for d in newest.values())), newest, state)
     preferences = state.preferences
     excluded = await run_in_threadpool(preferences.blacklist, newest)
     records = await run_in_threadpool(preferences.records, newest)
@@ -137,11 +141,16 @@ async def _over_registry(
     return SelectionView.of(selection, history)
 
 
-def _selector(key: tuple[str, ...], descriptors: dict[str, Any]) -> Selector:
+def _encoder(state: ApiState) -> Encoder | None:
+    """The embedding model selection weighs meaning with, if installed and not off."""
+    return optional_encoder(state.settings.embedding_model)
+
+
+def _selector(key: tuple[str, ...], descriptors: dict[str, Any], state: ApiState) -> Selector:
     """A selector over these tool versions (kept: its index is built once)."""
     found = _selectors.get(key)
     if found is None:
-        found = Selector([ToolCard.of(d) for d in descriptors.values()])
+        found = Selector([ToolCard.of(d) for d in descriptors.values()], _encoder(state))
         _selectors[key] = found
         while len(_selectors) > _CACHED_SELECTORS:
             _selectors.popitem(last=False)

@@ -64,14 +64,17 @@ def _show(found: dict[str, Any]) -> None:
     trace = found["trace"]
     out.print(f"1 scenario    {', '.join(trace['1_scenario']) or '(none recognised)'}")
     out.print(f"2 intents     {', '.join(trace['2_intents']) or '(none recognised)'}")
-    table = Table("3 candidates", "score", "relevance", "why")
+    table = Table("3 candidates", "score", "relevance", "meaning", "why")
     for candidate in found["candidates"]:
+        similarity = candidate.get("similarity")
         table.add_row(
             escape(candidate["name"]),
             f"{candidate['score']:.3f}",
             f"{candidate['relevance']:.2f}",
+            "-" if similarity is None else f"{similarity:.2f}",
             escape(", ".join(candidate["why"])),
         )
+    out.print(f"3 matching by {escape(trace['3_matching_by'])}")
     out.print(table)
     out.print(f"4 evaluation  {escape(found['reason'])}")
     if found["chosen"] is not None:

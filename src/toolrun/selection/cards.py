@@ -4,6 +4,7 @@ format or the BFCL format."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,9 @@ _PYTHON_TYPES = {
     "any": "string",
     "set": "array",
 }
+
+
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
 
 
 class CardError(ValueError):
@@ -45,6 +49,13 @@ class ToolCard:
         if not isinstance(found, dict):
             return {}
         return {name: spec for name, spec in found.items() if isinstance(spec, dict)}
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """What the tool does, in short sentences (for embedding): its name spelt out with
+        the first sentence of its description, then each example's description."""
+        summary = _FIRST_SENTENCE.split(self.description.strip(), maxsplit=1)[0]
+        return (f"{re.sub(r'[_.]+', ' ', self.name)}: {summary}", *self.examples)
 
     @property
     def required(self) -> list[str]:

@@ -63,6 +63,7 @@ class LexicalIndex:
             self.description_words.append({t for t in fields["description"] if not t.isdigit()})
             for term in weighted:
                 self.postings[term].append(index)
+        self.position = {card.name: index for index, card in enumerate(self.cards)}
         self.lengths = [sum(w.values()) for w in self.weights]
         self.average = sum(self.lengths) / len(self.lengths) if self.lengths else 1.0
         count = len(self.cards)

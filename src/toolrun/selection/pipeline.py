@@ -4,8 +4,11 @@
 2. intents — what it wants done (`steps.intents`, or a model: `model_steps`);
 3. matching — candidates ranked by BM25 over their fields (`lexical`), each part of a
    task that asks for several things ranked too, so every part's tool is among them;
-4. evaluation — the shortlist ordered by score * (1 + relevance), history and lists
-   applied; "no suitable tool" when the best is too little relevant;
+   where words leave doubt and there is an embedding model (`semantic`), the
+   candidates' similarity in meaning to the task is weighed too;
+4. evaluation — the shortlist ordered by score * (1 + relevance) (plus the similarity
+   in meaning, with a model), history and lists applied; "no suitable tool" when the
+   best fits too little;
 5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated.
 
 `Selector.select` returns the ranking, the choice, its arguments and the trace of each
@@ -17,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import ToolExecutionError
 from toolrun.selection.arguments import Filled, checked, fill, without_values
@@ -27,9 +30,20 @@ from toolrun.selection.model_steps import ModelSteps
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
 from toolrun.selection.text import terms
 
-# The relevance (`LexicalIndex.relevance`, 0 to 2.5) the chosen tool needs; tuned on the
-# BFCL development data (multiple vs irrelevance).
+if TYPE_CHECKING:
+    from toolrun.selection.minilm import Encoder
+
+# The fit the chosen tool needs: its relevance (`LexicalIndex.relevance`, 0 to 2.5), or
+# with an embedding model, relevance + SIMILARITY_FIT * similarity (cosine, -1 to 1).
+# Tuned on the BFCL development data (multiple vs irrelevance).
 MIN_RELEVANCE = 0.69
+MIN_FIT = 2.6
+SIMILARITY_FIT = 4.0
+SIMILARITY_RANK = 0.5  # weight of similarity against the normalised lexical score
+# Relevance at which words alone decide; below it (and with a model) meaning is weighed
+# too — embedding the task costs about 10-17 ms, so it is done where it pays.
+SURE_RELEVANCE = 1.2
+FIT_DEPTH = 3  # with meaning weighed, the first of this many candidates that fits is chosen
 SCENARIO_BOOST = 0.15  # score a candidate gains for serving the task's scenario
 INTENT_BOOST = 0.10  # … and for its name or tags saying the task's intent
 SHORTLIST = 20  # candidates whose relevance is weighed before the final order
@@ -53,6 +67,18 @@ class Candidate:
     score: float
     relevance: float  # see LexicalIndex.relevance
     why: list[str] = field(default_factory=list)
+    similarity: float | None = None  # in meaning, with an embedding model
+
+    @property
+    def fit(self) -> float:
+        """How well the candidate fits the task, for the no-suitable-tool threshold."""
+        if self.similarity is None:
+            return self.relevance
+        return self.relevance + SIMILARITY_FIT * self.similarity
+
+    @property
+    def fits(self) -> bool:
+        return self.fit >= (MIN_RELEVANCE if self.similarity is None else MIN_FIT)
 
 
 @dataclass
@@ -74,12 +100,14 @@ class Selection:
 
 
 class Selector:
-    """Selects among a fixed set of tools (index built once)."""
+    """Selects among a fixed set of tools (indexes built once); with an `encoder`, by
+    meaning as well as by words."""
 
-    def __init__(self, cards: Sequence[ToolCard]) -> None:
+    def __init__(self, cards: Sequence[ToolCard], encoder: Encoder | None = None) -> None:
         self.cards = list(cards)
         self.index = LexicalIndex(self.cards)
         self.by_name = {card.name: card for card in self.cards}
+        self.encoder = encoder
 
     def select(
         self,
@@ -101,6 +129,14 @@ class Selector:
         found_scenarios = scenarios(task)
         found_intents, intents_by = _intents(task, model)
         ranked = self.rank(task, found_scenarios, found_intents, history or {}, top_k, excluded)
+        matching_by = "words"
+        if self.encoder is not None and ranked and not self._sure(ranked[0], task):
+            ranked = self.rank(
+                task, found_scenarios, found_intents, history or {}, top_k, excluded, True
+            )
+            matching_by = (
+                f"words and meaning (by words alone, the best relevance is below {SURE_RELEVANCE})"
+            )
         top = _whitelisted_first(ranked, whitelist)
         chosen, reason = self.evaluate(top)
         filled: Filled | None = None
@@ -112,7 +148,8 @@ class Selector:
             "2_intents": found_intents,
             "2_intents_by": intents_by,
             "5_arguments_by": arguments_by,
-            "3_matching": [{"name": c.name, "score": round(c.score, 4)} for c in top],
+            "3_matching": [_matched(c) for c in top],
+            "3_matching_by": matching_by,
             "4_evaluation": reason,
             "5_arguments": None if filled is None else filled.sources,
         }
@@ -136,8 +173,10 @@ class Selector:
         history: Mapping[str, Record],
         top_k: int,
         excluded: Collection[str] = (),
+        by_meaning: bool = False,
     ) -> list[Candidate]:
-        """Step 3 (and the history part of step 4): the best `top_k` candidates."""
+        """Step 3 (and the history part of step 4): the best `top_k` candidates; by
+        meaning as well as words if `by_meaning` (and there is an encoder)."""
         wording = without_values(task)
         query = terms(wording)
         scores = self.index.scores(query)
@@ -173,6 +212,7 @@ class Selector:
                     why.append(f"rated {record.rating:.1f}/5")
             boosted.append((score * boost, index, why))
         boosted.sort(key=lambda item: -item[0])
+        listed = boosted[: max(top_k, SHORTLIST)]
         words = {t for t in query if not t.isdigit()}
         shortlist = [
             Candidate(
@@ -181,23 +221,48 @@ class Selector:
                 self.index.relevance(i, words) + AGREEMENT * len(AGREEING_STEPS & set(why)),
                 why,
             )
-            for score, i, why in boosted[: max(top_k, SHORTLIST)]
+            for score, i, why in listed
         ]
+        if by_meaning and self.encoder is not None:
+            task_vector = self.encoder.encode([task])[0]
+            for candidate, (_, index, _) in zip(shortlist, listed, strict=True):
+                vectors = self.encoder.encode(self.cards[index].texts)
+                candidate.similarity = float((vectors @ task_vector).max())
         # The final order weighs how well each covers the task too.
-        shortlist.sort(key=lambda c: -c.score * (RELEVANCE_WEIGHT + c.relevance))
+        most = max((c.score * (RELEVANCE_WEIGHT + c.relevance) for c in shortlist), default=0.0)
+
+        def order(candidate: Candidate) -> float:
+            lexical = candidate.score * (RELEVANCE_WEIGHT + candidate.relevance) / (most or 1.0)
+            return lexical + SIMILARITY_RANK * (candidate.similarity or 0.0)
+
+        shortlist.sort(key=lambda c: -order(c))
         return shortlist[:top_k]
+
+    def _sure(self, best: Candidate, task: str) -> bool:
+        words = {t for t in terms(without_values(task)) if not t.isdigit()}
+        index = self.index.position[best.name]
+        covers = bool(words) and words <= self.index.words[index]
+        return best.relevance >= SURE_RELEVANCE or covers
 
     def evaluate(self, top: list[Candidate]) -> tuple[str | None, str]:
         """Step 4: the best candidate, or None with why nothing fits."""
         if not top:
             return None, "no suitable tool: no tool shares a word with the task"
         best = top[0]
-        if best.relevance < MIN_RELEVANCE:
-            return None, (
-                f"no suitable tool: the best match, {best.name}, has relevance "
-                f"{best.relevance:.2f} (at least {MIN_RELEVANCE} needed)"
+        if best.fits:
+            return best.name, f"{best.name}: best match (fit {best.fit:.2f})"
+        fitting = [c for c in top[1:FIT_DEPTH] if c.similarity is not None and c.fits]
+        if fitting:
+            chosen = fitting[0]
+            return chosen.name, (
+                f"{chosen.name}: the best match that fits (fit {chosen.fit:.2f}; "
+                f"{best.name} ranks higher but fits {best.fit:.2f})"
             )
-        return best.name, f"{best.name}: best match (relevance {best.relevance:.2f})"
+        needed = MIN_RELEVANCE if best.similarity is None else MIN_FIT
+        return None, (
+            f"no suitable tool: the best match, {best.name}, fits {best.fit:.2f} "
+            f"(at least {needed} needed)"
+        )
 
 
 def _intents(task: str, model: ModelSteps | None) -> tuple[list[str], str]:
@@ -225,6 +290,13 @@ def _arguments(
 def _whitelisted_first(ranked: list[Candidate], whitelist: Collection[str]) -> list[Candidate]:
     """Whitelisted candidates that match the task well enough go first (stable order)."""
     for candidate in ranked:
-        if candidate.name in whitelist and candidate.relevance >= MIN_RELEVANCE:
+        if candidate.name in whitelist and candidate.fits:
             candidate.why.append("whitelisted")
     return sorted(ranked, key=lambda c: "whitelisted" not in c.why)
+
+
+def _matched(candidate: Candidate) -> dict[str, Any]:
+    shown: dict[str, Any] = {"name": candidate.name, "score": round(candidate.score, 4)}
+    if candidate.similarity is not None:
+        shown["similarity"] = round(candidate.similarity, 4)
+    return shown

@@ -1,0 +1,130 @@
+"""Selection by meaning: the numpy encoder reproduces the model's published
+similarities, meaning is weighed only where words leave doubt, and it turns away a tool
+that shares words but not sense with the task."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.pipeline import Selector
+from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
+from toolrun.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from toolrun.selection.minilm import Encoder
+
+
+def tool(name: str, description: str, **properties: str) -> ToolCard:
+    schema = {"type": "object", "properties": {p: {"type": t} for p, t in properties.items()}}
+    return ToolCard.parse({"name": name, "description": description, "parameters": schema})
+
+
+WEATHER = tool("weather_forecast", "Forecast the weather of a city for some days", city="string")
+RATING = tool("get_movie_rating", "Get the rating of a movie", title="string")
+
+
+def test_the_encoder_gives_the_published_similarities(encoder: Encoder) -> None:
+    # sentence-transformers' quick-start figures for all-MiniLM-L6-v2.
+    vectors = encoder.encode(
+        ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
+    )
+    similarities = vectors @ vectors.T
+
+    assert similarities[0, 1] == pytest.approx(0.6660, abs=5e-4)
+    assert similarities[0, 2] == pytest.approx(0.1046, abs=5e-4)
+    assert similarities[1, 2] == pytest.approx(0.1411, abs=5e-4)
+    assert [round(float(v @ v), 4) for v in vectors] == [1.0, 1.0, 1.0]
+
+
+def test_a_batch_and_single_texts_encode_alike(encoder: Encoder) -> None:
+    texts = ["read a file", "a much longer sentence about the weather in Oslo this week"]
+    together = encoder.encode(texts)  # padded to the longer one
+    alone = [encoder.encode([f"{text} "])[0] for text in texts]  # not from the cache
+
+    for batch_row, single in zip(together, alone, strict=True):
+        assert float(batch_row @ single) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_words_that_match_but_mean_something_else_give_no_tool(encoder: Encoder) -> None:
+    task = "Rate my cooking recipe for pancakes"
+
+    by_words = Selector([WEATHER, RATING]).select(task)
+    by_meaning = Selector([WEATHER, RATING], encoder).select(task)
+
+    assert by_words.chosen == "get_movie_rating"
+    assert by_meaning.chosen is None
+    assert by_meaning.reason.startswith("no suitable tool")
+    assert by_meaning.trace["3_matching_by"].startswith("words and meaning")
+    assert by_meaning.trace["3_matching"][0]["similarity"] < 0.3
+
+
+def test_meaning_keeps_a_tool_that_words_were_unsure_of(encoder: Encoder) -> None:
+    task = "What's the forecast for Rome, will it rain?"
+
+    selection = Selector([WEATHER, RATING], encoder).select(task)
+
+    assert selection.chosen == "weather_forecast"
+    assert selection.candidates[0].similarity is not None
+    assert selection.candidates[0].similarity > 0.4
+
+
+def test_words_alone_decide_when_they_are_sure(encoder: Encoder) -> None:
+    selection = Selector([WEATHER, RATING], encoder).select("How well rated is the movie Alien?")
+
+    assert selection.chosen == "get_movie_rating"
+    assert selection.trace["3_matching_by"] == "words"
+    assert selection.candidates[0].similarity is None  # nothing was embedded
+
+
+def test_the_model_can_be_switched_off_or_missing(tmp_path: Path) -> None:
+    with pytest.raises(EncoderUnavailable, match="switched off"):
+        load_encoder("off")
+    with pytest.raises(EncoderUnavailable, match=r"lacks config\.json, tokenizer\.json"):
+        load_encoder(str(tmp_path))
+    assert optional_encoder("off") is None
+
+
+def test_a_lower_candidate_that_fits_is_chosen_over_a_top_one_that_does_not(
+    encoder: Encoder,
+) -> None:
+    cards = [ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()]
+
+    selection = Selector(cards, encoder).select("Find the definition of the function main")
+
+    # By words, search ranks first, but its meaning is far from the task; lsp's example
+    # "Where is the function called on line 12 defined?" is near.
+    assert selection.candidates[0].name == "search"
+    assert selection.chosen == "lsp"
+    assert "the best match that fits" in selection.reason
+
+
+def test_without_the_semantic_extra_selection_falls_back_to_words() -> None:
+    # numpy made unimportable: the API and selection still load and select by words.
+    script = """
+import sys
+sys.modules["numpy"] = None
+from toolrun.api.app import create_app
+from toolrun.selection.pipeline import Selector
+from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
+try:
+    load_encoder()
+except EncoderUnavailable as exc:
+    print(exc)
+assert optional_encoder(None) is None
+print(Selector([], optional_encoder(None)).select("read a file").reason)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "the semantic extra is not installed (numpy is missing): pip install 'toolrun[semantic]'",
+        "no suitable tool: no tool shares a word with the task",
+    ]

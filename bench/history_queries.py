@@ -47,6 +47,7 @@ from toolrun.history.records import CallRecord
 from toolrun.history.rollups import CallRollup, RolledHour
 from toolrun.history.stats import HistoryStats
 from toolrun.history.store import HistoryFilter, HistoryStore
+from toolrun.selection.preferences import Preferences
 
 RESULTS = Path(__file__).resolve().parent / "results" / "history_queries.json"
 POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -517,6 +518,25 @@ def vacuum_analyze(engine: Engine) -> float:
     return round(time.perf_counter() - started, 2)
 
 
+def recommendation_inputs(engine: Engine) -> dict[str, Any]:
+    """What GET /v1/recommendations and POST /v1/select read besides the selection: the
+    blacklist (N-failures check per tool), the week's per-tool records, the whitelist."""
+    preferences = Preferences(
+        engine,
+        failures=Settings.model_fields["blacklist_failures"].default,
+        cooldown_s=Settings.model_fields["blacklist_cooldown_s"].default,
+    )
+    tools = [tool.name for tool in TOOLS]
+
+    def inputs() -> None:
+        preferences.blacklist(tools)
+        preferences.records(tools)
+        preferences.whitelisted("agent")
+
+    runs = [timed_ms(inputs) for _ in range(QUERY_RUNS)]
+    return {"tools": len(tools), "first_ms": round(runs[0], 1), "p50_ms": round(p50(runs), 1)}
+
+
 def measure(database: Database, rows: int, console: Console) -> dict[str, Any]:
     """Every measurement on one database, in an order where none disturbs the next."""
     engine = database.engine
@@ -537,6 +557,8 @@ def measure(database: Database, rows: int, console: Console) -> dict[str, Any]:
     found["queries"] = page_queries(engine, generator.agents()[7], generator.end)
     step("slow-tool analysis")
     found["analysis"] = analysis(engine)
+    step("recommendation inputs")
+    found["recommendations"] = recommendation_inputs(engine)
     step("exports")
     found["export"] = exports(engine, generator.end)
     step("write_many")
@@ -631,6 +653,14 @@ def report(console: Console, results: dict[str, dict[str, Any]], rows: int) -> N
         ("with_stats_p50_ms", "tools() + slow_tools() p50 (GET /v1/stats)"),
     ):
         table.add_row(label, *(_cell(results[name]["analysis"][key]) for name in names))
+    console.print(table)
+    tools = results[names[0]]["recommendations"]["tools"]
+    table = section(f"recommendation inputs, {tools} tools (ms)", names, [""])
+    for key, label in (
+        ("first_ms", "first (computes the week's stats)"),
+        ("p50_ms", f"p50 of {QUERY_RUNS} (the week's stats reused)"),
+    ):
+        table.add_row(label, *(_cell(results[name]["recommendations"][key]) for name in names))
     console.print(table)
     for name in names:
         windows = ", ".join(

@@ -53,6 +53,15 @@ def _submit(
     return {"params": {"wait": wait}, "json": body, "timeout": wait + _WAIT_SLACK_S}
 
 
+def _select_body(
+    task: str,
+    context: dict[str, Any] | None,
+    tools: list[str] | list[dict[str, Any]] | None,
+    top_k: int,
+) -> dict[str, Any]:
+    return {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
+
+
 def _call_path(call_id: str) -> str:
     return f"/v1/calls/{quote(call_id, safe='')}"
 
@@ -254,7 +263,7 @@ class Client:
     ) -> dict[str, Any]:
         """The tool for `task` with its arguments and the trace of the five steps; `tools`:
         registry names to choose among, or tools in the OpenAI function or BFCL format."""
-        body = {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
+        body = _select_body(task, context, tools, top_k)
         return dict(self._request("POST", "/v1/select", json=body).json())
 
     def recommendations(self, task: str, *, top_k: int = 5) -> dict[str, Any]:
@@ -382,7 +391,8 @@ class Client:
 
 
 class AsyncClient:
-    """Asyncio client with the same methods as `Client`."""
+    """Asyncio client with the methods of `Client` that agents use: tools, calls,
+    selection and feedback, statistics and DAG runs (operators' methods are sync only)."""
 
     def __init__(
         self, base_url: str = DEFAULT_API, *, token: str | None = None, timeout_s: float = 30.0
@@ -436,6 +446,28 @@ class AsyncClient:
         """A call's state; with `wait`, waits up to that long for it to end."""
         response = await self._request("GET", _call_path(call_id), **_waiting(wait))
         return ToolResult.model_validate(response.json())
+
+    async def select(
+        self,
+        task: str,
+        *,
+        context: dict[str, Any] | None = None,
+        tools: list[str] | list[dict[str, Any]] | None = None,
+        top_k: int = 5,
+    ) -> dict[str, Any]:
+        """The tool for `task`, as `Client.select`."""
+        body = _select_body(task, context, tools, top_k)
+        return dict((await self._request("POST", "/v1/select", json=body)).json())
+
+    async def recommendations(self, task: str, *, top_k: int = 5) -> dict[str, Any]:
+        """Registry tools for `task` with their history, as `Client.recommendations`."""
+        params = {"task": task, "top_k": top_k}
+        return dict((await self._request("GET", "/v1/recommendations", params=params)).json())
+
+    async def feedback(self, call_id: str, rating: int, comment: str | None = None) -> None:
+        """Rate a call that ended, as `Client.feedback`."""
+        body = {"rating": rating, "comment": comment}
+        await self._request("POST", f"{_call_path(call_id)}/feedback", json=body)
 
     async def stats(
         self, *, since: float | None = None, until: float | None = None, by: str = "tool"

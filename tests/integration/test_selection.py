@@ -3,6 +3,7 @@ list, feedback on real calls, the blacklist after real failures, the whitelist."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 
 from tests.integration.platform import Platform, wait_for
 from tests.scripted_model import ScriptedModel, answer, tool_calls
+from toolrun.client import AsyncClient
 from toolrun.permissions.levels import PermissionLevel
 
 BOOKING = {
@@ -219,3 +221,28 @@ def test_a_configured_model_does_steps_2_and_5(api: httpx.Client, model: Scripte
     assert found["valid"] is True
     assert fallback["trace"]["5_arguments_by"].startswith("rules (the model failed")
     assert fallback["arguments"] == {"city": "Porto", "nights": 3}
+
+
+def test_the_async_client_selects_rates_and_recommends(
+    platform: Platform, api: httpx.Client
+) -> None:
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with AsyncClient(platform.base_url, token=platform.token) as client:
+            found = await client.select('Read the file "hello.txt"')
+            result = await client.call(found["chosen"], found["arguments"])
+            await client.feedback(result.call_id, 4, "right file")
+            return found, await client.recommendations("Read the file hello.txt", top_k=3)
+
+    found, recommended = asyncio.run(scenario())
+    parked = api.post(
+        "/v1/calls",
+        params={"wait": 5},
+        json={"tool_name": "bash", "arguments": {"command": "rm -rf no-such-dir"}},
+    ).json()
+    rated_early = api.post(f"/v1/calls/{parked['call_id']}/feedback", json={"rating": 5})
+
+    assert (found["chosen"], found["arguments"]) == ("read", {"file_path": "hello.txt"})
+    assert recommended["candidates"][0]["name"] == "read"
+    assert len(recommended["candidates"]) <= 3
+    assert parked["status"] == "awaiting_approval"
+    assert rated_early.status_code == 404  # not ended: nothing to rate yet

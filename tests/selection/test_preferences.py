@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from toolrun.history import CallRecord, HistoryStore
-from toolrun.selection.preferences import MarkKind, Preferences
+from toolrun.selection.preferences import WEEK_STATS_TTL_S, MarkKind, Preferences
 
 
 class Clock:
@@ -127,3 +127,20 @@ def test_records_hold_success_rate_time_and_ratings(
     assert record["read"].success_rate == 0.75
     assert record["read"].rating == 4.0
     assert record["read"].p50_ms is not None
+
+
+def test_the_weeks_rates_are_reused_for_a_while_and_ratings_are_not(
+    engine: Engine, preferences: Preferences, clock: Clock
+) -> None:
+    ended(engine, "read", "success", clock.now, 0)
+    before = preferences.records(["read"])["read"]
+    fail(engine, "read", 1, clock, start=1)
+    preferences.add_feedback("read-0", "read", "a1", 1, None)
+
+    soon = preferences.records(["read"])["read"]
+    clock.now += WEEK_STATS_TTL_S
+    later = preferences.records(["read"])["read"]
+
+    assert before.success_rate == soon.success_rate == 1.0  # the week's stats are kept
+    assert soon.rating == 1.0  # feedback counts at once
+    assert later.success_rate == 0.5

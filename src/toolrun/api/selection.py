@@ -188,14 +188,28 @@ async def feedback(
     state: State,
     agent: Agent,
 ) -> None:
-    """Rate a call that ended (its agent, or an operator); a second rating replaces it."""
-    row = await run_in_threadpool(state.history.get, call_id)
-    mine = row is not None and (row.agent_id == agent.id or agent.role.includes(Role.OPERATOR))
-    if row is None or not mine:
+    """Rate a call that ended (its agent, or an operator); a second rating replaces it.
+
+    The call is found in the history, or — just ended, before its worker's batch of
+    history rows lands — in the call store."""
+    ended = await _ended_call(state, call_id)
+    operator = agent.role.includes(Role.OPERATOR)
+    if ended is None or not (operator or ended[1] == agent.id):
         raise HTTPException(404, f"no ended call with id {call_id!r}")
     await run_in_threadpool(
-        state.preferences.add_feedback, call_id, row.tool_name, agent.id, body.rating, body.comment
+        state.preferences.add_feedback, call_id, ended[0], agent.id, body.rating, body.comment
     )
+
+
+async def _ended_call(state: ApiState, call_id: str) -> tuple[str, str | None] | None:
+    """The tool and agent of an ended call, or None."""
+    row = await run_in_threadpool(state.history.get, call_id)
+    if row is not None:
+        return row.tool_name, row.agent_id
+    result = await state.store.get(call_id)
+    if result is None or not result.final:
+        return None
+    return result.tool_name, result.metadata.get("agent_id")
 
 
 class BlacklistRequest(BaseModel):

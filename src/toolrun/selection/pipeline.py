@@ -249,6 +249,8 @@ class Selector:
         if not top:
             return None, "no suitable tool: no tool shares a word with the task"
         best = top[0]
+        if "whitelisted" in best.why:
+            return best.name, f"{best.name}: whitelisted, and it matches (fit {best.fit:.2f})"
         if best.fits:
             return best.name, f"{best.name}: best match (fit {best.fit:.2f})"
         fitting = [c for c in top[1:FIT_DEPTH] if c.similarity is not None and c.fits]
@@ -288,9 +290,10 @@ def _arguments(
 
 
 def _whitelisted_first(ranked: list[Candidate], whitelist: Collection[str]) -> list[Candidate]:
-    """Whitelisted candidates that match the task well enough go first (stable order)."""
+    """Whitelisted candidates that match the task's words well enough (the operator's
+    choice outweighs meaning) go first (stable order)."""
     for candidate in ranked:
-        if candidate.name in whitelist and candidate.fits:
+        if candidate.name in whitelist and candidate.relevance >= MIN_RELEVANCE:
             candidate.why.append("whitelisted")
     return sorted(ranked, key=lambda c: "whitelisted" not in c.why)
 

@@ -11,6 +11,8 @@ from urllib.parse import quote
 import httpx
 
 from toolrun.errors import ToolrunError
+from toolrun.interop.formats import api_names
+from toolrun.interop.function_calls import ModelToolCall, replies, result_text, tool_calls
 from toolrun.subagents.definition import SubAgent
 from toolrun.tools.model import ToolDescriptor, ToolResult
 
@@ -60,6 +62,20 @@ def _select_body(
     top_k: int,
 ) -> dict[str, Any]:
     return {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
+
+
+def _tool_names(descriptors: list[ToolDescriptor]) -> dict[str, str]:
+    """API-safe name → tool name (the newest of each name)."""
+    return api_names(dict.fromkeys(d.name for d in descriptors))
+
+
+def _refused(call: ModelToolCall, names: dict[str, str]) -> str | None:
+    """Why a model's call cannot be sent (unknown tool, bad arguments), or None."""
+    if call.problem is not None:
+        return f"call {call.name} not run: {call.problem}"
+    if call.name not in names:
+        return f"unknown tool {call.name!r}; known: {', '.join(sorted(names))}"
+    return None
 
 
 def _call_path(call_id: str) -> str:
@@ -166,6 +182,11 @@ class Client:
 
     def list_tools(self) -> list[ToolDescriptor]:
         return [ToolDescriptor.model_validate(d) for d in self._request("GET", "/v1/tools").json()]
+
+    def export_tools(self, format: str = "openai") -> list[dict[str, Any]]:
+        """The tools this agent may call in the shape an API takes: openai, anthropic or
+        mcp (docs/interop.md)."""
+        return list(self._request("GET", "/v1/tools", params={"format": format}).json())
 
     def register_plugin(self, module: bytes, descriptor: dict[str, Any]) -> dict[str, Any]:
         """Admin: register a WebAssembly module with its descriptor (docs/plugins.md)."""
@@ -275,6 +296,32 @@ class Client:
         """Rate a call that ended, 1 (useless) to 5 (exactly right)."""
         body = {"rating": rating, "comment": comment}
         self._request("POST", f"{_call_path(call_id)}/feedback", json=body)
+
+    def run_tool_calls(self, response: dict[str, Any], *, wait: float = 60.0) -> list[Any]:
+        """Run the tool calls in a model's response (OpenAI Chat Completions or Responses,
+        or Anthropic Messages, as plain dicts) and return the messages that carry their
+        results back: tool messages, function_call_output items, or one user message of
+        tool_result blocks. A refused or failed call is reported to the model, not raised.
+
+        Raises:
+            NotAModelResponse: `response` is none of those shapes.
+        """
+        kind, calls = tool_calls(response)
+        names = _tool_names(self.list_tools()) if calls else {}
+        answered = []
+        for call in calls:
+            refused = _refused(call, names)
+            if refused is None:
+                try:
+                    text, error = result_text(
+                        self.call(names[call.name], call.arguments, wait=wait)
+                    )
+                except ApiError as exc:
+                    text, error = f"refused ({exc.status_code}): {exc.detail}", True
+            else:
+                text, error = refused, True
+            answered.append((call, text, error))
+        return replies(kind, answered)
 
     def blacklist(self) -> list[dict[str, Any]]:
         return list(self._request("GET", "/v1/blacklist").json())
@@ -422,6 +469,10 @@ class AsyncClient:
         response = await self._request("GET", "/v1/tools")
         return [ToolDescriptor.model_validate(d) for d in response.json()]
 
+    async def export_tools(self, format: str = "openai") -> list[dict[str, Any]]:
+        """As `Client.export_tools`."""
+        return list((await self._request("GET", "/v1/tools", params={"format": format})).json())
+
     async def get_tool(self, name: str, version: str | None = None) -> ToolDescriptor:
         params = {"version": version} if version else {}
         response = await self._request("GET", f"/v1/tools/{quote(name, safe='')}", params=params)
@@ -468,6 +519,25 @@ class AsyncClient:
         """Rate a call that ended, as `Client.feedback`."""
         body = {"rating": rating, "comment": comment}
         await self._request("POST", f"{_call_path(call_id)}/feedback", json=body)
+
+    async def run_tool_calls(self, response: dict[str, Any], *, wait: float = 60.0) -> list[Any]:
+        """As `Client.run_tool_calls`, the calls run concurrently."""
+        kind, calls = tool_calls(response)
+        names = _tool_names(await self.list_tools()) if calls else {}
+
+        async def answer(call: ModelToolCall) -> tuple[ModelToolCall, str, bool]:
+            refused = _refused(call, names)
+            if refused is not None:
+                return call, refused, True
+            try:
+                text, error = result_text(
+                    await self.call(names[call.name], call.arguments, wait=wait)
+                )
+            except ApiError as exc:
+                return call, f"refused ({exc.status_code}): {exc.detail}", True
+            return call, text, error
+
+        return replies(kind, list(await asyncio.gather(*(answer(c) for c in calls))))
 
     async def stats(
         self, *, since: float | None = None, until: float | None = None, by: str = "tool"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import PlainTextResponse
@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
+from toolrun.interop.formats import ExportFormat, export
 from toolrun.permissions.agents import AgentProfile
 from toolrun.tools.base import Tool
 from toolrun.tools.docs import render_markdown
@@ -20,10 +21,32 @@ State = Annotated[ApiState, Depends(get_state)]
 Version = Annotated[str | None, Query(max_length=64, description="Default: the newest version.")]
 
 
-@router.get("")
-async def list_tools(state: State, agent: Agent) -> list[ToolDescriptor]:
-    """Every registered tool version in the agent's tool set."""
-    return [tool.descriptor for tool in state.registry.list() if agent.sees(tool.descriptor)]
+@router.get(
+    "",
+    response_model=list[ToolDescriptor] | list[dict[str, Any]],
+    responses={422: {"description": "Two tools would export under the same name"}},
+)
+async def list_tools(
+    state: State,
+    agent: Agent,
+    format: Annotated[
+        ExportFormat | None,
+        Query(
+            description="openai, anthropic or mcp: the newest version of each tool the "
+            "agent may call, in that API's shape; default: every version in its tool set, "
+            "as toolrun descriptors."
+        ),
+    ] = None,
+) -> list[ToolDescriptor] | list[dict[str, Any]]:
+    """Every registered tool version in the agent's tool set, or the tools it may call
+    in the OpenAI, Anthropic or MCP shape."""
+    if format is None:
+        return [tool.descriptor for tool in state.registry.list() if agent.sees(tool.descriptor)]
+    callable_ = [t.descriptor for t in state.registry.list() if agent.refusal(t.descriptor) is None]
+    try:
+        return export(callable_, format)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from exc
 
 
 @router.get("/{name}", responses={404: {"description": "No such tool or version"}})

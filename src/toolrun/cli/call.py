@@ -25,10 +25,9 @@ from toolrun.client import ApiError, ApiUnreachable
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
 from toolrun.permissions.approvals import Approver, default_approver
-from toolrun.sandbox.network_gate import call_network
 from toolrun.sandbox.proxy import Refusal
-from toolrun.subagents.delegation import LocalDelegation
-from toolrun.tools import Executor, ToolCall, ToolContext, ToolResult, ToolStatus
+from toolrun.tools import ToolCall, ToolResult, ToolStatus
+from toolrun.tools.local import run_local
 
 
 def call(
@@ -84,27 +83,20 @@ def call(
 def _run_local(
     settings: Settings, call: ToolCall, workspace: Path | None, approver: Approver
 ) -> ToolResult:
-    registry = load_registry(settings)
-
     def refused(refusal: Refusal) -> None:
         err.print(f"[red]network:[/] {refusal.host}:{refusal.port} refused ({refusal.reason})")
 
-    with call_network(settings, refused) as network:
-        try:
-            executor = Executor(registry)
-            # Sub-agents of a local task: defined in the workspace, run in this process.
-            delegation = LocalDelegation(registry, None, executor=executor)
-            ctx = ToolContext.create(
-                settings,
-                workspace=workspace,
-                approver=approver,
-                network=network,
-                call_id=call.id,
-                delegation=delegation,
-            )
-        except SandboxViolation as exc:
-            raise usage_error(str(exc)) from exc
-        return executor.execute(call, ctx)
+    try:
+        return run_local(
+            settings,
+            load_registry(settings),
+            call,
+            workspace=workspace,
+            approver=approver,
+            on_refused=refused,
+        )
+    except SandboxViolation as exc:
+        raise usage_error(str(exc)) from exc
 
 
 def _run_remote(

@@ -10,7 +10,15 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from toolrun.cli._console import load_registry, load_settings, out, usage_error
+from toolrun.cli._console import (
+    load_registry,
+    load_settings,
+    open_platform_database,
+    out,
+    usage_error,
+)
+from toolrun.interop.formats import ExportFormat, export
+from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Risk
 from toolrun.tools import Tool, render_markdown
@@ -72,6 +80,33 @@ def _family_row(family: str, members: list[Tool]) -> tuple[str, ...]:
         members[0].descriptor.category,
         f"{family}_*: {names} (toolrun tools list --all)",
     )
+
+
+@app.command("export")
+def tools_export(
+    format: Annotated[
+        ExportFormat, typer.Option("--format", help="openai, anthropic or mcp.")
+    ] = ExportFormat.OPENAI,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="Only the tools this agent (name or id) may call."),
+    ] = None,
+) -> None:
+    """Print the registry's tools as a JSON list in the shape an API takes: OpenAI
+    function calling, Anthropic tool use, or MCP tools/list."""
+    settings = load_settings()
+    descriptors = [tool.descriptor for tool in load_registry(settings).list()]
+    if agent is not None:
+        store = AgentStore(open_platform_database(settings))
+        profile = store.get(agent) or store.by_id(agent)
+        if profile is None:
+            raise usage_error(f"no agent named {agent!r} (toolrun agents list)")
+        descriptors = [d for d in descriptors if profile.refusal(d) is None]
+    try:
+        exported = export(descriptors, format)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from exc
+    sys.stdout.write(json.dumps(exported, indent=2) + "\n")
 
 
 @app.command("show")

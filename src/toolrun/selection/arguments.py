@@ -18,6 +18,7 @@ _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 _PATH = re.compile(
     r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+|(?<![\w/])[\w-]+\.[A-Za-z0-9]{1,5}\b"
 )
+_GLOB = re.compile(r"(?<!\S)[\w./-]*[*?][\w./*?{},-]*")  # *.md, src/**/*.py
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w.]*\d)")
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _MONTHS = [
@@ -62,6 +63,7 @@ class Facts:
     quoted: list[str]
     urls: list[str]
     paths: list[str]
+    patterns: list[str]  # glob patterns
     dates: list[str]
     numbers: list[tuple[float | int, list[str]]]  # value, the words just before it
     names: list[str]  # capitalised phrases
@@ -76,6 +78,8 @@ class Facts:
             for m, d, y in _WORD_DATE.findall(rest)
         ]
         plain = _WORD_DATE.sub(" ", _ISO_DATE.sub(" ", _QUOTED.sub(" ", rest)))
+        patterns = [p.rstrip(".,;:") for p in _GLOB.findall(plain)]
+        plain = _GLOB.sub(" ", plain)
         paths = file_paths(plain)
         numbers = []
         for found in _NUMBER.finditer(plain):
@@ -84,7 +88,7 @@ class Facts:
             before = split_words(plain[: found.start()])[-_NEAR:]
             numbers.append((value, [stem(w) for w in before]))
         names = [n for n in _PROPER.findall(plain) if n.lower() not in {"i", "can", "what"}]
-        return cls(quoted, urls, paths, dates, numbers, names)
+        return cls(quoted, urls, paths, patterns, dates, numbers, names)
 
 
 def urls(text: str) -> list[str]:
@@ -98,9 +102,9 @@ def file_paths(text: str) -> list[str]:
 
 
 def without_values(task: str) -> str:
-    """`task` without the values it holds (URLs, quoted strings, paths): words about
+    """`task` without the values it holds (URLs, glob patterns, paths): words about
     what to do are left for matching, values for the arguments."""
-    return _PATH.sub(" ", _URL.sub(" ", task))
+    return _PATH.sub(" ", _GLOB.sub(" ", _URL.sub(" ", task)))
 
 
 def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Filled:
@@ -195,6 +199,8 @@ def _value(
         return None, ""
     if words & {"url", "link", "website", "endpoint"} and facts.urls:
         return facts.urls.pop(0), "URL in the task"
+    if words & {"pattern", "glob"} and facts.patterns:
+        return facts.patterns.pop(0), "pattern in the task"
     if words & {"path", "file", "filename", "directory", "folder", "dir"} and facts.paths:
         return facts.paths.pop(0), "path in the task"
     if words & {"date", "day", "when", "time"} and facts.dates:

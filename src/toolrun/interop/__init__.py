@@ -1,0 +1,1 @@
+"""toolrun and the ecosystem: export formats, model tool calls, MCP server and gateway."""

@@ -39,6 +39,7 @@ def open_database(url: str) -> Engine:
 def import_tables() -> None:
     """Import the modules whose tables make up toolrun's schema (SQLModel.metadata)."""
     from toolrun.history import records, rollups  # noqa: F401, PLC0415
+    from toolrun.interop import mcp_imports  # noqa: F401, PLC0415
     from toolrun.permissions import agents, inbox, rules, security_log, warnings  # noqa: F401, PLC0415
     from toolrun.plugins import store as plugin_store  # noqa: F401, PLC0415
     from toolrun.scheduler import store  # noqa: F401, PLC0415

@@ -154,12 +154,32 @@ def test_an_example_with_an_unknown_or_missing_parameter_is_named() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["", "Read", "1read", "_read", "read-file", "read file", "read.v2", "lire_é", "a" * 65],
+    [
+        "",
+        "Read",
+        "1read",
+        "_read",
+        "read-file",
+        "read file",
+        "read.2",
+        "a.b.c",
+        ".read",
+        "read.",
+        "lire_é",
+        "a" * 65,
+        "ns." + "a" * 62,
+    ],
 )
 def test_bad_names_are_rejected(name: str) -> None:
     message = _error(name=name)
 
     assert f"tool name {name!r} must be lowercase letters, digits and '_'" in message
+
+
+def test_a_namespaced_name_is_accepted() -> None:
+    descriptor = ToolDescriptor(**_fields(name="weather.forecast_v2"))
+
+    assert descriptor.tool_id == "weather.forecast_v2@1.0.0"
 
 
 def test_a_name_with_a_trailing_newline_is_rejected() -> None:

@@ -11,6 +11,7 @@ from toolrun.cli import (
     approvals,
     dag,
     history,
+    mcp,
     platform,
     plugins,
     selection,
@@ -34,6 +35,7 @@ app.add_typer(selection.whitelist_app, name="whitelist")
 app.add_typer(history.app, name="history")
 app.command("stats")(stats)
 app.add_typer(dag.app, name="dag")
+app.add_typer(mcp.app, name="mcp")
 app.command("up")(platform.up)
 app.command("api")(platform.api)
 app.command("worker")(platform.worker)

@@ -1,4 +1,5 @@
-"""A tool registry that includes the registered plugins, kept current in every process.
+"""A tool registry that includes the registered plugins and the tools of imported MCP
+servers, kept current in every process.
 
 The plugins are loaded again when they change in the database: checked at most every
 REFRESH_S, and at once when a tool is not found (a plugin registered a moment ago; the
@@ -22,6 +23,8 @@ from sqlalchemy.engine import Engine
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.errors import DuplicateTool
+from toolrun.interop.mcp_imports import McpImports
+from toolrun.interop.mcp_proxy import McpProxyTool
 from toolrun.plugins.runtime import WasmRuntime
 from toolrun.plugins.store import Plugin, PluginStore
 from toolrun.plugins.tool import PluginTool
@@ -106,6 +109,8 @@ class PluginRegistry(ToolRegistry):
 
     def _load(self, plugins: Iterable[Plugin], store: PluginStore) -> None:
         tools: builtins.list[Tool] = list(self._base)
+        for server in McpImports(store.engine).list():  # the MCP gateway's tools
+            tools += [McpProxyTool(tool, server.endpoint) for tool in server.tools]
         kept: dict[tuple[str, str], Tool] = {}
         for plugin in plugins:
             key = (plugin.descriptor.tool_id, plugin.digest)

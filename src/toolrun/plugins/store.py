@@ -108,7 +108,7 @@ class PluginStore:
                     registered_by=registered_by,
                 )
             )
-            _bump(session)
+            bump_generation(session)
             try:
                 session.commit()
             except IntegrityError as exc:  # another process registered it meanwhile
@@ -153,7 +153,7 @@ class PluginStore:
             versions = list(session.exec(chosen))
             if versions:
                 session.exec(query.values(removed_at=time.time()))
-                _bump(session)
+                bump_generation(session)
                 session.commit()
         return versions
 
@@ -164,8 +164,9 @@ class PluginStore:
             return 0 if found is None else found.value
 
 
-def _bump(session: Session) -> None:
-    """Count a change, in the transaction that makes it."""
+def bump_generation(session: Session) -> None:
+    """Count a change of the registry's stored tools (plugins, imported MCP tools), in
+    the transaction that makes it."""
     session.exec(
         update(PluginGeneration)
         .where(col(PluginGeneration.id) == 1)

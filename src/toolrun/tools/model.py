@@ -24,7 +24,8 @@ from toolrun.permissions.policy import Risk
 from toolrun.tools.semver import Version
 from toolrun.tools.validation import argument_errors, validator_for
 
-_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# snake_case, optionally namespaced once: read, weather.forecast (an imported MCP tool).
+_NAME = re.compile(r"^(?=.{1,64}$)[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?$")
 MIN_EXAMPLES = 3
 
 
@@ -87,7 +88,8 @@ class ToolDescriptor(BaseModel):
         if not _NAME.fullmatch(name):
             raise ValueError(
                 f"tool name {name!r} must be lowercase letters, digits and '_', "
-                "starting with a letter (at most 64 characters)"
+                "starting with a letter, optionally after a namespace and '.' "
+                "(at most 64 characters)"
             )
         return name
 

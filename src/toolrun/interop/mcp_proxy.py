@@ -1,0 +1,139 @@
+"""The MCP gateway's client side: list an external server's tools, and run a call on it
+from a worker (`McpProxyTool`). Each call opens its own connection (a stdio server is
+started for the call, in the workspace; an HTTP server is reached at its URL), so no
+state is shared between calls or worker processes."""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from toolrun.errors import ToolExecutionError, ToolTimeout
+from toolrun.interop.mcp_imports import ImportedTool, McpEndpoint
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+
+CONNECT_TIMEOUT_S = 30.0
+# What a stdio server inherits from the worker's environment (its own env comes on top).
+_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH")
+
+
+class McpUnreachable(ToolExecutionError):
+    """The server could not be started or reached, or broke off."""
+
+
+def _client(endpoint: McpEndpoint, cwd: Path | None, timeout_s: float) -> Client:
+    if endpoint.command is not None:
+        env = {k: v for k in _INHERITED if (v := os.environ.get(k)) is not None}
+        parameters = StdioServerParameters(
+            command=endpoint.command[0],
+            args=list(endpoint.command[1:]),
+            env={**env, **endpoint.env},
+            cwd=cwd,
+        )
+        return Client(parameters, read_timeout_seconds=timeout_s, mode="legacy")
+    assert endpoint.url is not None  # noqa: S101 - an endpoint has a command or a URL
+    http = httpx2.AsyncClient(headers=endpoint.headers, timeout=timeout_s)
+    transport: AbstractAsyncContextManager[Any] = streamable_http_client(
+        endpoint.url, http_client=http
+    )
+    return Client(transport, read_timeout_seconds=timeout_s, mode="legacy")
+
+
+async def list_remote_tools(endpoint: McpEndpoint, cwd: Path | None = None) -> list[dict[str, Any]]:
+    """The server's tools/list entries (every page), in MCP's JSON shape.
+
+    Raises:
+        McpUnreachable: the server could not be started, reached or understood.
+    """
+    try:
+        with anyio.fail_after(CONNECT_TIMEOUT_S):
+            async with _client(endpoint, cwd, CONNECT_TIMEOUT_S) as client:
+                listed = await client.list_tools()
+                tools = list(listed.tools)
+                while listed.next_cursor:
+                    listed = await client.list_tools(cursor=listed.next_cursor)
+                    tools += listed.tools
+    except TimeoutError as exc:
+        raise McpUnreachable(
+            f"{endpoint.describe()}: no answer in {CONNECT_TIMEOUT_S:g} s"
+        ) from exc
+    except (OSError, MCPError, httpx2.HTTPError) as exc:
+        raise McpUnreachable(f"{endpoint.describe()}: {exc}") from exc
+    return [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]
+
+
+async def call_remote(
+    endpoint: McpEndpoint,
+    remote: str,
+    arguments: dict[str, Any],
+    *,
+    cwd: Path | None,
+    timeout_s: float,
+) -> types.CallToolResult:
+    """Call one tool on the server.
+
+    Raises:
+        ToolTimeout: no result within `timeout_s`.
+        McpUnreachable: the server could not be started, reached or understood.
+    """
+    try:
+        with anyio.fail_after(timeout_s):
+            async with _client(endpoint, cwd, timeout_s) as client:
+                return await client.call_tool(remote, arguments)
+    except TimeoutError as exc:
+        raise ToolTimeout(f"the MCP server did not answer within {timeout_s:g} s") from exc
+    except (OSError, MCPError, httpx2.HTTPError) as exc:
+        raise McpUnreachable(f"MCP server {endpoint.describe()}: {exc}") from exc
+
+
+def output_of(result: types.CallToolResult) -> Any:
+    """A call result as a tool output: its structured content, else its text (JSON when
+    it is JSON), else its content blocks."""
+    if result.structured_content is not None:
+        return result.structured_content
+    texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    if len(texts) == len(result.content):
+        text = "\n".join(texts)
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return [
+        block.model_dump(by_alias=True, exclude_none=True, mode="json") for block in result.content
+    ]
+
+
+class McpProxyTool(Tool):
+    """A tool of an imported MCP server: each call goes to the server."""
+
+    def __init__(self, imported: ImportedTool, endpoint: McpEndpoint) -> None:
+        self.descriptor = imported.descriptor
+        self.remote = imported.remote
+        self.endpoint = endpoint
+        super().__init__()
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        result = anyio.run(
+            lambda: call_remote(
+                self.endpoint,
+                self.remote,
+                arguments,
+                cwd=ctx.workspace.root,
+                timeout_s=self.descriptor.time_limit_s,
+            )
+        )
+        output = output_of(result)
+        if result.is_error:
+            raise ToolExecutionError(output if isinstance(output, str) else json.dumps(output))
+        return ToolOutput(output, {"mcp_server": self.endpoint.describe()})

@@ -1,0 +1,314 @@
+"""toolrun as an MCP server (the official `mcp` SDK's low-level server): tools/list gives
+the tools the agent may call, with their schemas and annotations; tools/call runs them
+through the platform's API (as that agent) or in this process (`--local`).
+
+A call that waits for approval is reported as a tool error naming the call, unless the
+client can be asked (elicitation): then the user is asked whether to keep waiting for an
+operator (API) or to run it (local: the user is this machine's operator). On 2026-07-28
+connections the question goes out as an `input_required` result and the call resumes
+when the client retries; on older ones as an elicitation/create request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from toolrun.client import ApiError, AsyncClient
+from toolrun.config import Settings
+from toolrun.errors import SandboxViolation
+from toolrun.interop.formats import ExportFormat, export
+from toolrun.interop.function_calls import result_text
+from toolrun.permissions.approvals import ApprovalRequest, AutoApprover, Decision
+from toolrun.sandbox.proxy import Refusal
+from toolrun.tools.local import run_local
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+APPROVAL_WAIT_S = 120.0  # how long an accepted "keep waiting" waits for the operator
+_ASK_KEY = "toolrun_approval"
+_QUESTION = {
+    "type": "object",
+    "properties": {"go_ahead": {"type": "boolean", "title": "Go ahead", "default": True}},
+    "required": ["go_ahead"],
+}
+
+Context = ServerRequestContext[Any, Any]
+
+
+class Backend(Protocol):
+    """Where calls run: the API (as an agent) or this process."""
+
+    async def tools(self, ctx: Context) -> list[dict[str, Any]]:
+        """The tools/list entries (MCP shape) of the tools the caller may call."""
+        ...
+
+    async def call(self, ctx: Context, name: str, arguments: dict[str, Any]) -> Outcome:
+        """Run a call; its outcome says whether it waits for approval."""
+        ...
+
+    async def go_ahead(self, ctx: Context, pending: Pending) -> ToolResult:
+        """The user said yes to a call that needed approval: wait for it, or run it."""
+        ...
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A call that needs approval: why (the tool error when the user cannot be asked),
+    what to ask the user, and what to resume."""
+
+    why: str
+    question: str
+    state: dict[str, Any]  # kept by the client between the question and the retry
+
+
+@dataclass(frozen=True)
+class Outcome:
+    result: ToolResult | None = None
+    pending: Pending | None = None
+
+
+def tool_result(result: ToolResult, output_schema: bool) -> types.CallToolResult:
+    """A toolrun result as MCP content: the output's text, structured content where the
+    tool has an output schema; failures and waits are tool errors."""
+    text, error = result_text(result)
+    structured = (
+        result.output if output_schema and not error and isinstance(result.output, dict) else None
+    )
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=error,
+    )
+
+
+def tool_error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+@dataclass
+class McpFrontEnd:
+    """The handlers of the MCP server over a backend."""
+
+    backend: Backend
+    _output_schemas: dict[str, bool] = field(default_factory=dict)
+
+    def server(self) -> Server[Any]:
+        return Server(
+            "toolrun",
+            instructions="toolrun runs these tools under its permissions, approvals, "
+            "sandbox and history.",
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+        )
+
+    async def list_tools(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        listed = await self.backend.tools(ctx)
+        self._output_schemas = {tool["name"]: "outputSchema" in tool for tool in listed}
+        return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in listed])
+
+    async def call_tool(
+        self, ctx: Context, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.name not in self._output_schemas:  # a client that did not list them
+            await self.list_tools(ctx, None)
+        if params.request_state is not None:  # the client answers our question
+            return await self._resumed(ctx, params)
+        outcome = await self.backend.call(ctx, params.name, params.arguments or {})
+        if outcome.pending is None:
+            assert outcome.result is not None  # noqa: S101 - an outcome has one of them
+            return self._converted(params.name, outcome.result)
+        return await self._ask(ctx, params.name, outcome.pending)
+
+    def _converted(self, name: str, result: ToolResult) -> types.CallToolResult:
+        return tool_result(result, self._output_schemas.get(name, False))
+
+    async def _ask(
+        self, ctx: Context, name: str, pending: Pending
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        capabilities = ctx.session.client_capabilities
+        if capabilities is None or capabilities.elicitation is None:
+            return tool_error(pending.why)
+        question = types.ElicitRequestFormParams(
+            message=f"{pending.why} {pending.question}", requested_schema=_QUESTION
+        )
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return types.InputRequiredResult(
+                input_requests={_ASK_KEY: types.ElicitRequest(params=question)},
+                request_state=json.dumps(pending.state),
+            )
+        answer = await ctx.session.elicit_form(
+            question.message, question.requested_schema, related_request_id=ctx.request_id
+        )
+        return await self._answered(ctx, name, pending, answer)
+
+    async def _resumed(
+        self, ctx: Context, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            state = json.loads(params.request_state or "")
+        except ValueError:
+            return tool_error("the call's request_state is not the one toolrun sent")
+        answer = (params.input_responses or {}).get(_ASK_KEY)
+        if not isinstance(state, dict) or not isinstance(answer, types.ElicitResult):
+            return tool_error("the call's request_state is not the one toolrun sent")
+        return await self._answered(ctx, params.name, Pending("", "", state), answer)
+
+    async def _answered(
+        self, ctx: Context, name: str, pending: Pending, answer: types.ElicitResult
+    ) -> types.CallToolResult:
+        if answer.action != "accept" or not (answer.content or {}).get("go_ahead"):
+            return tool_error(f"not run: the user answered no ({answer.action})")
+        return self._converted(name, await self.backend.go_ahead(ctx, pending))
+
+
+class ApiBackend:
+    """Calls through the API, as the agent whose token the MCP client sent (HTTP:
+    `Authorization: Bearer`) or the server's own (TOOLRUN_TOKEN, or the embedded
+    platform's admin token)."""
+
+    def __init__(self, base_url: str, token: str | None, wait_s: float = 60.0) -> None:
+        self.base_url = base_url
+        self.token = token
+        self.wait_s = wait_s
+
+    def _client(self, ctx: Context) -> AsyncClient:
+        return AsyncClient(
+            self.base_url, token=_bearer(ctx) or self.token, timeout_s=self.wait_s + 30
+        )
+
+    async def tools(self, ctx: Context) -> list[dict[str, Any]]:
+        async with self._client(ctx) as client:
+            return await client.export_tools(ExportFormat.MCP)
+
+    async def call(self, ctx: Context, name: str, arguments: dict[str, Any]) -> Outcome:
+        async with self._client(ctx) as client:
+            try:
+                result = await client.call(name, arguments, wait=self.wait_s)
+            except ApiError as exc:
+                return Outcome(_refused(name, exc))
+        if result.status is not ToolStatus.AWAITING_APPROVAL:
+            return Outcome(result)
+        why = (
+            f"toolrun call {result.call_id} ({name}) waits for an operator's approval: "
+            f"{result.error or ''} (approve with `toolrun approvals approve {result.call_id}` "
+            f"or at {self.base_url}/ui/approvals)."
+        )
+        question = f"Keep waiting for up to {APPROVAL_WAIT_S:g} s?"
+        return Outcome(pending=Pending(why, question, {"call_id": result.call_id}))
+
+    async def go_ahead(self, ctx: Context, pending: Pending) -> ToolResult:
+        call_id = str(pending.state.get("call_id", ""))
+        async with self._client(ctx) as client:
+            try:
+                return await client.get_call(call_id, wait=APPROVAL_WAIT_S)
+            except ApiError as exc:
+                return _refused(call_id, exc)
+
+
+class LocalBackend:
+    """Calls in this process (like `toolrun call --local`): every registry tool; a call
+    that needs confirmation is asked of the user (elicitation), or refused, unless
+    `assume_yes` approved confirm calls in advance."""
+
+    def __init__(
+        self, settings: Settings, registry: ToolRegistry, workspace: Any, assume_yes: bool
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.workspace = workspace
+        self.assume_yes = assume_yes
+
+    async def tools(self, ctx: Context) -> list[dict[str, Any]]:
+        return export([tool.descriptor for tool in self.registry.list()], ExportFormat.MCP)
+
+    async def call(self, ctx: Context, name: str, arguments: dict[str, Any]) -> Outcome:
+        asked = _Recording(AutoApprover() if self.assume_yes else None)
+        result = await self._run(ToolCall(tool_name=name, arguments=arguments), asked)
+        if asked.request is None:
+            return Outcome(result)
+        request = asked.request
+        why = (
+            f"{request.tool_name} (risk {request.risk}, policy {request.policy}) needs "
+            f"confirmation: {request.warning}. Arguments: {json.dumps(request.arguments)}."
+        )
+        state = {"name": name, "arguments": arguments}
+        return Outcome(pending=Pending(why, "Run it?", state))
+
+    async def go_ahead(self, ctx: Context, pending: Pending) -> ToolResult:
+        name, arguments = pending.state.get("name"), pending.state.get("arguments")
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            raise ValueError("not a call toolrun asked about")
+        call = ToolCall(tool_name=name, arguments=arguments)
+        # The user approved this very call: confirm and dangerous policies both pass.
+        return await self._run(call, _Recording(AutoApprover(dangerous=True)))
+
+    async def _run(self, call: ToolCall, approver: _Recording) -> ToolResult:
+        def refused(refusal: Refusal) -> None:
+            log.warning("network: %s:%s refused (%s)", refusal.host, refusal.port, refusal.reason)
+
+        def run() -> ToolResult:
+            try:
+                return run_local(
+                    self.settings,
+                    self.registry,
+                    call,
+                    workspace=self.workspace,
+                    approver=approver,
+                    on_refused=refused,
+                )
+            except SandboxViolation as exc:
+                return ToolResult(
+                    call_id=call.id,
+                    tool_name=call.tool_name,
+                    status=ToolStatus.BLOCKED,
+                    error=str(exc),
+                )
+
+        return await anyio.to_thread.run_sync(run)
+
+
+@dataclass
+class _Recording:
+    """Approves as `inner` does (none: denies) and keeps the request it denied."""
+
+    inner: AutoApprover | None
+    request: ApprovalRequest | None = None
+
+    def decide(self, request: ApprovalRequest) -> Decision:
+        decision = Decision(approved=False, reason="needs confirmation")
+        if self.inner is not None:
+            decision = self.inner.decide(request)
+        if not decision.approved:
+            self.request = request
+        return decision
+
+
+def _bearer(ctx: Context) -> str | None:
+    """The token of an HTTP request's `Authorization: Bearer` header, if any."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    value = headers.get("authorization", "") if headers is not None else ""
+    scheme, _, token = value.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _refused(name: str, exc: ApiError) -> ToolResult:
+    status = ToolStatus.BLOCKED if exc.status_code in (401, 403) else ToolStatus.ERROR
+    return ToolResult(
+        call_id="-",
+        tool_name=name,
+        status=status,
+        error=f"refused ({exc.status_code}): {exc.detail}",
+    )

@@ -10,6 +10,7 @@ import pytest
 
 from tests.plugins.conftest import EXAMPLES
 from toolrun.errors import DuplicateTool
+from toolrun.plugins.module import InvalidPlugin
 from toolrun.plugins.registry import PluginRegistry
 from toolrun.plugins.tool import PluginTool, load_plugin_descriptor
 from toolrun.tools.registry import ToolRegistry
@@ -126,3 +127,9 @@ def test_a_removal_stamped_by_a_clock_behind_is_still_seen(
     worker.refresh(within_s=0)
 
     assert worker.get("wordcount", "1.0.0") is None
+
+
+def test_a_plugin_cannot_pass_for_an_imported_mcp_tool() -> None:
+    # imported_from waives the examples rule: only the gateway sets it.
+    with pytest.raises(InvalidPlugin, match="imported_from is set by the MCP gateway only"):
+        load_plugin_descriptor({**described(), "imported_from": "evil", "examples": []})

@@ -133,6 +133,7 @@ def descriptor_of(
             "category": "mcp",
             "time_limit_s": time_limit_s,
             "notes": [f"Proxied to the MCP server {server!r}, tool {remote['name']!r}."],
+            "imported_from": server,
         }
     )
 

@@ -17,7 +17,6 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.interop.mcp_imports import ImportedTool, McpEndpoint
@@ -68,8 +67,8 @@ async def list_remote_tools(endpoint: McpEndpoint, cwd: Path | None = None) -> l
         raise McpUnreachable(
             f"{endpoint.describe()}: no answer in {CONNECT_TIMEOUT_S:g} s"
         ) from exc
-    except (OSError, MCPError, httpx2.HTTPError) as exc:
-        raise McpUnreachable(f"{endpoint.describe()}: {exc}") from exc
+    except Exception as exc:  # whatever the server or the connection did: say what
+        raise McpUnreachable(f"{endpoint.describe()}: {_reason(exc)}") from exc
     return [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]
 
 
@@ -93,8 +92,15 @@ async def call_remote(
                 return await client.call_tool(remote, arguments)
     except TimeoutError as exc:
         raise ToolTimeout(f"the MCP server did not answer within {timeout_s:g} s") from exc
-    except (OSError, MCPError, httpx2.HTTPError) as exc:
-        raise McpUnreachable(f"MCP server {endpoint.describe()}: {exc}") from exc
+    except Exception as exc:  # whatever the server or the connection did: say what
+        raise McpUnreachable(f"MCP server {endpoint.describe()}: {_reason(exc)}") from exc
+
+
+def _reason(exc: BaseException) -> str:
+    """The first real error inside task-group wrappers, named."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def output_of(result: types.CallToolResult) -> Any:

@@ -46,6 +46,8 @@ def load_plugin_descriptor(data: object) -> tuple[ToolDescriptor, WorkspaceAcces
     access = fields.pop("workspace", WorkspaceAccess.NONE.value)
     if access not in {member.value for member in WorkspaceAccess}:
         raise InvalidPlugin(f"workspace must be none, read or write, got {access!r}")
+    if "imported_from" in fields:
+        raise InvalidPlugin("imported_from is set by the MCP gateway only, not by a plugin")
     descriptor = ToolDescriptor.parse(fields)
     if descriptor.time_limit_s > MAX_TIME_LIMIT_S:
         raise InvalidPlugin(f"time_limit_s must be at most {MAX_TIME_LIMIT_S:g} for a plugin")

@@ -56,6 +56,8 @@ class ToolDescriptor(BaseModel):
     category: str = "general"
     time_limit_s: float = Field(10.0, gt=0)
     requires_confirmation: bool = False
+    # The MCP server a gateway tool was imported from; such a tool comes with no examples.
+    imported_from: str | None = None
 
     @classmethod
     def parse(cls, data: object) -> ToolDescriptor:
@@ -115,7 +117,7 @@ class ToolDescriptor(BaseModel):
     def _check_parameters_and_examples(self) -> Self:
         if self.parameters.get("type") != "object":
             raise ValueError('parameters must be a JSON Schema with "type": "object"')
-        if len(self.examples) < MIN_EXAMPLES:
+        if len(self.examples) < MIN_EXAMPLES and self.imported_from is None:
             raise ValueError(
                 f"at least {MIN_EXAMPLES} examples are required, got {len(self.examples)}"
             )

@@ -1,0 +1,68 @@
+"""A small MCP server for the gateway's tests (the official SDK, stdio or HTTP):
+`sayHello` answers with structured content, `fail` with a tool error, `slow` sleeps."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+TOOLS = [
+    types.Tool(
+        name="sayHello",
+        description="Greet someone by name.",
+        input_schema={
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        },
+        output_schema={"type": "object", "properties": {"greeting": {"type": "string"}}},
+    ),
+    types.Tool(name="fail", description="Always fails.", input_schema={"type": "object"}),
+    types.Tool(
+        name="slow",
+        description="Sleeps for some seconds.",
+        input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}},
+    ),
+]
+
+
+async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    arguments = params.arguments or {}
+    if params.name == "sayHello":
+        greeting = f"Hello, {arguments['name']}!"
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=greeting)],
+            structured_content={"greeting": greeting},
+        )
+    if params.name == "slow":
+        await anyio.sleep(float(arguments.get("seconds", 1)))
+        return types.CallToolResult(content=[types.TextContent(type="text", text="done")])
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text="it failed, as asked")], is_error=True
+    )
+
+
+server = Server("echo", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main() -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["http"]:
+        import uvicorn
+
+        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        anyio.run(main)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -17,6 +18,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+
+from toolrun.config import Settings
+from toolrun.interop.mcp_server import LocalBackend, McpFrontEnd
+from toolrun.tools import ToolRegistry
 
 TOOLRUN = str(Path(sys.executable).with_name("toolrun"))
 
@@ -171,3 +176,52 @@ def test_the_documented_local_snippet_starts_a_working_server(
     found, _ = session(params, scenario)
 
     assert "notes.txt:2:TODO beta" in text(found)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--local", "--transport", "http", "--host", "0.0.0.0"],  # noqa: S104 - refused
+            "listens on a loopback address only",
+        ),
+        (["--transport", "carrier-pigeon"], "--transport must be stdio or http"),
+        (["--yes"], "--workspace and --yes apply to --local only"),
+    ],
+)
+def test_unsafe_or_bad_server_options_are_refused(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [TOOLRUN, "mcp", *args],
+        env={**os.environ, "TOOLRUN_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert message in " ".join(done.stderr.split())
+
+
+def test_a_forged_request_state_resumes_nothing(workspace: Path, tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "home")
+    backend = LocalBackend(settings, ToolRegistry.with_builtins(), workspace, assume_yes=False)
+    forged = json.dumps({"name": "write", "arguments": {"file_path": "notes.txt", "content": ""}})
+    yes = types.ElicitResult(action="accept", content={"go_ahead": True})
+
+    async def run() -> types.CallToolResult:
+        async with Client(McpFrontEnd(backend).server()) as client:
+            return await client.call_tool(
+                "write",
+                {"file_path": "notes.txt", "content": ""},
+                input_responses={"toolrun_approval": yes},
+                request_state=forged,
+            )
+
+    result = anyio.run(run)
+
+    assert result.is_error
+    assert text(result) == "the call's request_state is not the one toolrun sent"
+    assert (workspace / "notes.txt").read_text() == "alpha\nTODO beta\n"

@@ -35,6 +35,7 @@ from toolrun.interop.mcp_proxy import McpUnreachable, list_remote_tools
 from toolrun.interop.mcp_server import ApiBackend, Backend, LocalBackend, McpFrontEnd
 from toolrun.permissions.levels import PermissionLevel
 
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 app = typer.Typer(
     help="Serve toolrun's tools over MCP (no subcommand), or import an MCP server's tools.",
     invoke_without_command=True,
@@ -67,12 +68,20 @@ def serve(
         raise usage_error(f"--transport must be stdio or http, not {transport!r}")
     if not local and (workspace is not None or yes):
         raise usage_error("--workspace and --yes apply to --local only")
+    loopback = transport == "stdio" or host in LOOPBACK
+    if local and not loopback:
+        raise usage_error(
+            "--local over HTTP listens on a loopback address only (127.0.0.1, ::1, "
+            "localhost): whoever reaches it runs tools as you"
+        )
     settings = load_settings()
     backend: Backend
     if local:
         backend = LocalBackend(settings, load_registry(settings), workspace, assume_yes=yes)
     else:
-        backend = ApiBackend(api or settings.api, api_token(settings))
+        # Beyond loopback, each client must bring its own token: the server's is not lent.
+        token = api_token(settings) if loopback else None
+        backend = ApiBackend(api or settings.api, token)
     server = McpFrontEnd(backend).server()
     if transport == "stdio":
 

@@ -11,8 +11,11 @@ when the client retries; on older ones as an elicitation/create request.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -101,6 +104,21 @@ class McpFrontEnd:
 
     backend: Backend
     _output_schemas: dict[str, bool] = field(default_factory=dict)
+    # Signs the state a 2026-07-28 client carries between a question and its retry, so
+    # it cannot resume a call it was not asked about.
+    _key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+
+    def _sealed(self, state: dict[str, Any]) -> str:
+        text = json.dumps(state, sort_keys=True)
+        return f"{hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()}.{text}"
+
+    def _unsealed(self, sealed: str) -> dict[str, Any] | None:
+        signature, _, text = sealed.partition(".")
+        expected = hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(signature, expected):
+            return None
+        state = json.loads(text)
+        return state if isinstance(state, dict) else None
 
     def server(self) -> Server[Any]:
         return Server(
@@ -146,7 +164,7 @@ class McpFrontEnd:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return types.InputRequiredResult(
                 input_requests={_ASK_KEY: types.ElicitRequest(params=question)},
-                request_state=json.dumps(pending.state),
+                request_state=self._sealed(pending.state),
             )
         answer = await ctx.session.elicit_form(
             question.message, question.requested_schema, related_request_id=ctx.request_id
@@ -156,12 +174,9 @@ class McpFrontEnd:
     async def _resumed(
         self, ctx: Context, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        try:
-            state = json.loads(params.request_state or "")
-        except ValueError:
-            return tool_error("the call's request_state is not the one toolrun sent")
+        state = self._unsealed(params.request_state or "")
         answer = (params.input_responses or {}).get(_ASK_KEY)
-        if not isinstance(state, dict) or not isinstance(answer, types.ElicitResult):
+        if state is None or not isinstance(answer, types.ElicitResult):
             return tool_error("the call's request_state is not the one toolrun sent")
         return await self._answered(ctx, params.name, Pending("", "", state), answer)
 

@@ -133,7 +133,7 @@ def test_a_call_waiting_for_approval_is_reported_or_asked_about(mcp_url: str) ->
     assert "waits for an operator's approval" in text(unasked)
     assert "toolrun approvals approve" in text(unasked)
     assert declined.is_error
-    assert text(declined) == "not run: the user answered no (accept)"
+    assert text(declined) == "not run: the user said no"
 
 
 def test_over_stdio_calls_go_through_the_api_as_the_token_agent(platform: Platform) -> None:

@@ -127,7 +127,7 @@ def test_a_call_needing_confirmation_is_asked_through_elicitation(
     done, asked_yes = session(params, replace, mode=mode, answer=True)
 
     assert refused.is_error
-    assert text(refused) == "not run: the user answered no (accept)"
+    assert text(refused) == "not run: the user said no"
     assert kept == "alpha\nTODO beta\n"
     assert "write replaces the existing file notes.txt" in asked_no[0]
     assert not done.is_error

@@ -39,6 +39,7 @@ from toolrun.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 APPROVAL_WAIT_S = 120.0  # how long an accepted "keep waiting" waits for the operator
 _ASK_KEY = "toolrun_approval"
+_ANSWERS = {"decline": "declined", "cancel": "cancelled", "accept": "accepted"}
 _QUESTION = {
     "type": "object",
     "properties": {"go_ahead": {"type": "boolean", "title": "Go ahead", "default": True}},
@@ -183,8 +184,10 @@ class McpFrontEnd:
     async def _answered(
         self, ctx: Context, name: str, pending: Pending, answer: types.ElicitResult
     ) -> types.CallToolResult:
-        if answer.action != "accept" or not (answer.content or {}).get("go_ahead"):
-            return tool_error(f"not run: the user answered no ({answer.action})")
+        if answer.action != "accept":
+            return tool_error(f"not run: the user {_ANSWERS[answer.action]} the question")
+        if not (answer.content or {}).get("go_ahead"):
+            return tool_error("not run: the user said no")
         return self._converted(name, await self.backend.go_ahead(ctx, pending))
 
 

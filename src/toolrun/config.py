@@ -107,6 +107,11 @@ class Settings(BaseSettings):
     tool_modules: list[str] = Field(
         default_factory=list, description="Extra modules whose TOOLS list is registered."
     )
+    tool_packs: list[str] = Field(
+        default_factory=list,
+        description="Installed tool packs (entry points of the toolrun.tools group) to "
+        "register, or ['*'] for all: installing a package never adds tools by itself.",
+    )
     machine_id: str = Field(
         default_factory=lambda: hashlib.sha256(socket.gethostname().encode()).hexdigest()[:10],
         pattern=r"^[a-z0-9]{1,32}$",

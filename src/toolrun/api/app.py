@@ -74,7 +74,7 @@ def create_app_from_environment() -> FastAPI:
 
 def create_app(settings: Settings) -> FastAPI:
     """The API for the broker and workspace in `settings`."""
-    registry = registry_with(settings.tool_modules)
+    registry = registry_with(settings.tool_modules, settings.tool_packs)
     longest = longest_time_limit(registry, settings)
 
     @asynccontextmanager

@@ -34,7 +34,7 @@ def usage_error(message: str) -> typer.Exit:
 def load_registry(settings: Settings) -> ToolRegistry:
     """Built-in tools plus those of TOOLRUN_TOOL_MODULES; a bad module is a usage error."""
     try:
-        return registry_with(settings.tool_modules)
+        return registry_with(settings.tool_modules, settings.tool_packs)
     except ToolrunError as exc:
         raise usage_error(str(exc)) from exc
 

@@ -21,11 +21,16 @@ class StartIteration(Tool):
     descriptor = descriptor(
         "start_iteration",
         "Start a new iteration of the staged pipeline (at the idea stage) and make it the "
-        "current one: every workflow tool works in its directory.",
-        {"name": {"type": "string", "minLength": 1, "maxLength": 200}},
+        "current one: every workflow tool works in its directory. `test_command` and "
+        "`lint_command` are what check_tests and check_lint run there.",
+        {
+            "name": {"type": "string", "minLength": 1, "maxLength": 200},
+            "test_command": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "lint_command": {"type": "string", "minLength": 1, "maxLength": 2000},
+        },
         [
-            ("A new feature", {"name": "export to CSV"}),
-            ("A bug-fix round", {"name": "fix login timeouts"}),
+            ("A new feature", {"name": "export to CSV", "test_command": "python3 -m pytest -q"}),
+            ("A bug-fix round", {"name": "fix login timeouts", "lint_command": "ruff check ."}),
             ("A spike", {"name": "try a new parser"}),
         ],
         required=("name",),
@@ -34,7 +39,9 @@ class StartIteration(Tool):
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        started = store_for(ctx).start(arguments["name"])
+        started = store_for(ctx).start(
+            arguments["name"], arguments.get("test_command"), arguments.get("lint_command")
+        )
         ctx.workspace.resolve(str(started.directory)).mkdir(parents=True, exist_ok=True)
         return ToolOutput(_described(started))
 

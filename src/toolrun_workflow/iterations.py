@@ -1,7 +1,7 @@
 """Iterations of a staged pipeline (idea → PRD → design → plan → coding → check →
 delivery): each has an id, a workspace directory inside the platform's workspace and a
 current stage. Kept in the platform's database in this pack's own table, created on
-first use (a pack brings its own schema)."""
+first use (a pack brings its own schema), with the memory entries."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import MetaData
+from sqlalchemy import Column, MetaData, Text
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, col, select
 
@@ -48,8 +48,23 @@ class IterationRecord(PackModel, table=True):
     name: str
     stage: str
     current: bool = Field(default=False, index=True)
+    test_command: str | None = None  # what check_tests runs
+    lint_command: str | None = None  # what check_lint runs
     created_at: float
     updated_at: float
+
+
+class MemoryRecord(PackModel, table=True):
+    """An insight, learning or issue saved to memory (memory.py)."""
+
+    __tablename__ = "workflow_memory"
+
+    id: str = Field(primary_key=True)
+    kind: str = Field(index=True)
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    iteration_id: str = Field(index=True)
+    stage: str
+    created_at: float
 
 
 @dataclass(frozen=True)
@@ -58,10 +73,19 @@ class Iteration:
     name: str
     stage: str
     directory: Path  # relative to the platform's workspace
+    test_command: str | None = None
+    lint_command: str | None = None
 
 
 def _iteration(record: IterationRecord) -> Iteration:
-    return Iteration(record.id, record.name, record.stage, Path(ROOT) / record.id)
+    return Iteration(
+        record.id,
+        record.name,
+        record.stage,
+        Path(ROOT) / record.id,
+        record.test_command,
+        record.lint_command,
+    )
 
 
 class IterationStore:
@@ -71,7 +95,9 @@ class IterationStore:
         self.engine = engine
         PackModel.metadata.create_all(engine)
 
-    def start(self, name: str) -> Iteration:
+    def start(
+        self, name: str, test_command: str | None = None, lint_command: str | None = None
+    ) -> Iteration:
         """A new iteration at the idea stage, made current."""
         now = time.time()
         record = IterationRecord(
@@ -79,6 +105,8 @@ class IterationStore:
             name=name,
             stage=STAGES[0],
             current=True,
+            test_command=test_command,
+            lint_command=lint_command,
             created_at=now,
             updated_at=now,
         )

@@ -4,6 +4,7 @@ executor against a real (SQLite) database and workspace."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,16 @@ import pytest
 
 from toolrun.config import Settings
 from toolrun.errors import ToolrunError
-from toolrun.permissions.approvals import DenyApprover
+from toolrun.permissions.approvals import AutoApprover, DenyApprover
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolResult
 from toolrun.tools.loading import installed_packs, registry_with
-from toolrun_workflow.iterations import IterationStore, store_for
+from toolrun_workflow.iterations import STAGES, IterationStore, store_for
+from toolrun_workflow.stages import stage_tools
 
 PACK_TOOLS = {
+    "list_files", "run_command", "check_tests", "check_lint", "check_feature_coverage",
+    "check_task_dependencies", "check_data_format", "provide_feedback", "goto_stage",
+    "copy_workspace_to_project", "query_memory", "save_insight", "save_learning", "save_issue",
     "start_iteration", "get_iteration", "save_idea", "save_prd_doc", "save_design_doc",
     "save_plan_doc", "save_delivery_report", "load_idea", "load_prd_doc", "load_design_doc",
     "create_requirement", "update_requirement", "delete_requirement", "get_requirements",
@@ -156,3 +161,153 @@ def test_the_stage_moves_only_along_allowed_transitions(tmp_path: Path, run: Run
     assert moved.stage == "prd"
     with pytest.raises(ToolrunError, match="cannot go from prd to coding; from prd: design, idea"):
         store.move(current.id, "coding")
+
+
+def test_coverage_and_dependency_checks_report_what_fails(run: Runner) -> None:
+    run.ok("start_iteration", name="checks")
+    covered = run.ok("create_requirement", title="A", description="a", priority="High")
+    bare = run.ok("create_requirement", title="B", description="b", priority="Low")
+    feature = run.ok("add_feature", title="F", description="f", requirement_ids=[covered["id"]])
+    lonely = run.ok("add_feature", title="G", description="g", requirement_ids=[covered["id"]])
+    first = run.ok("create_task", title="T1", description="t", feature_ids=[feature["id"]])
+    second = run.ok("create_task", title="T2", description="t", depends_on=[first["id"]])
+    run.ok("update_task_status", id=first["id"], status="in_progress")
+    coverage = run.ok("check_feature_coverage")
+    clean = run.ok("check_task_dependencies")
+    # A cycle and a dangling id, written by hand as an agent's file edit would.
+    tasks_file = (
+        run.workspace / ".iterations" / run.ok("get_iteration")["id"] / "data" / "tasks.json"
+    )
+    tasks = json.loads(tasks_file.read_text())
+    tasks[0]["depends_on"] = [second["id"], "task-gone"]
+    tasks_file.write_text(json.dumps(tasks))
+    broken = run.ok("check_task_dependencies")
+
+    assert coverage["passed"] is False
+    assert coverage["uncovered_requirements"] == [bare["id"]]
+    assert coverage["features_without_tasks"] == [lonely["id"]]
+    assert clean["passed"] is True
+    assert broken["passed"] is False
+    assert broken["dangling"] == [{"task": first["id"], "missing": ["task-gone"]}]
+    assert broken["cycles"] == [[first["id"], second["id"], first["id"]]]
+
+
+def test_the_data_format_check_finds_bad_records_and_bad_files(run: Runner) -> None:
+    started = run.ok("start_iteration", name="format")
+    run.ok("create_requirement", title="A", description="a", priority="High")
+    good = run.ok("check_data_format")
+    data = run.workspace / ".iterations" / started["id"] / "data"
+    records = json.loads((data / "requirements.json").read_text())
+    records[0]["priority"] = "Urgent"
+    del records[0]["title"]
+    (data / "requirements.json").write_text(json.dumps(records))
+    (data / "tasks.json").write_text("{not json")
+    bad = run.ok("check_data_format")
+
+    assert good == {"check": "check_data_format", "passed": True, "records": 1, "problems": []}
+    assert bad["passed"] is False
+    errors = {(p["file"], p["error"].split(":")[0]) for p in bad["problems"]}
+    assert ("data/requirements.json", "priority") in errors
+    assert ("data/requirements.json", "(record)") in errors  # title is missing
+    assert ("data/tasks.json", "tasks.json is not valid JSON") in errors
+
+
+def test_commands_run_in_the_iterations_directory_with_pass_fail_reports(run: Runner) -> None:
+    run.ok("start_iteration", name="cmd", test_command="test -f prd.md", lint_command="false")
+    before = run.ok("check_tests")
+    run.ok("save_prd_doc", content="x")
+    after = run.ok("check_tests")
+    lint = run.ok("check_lint")
+    listed = run.ok("run_command", command="ls")
+    refused = run("run_command", command="curl http://example.com")
+
+    assert (before["passed"], after["passed"]) == (False, True)
+    assert after["command"] == "test -f prd.md"
+    assert (lint["passed"], lint["exit_code"]) == (False, 1)
+    assert listed["stdout"].split() == ["prd.md"]
+    assert refused.status == "blocked"  # not on the command allowlist
+
+
+def test_a_check_without_a_configured_command_says_so(run: Runner) -> None:
+    started = run.ok("start_iteration", name="no tests")
+
+    result = run("check_tests")
+
+    assert result.error == f"iteration {started['id']} has no test_command: start it with one"
+
+
+def test_stages_move_with_feedback_for_the_next_one(run: Runner) -> None:
+    run.ok("start_iteration", name="stages")
+    run.ok("provide_feedback", message="Say who the users are.")
+    moved = run.ok("goto_stage", stage="prd")
+    skipped = run("goto_stage", stage="coding")
+
+    assert moved["from"] == "idea"
+    assert moved["stage"] == "prd"
+    assert [f["message"] for f in moved["feedback"]] == ["Say who the users are."]
+    assert skipped.error == "cannot go from prd to coding; from prd: design, idea"
+
+
+def test_memory_is_ranked_and_filtered(run: Runner) -> None:
+    first = run.ok("start_iteration", name="one")
+    run.ok("save_issue", text="Excel misreads UTF-8 CSV files without a BOM")
+    run.ok("save_learning", text="Pin the CSV dialect in the exporter tests")
+    run.ok("goto_stage", stage="prd")
+    run.ok("save_insight", text="Users export fewer than a thousand rows")
+    run.ok("start_iteration", name="two")
+
+    csv = run.ok("query_memory", query="CSV dialect")
+    issues = run.ok("query_memory", query="csv", kind="issue")
+    prd = run.ok("query_memory", query="users rows", stage="prd", iteration=first["id"])
+    nothing = run.ok("query_memory", query="kubernetes")
+
+    assert [r["kind"] for r in csv["results"]] == ["learning", "issue"]
+    assert [r["text"] for r in issues["results"]] == [
+        "Excel misreads UTF-8 CSV files without a BOM"
+    ]
+    assert [r["kind"] for r in prd["results"]] == ["insight"]
+    assert nothing["results"] == []
+
+
+def test_delivery_copies_allowlisted_files_into_the_project_only(run: Runner) -> None:
+    started = run.ok("start_iteration", name="deliver")
+    work = run.workspace / ".iterations" / started["id"] / "workspace"
+    (work / "pkg").mkdir(parents=True)
+    (work / "pkg" / "export.py").write_text("print('csv')\n")
+    (work / "README.md").write_text("# Export\n")
+    (work / "tool.exe").write_bytes(b"MZ")
+    (work / "escape.py").symlink_to("/etc/passwd")
+    unconfirmed = run("copy_workspace_to_project", confirm=False)
+    # The test's approver denies; approve these calls as an operator would.
+    run.ctx.approver = AutoApprover(dangerous=True)
+    outside = run("copy_workspace_to_project", confirm=True, target="../elsewhere")
+    into_iteration = run("copy_workspace_to_project", confirm=True, target=".iterations/x")
+    copied = run.ok("copy_workspace_to_project", confirm=True, target="src")
+
+    assert unconfirmed.status == "error"
+    assert "confirm" in (unconfirmed.error or "")
+    assert outside.status == "blocked"
+    assert into_iteration.status == "blocked"
+    assert sorted(copied["copied"]) == ["src/README.md", "src/pkg/export.py"]
+    assert sorted(copied["skipped"]) == ["escape.py", "tool.exe"]
+    assert (run.workspace / "src" / "pkg" / "export.py").read_text() == "print('csv')\n"
+    assert not (run.workspace / "src" / "tool.exe").exists()
+
+
+def test_without_approval_delivery_does_not_run(run: Runner) -> None:
+    started = run.ok("start_iteration", name="denied")
+    (run.workspace / ".iterations" / started["id"] / "workspace").mkdir(parents=True)
+
+    result = run("copy_workspace_to_project", confirm=True)
+
+    assert result.status == "denied"
+
+
+def test_a_coding_stage_profile_cannot_save_a_prd() -> None:
+    coding = stage_tools("coding")
+
+    assert "save_prd_doc" not in coding
+    assert {"run_command", "check_tests", "update_task_status", "get_iteration"} <= set(coding)
+    assert set(PACK_TOOLS) - {"start_iteration"} <= {t for s in STAGES for t in stage_tools(s)} | {
+        "start_iteration"
+    }

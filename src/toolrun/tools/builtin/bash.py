@@ -112,45 +112,58 @@ class BashTool(Tool):
         return float(arguments.get("timeout", default))
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        settings = ctx.settings
-        policy = command_policy(settings)
-        if policy is not None:
-            policy.check(arguments["command"], ctx.workspace)
-        limit = settings.bash_max_timeout_s
-        timeout = self.time_limit_s(arguments, settings)
+        limit = ctx.settings.bash_max_timeout_s
+        timeout = self.time_limit_s(arguments, ctx.settings)
         if timeout > limit:
             raise ToolExecutionError(f"timeout {timeout:g} s is above the maximum of {limit:g} s")
-        sinks = [
-            CappedLines(
-                head=settings.output_head_lines,
-                tail=settings.output_tail_lines,
-                max_line_chars=settings.output_max_line_chars,
-            )
-            for _ in range(2)
-        ]
-        argv = [BASH, "--noprofile", "--norc", "-c", arguments["command"]]
-        runner = ctx.isolated_runner()
-        ended = runner.run(argv, timeout_s=timeout, stdout=sinks[0], stderr=sinks[1])
-        output = {
-            "stdout": sinks[0].text(),
-            "stderr": sinks[1].text(),
-            "exit_code": ended.exit_code,
-            "timed_out": ended.timed_out,
-            "duration_s": round(ended.duration_s, 3),
-        }
-        if ended.timed_out:
-            raise ToolTimeout(f"command timed out after {timeout:g} s", output=output)
-        code = ended.exit_code
-        if code is not None and code < 0:
-            raise ToolExecutionError(
-                f"command killed by signal {signal.Signals(-code).name}", output=output
-            )
-        if code:
-            raise ToolExecutionError(f"command exited with code {code}", output=output)
-        return ToolOutput(
-            output=output,
-            metadata={
-                "stdout_lines": sinks[0].total_lines,
-                "stdout_lines_omitted": sinks[0].omitted_lines,
-            },
+        return run_command_line(arguments["command"], timeout, ctx)
+
+
+def run_command_line(
+    command: str, timeout: float, ctx: ToolContext, cwd_fd: int | None = None
+) -> ToolOutput:
+    """Run `command` with bash in the sandbox (the allowlist checked again, the call's
+    network jail, limits, output capped), in the workspace or the directory `cwd_fd`.
+
+    Raises:
+        ToolTimeout: it ran out of time. ToolExecutionError: it failed (a signal, a
+            non-zero exit); both carry the output.
+    """
+    settings = ctx.settings
+    policy = command_policy(settings)
+    if policy is not None:
+        policy.check(command, ctx.workspace)
+    sinks = [
+        CappedLines(
+            head=settings.output_head_lines,
+            tail=settings.output_tail_lines,
+            max_line_chars=settings.output_max_line_chars,
         )
+        for _ in range(2)
+    ]
+    argv = [BASH, "--noprofile", "--norc", "-c", command]
+    runner = ctx.isolated_runner()
+    ended = runner.run(argv, timeout_s=timeout, stdout=sinks[0], stderr=sinks[1], cwd_fd=cwd_fd)
+    output = {
+        "stdout": sinks[0].text(),
+        "stderr": sinks[1].text(),
+        "exit_code": ended.exit_code,
+        "timed_out": ended.timed_out,
+        "duration_s": round(ended.duration_s, 3),
+    }
+    if ended.timed_out:
+        raise ToolTimeout(f"command timed out after {timeout:g} s", output=output)
+    code = ended.exit_code
+    if code is not None and code < 0:
+        raise ToolExecutionError(
+            f"command killed by signal {signal.Signals(-code).name}", output=output
+        )
+    if code:
+        raise ToolExecutionError(f"command exited with code {code}", output=output)
+    return ToolOutput(
+        output=output,
+        metadata={
+            "stdout_lines": sinks[0].total_lines,
+            "stdout_lines_omitted": sinks[0].omitted_lines,
+        },
+    )

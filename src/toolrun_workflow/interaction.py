@@ -1,0 +1,172 @@
+"""Interaction and delivery: feedback for the next stage, moving between stages, and
+copying the iteration's work into the project (confirmed, approved, allowlisted)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from toolrun.errors import SandboxViolation, ToolExecutionError
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun_workflow.base import changing, descriptor, new_record, read_records
+from toolrun_workflow.iterations import STAGES, TRANSITIONS, current_iteration, store_for
+
+FEEDBACK_FILE = "feedback.json"
+WORK = "workspace"  # the iteration's code, copied into the project on delivery
+COPIED_EXTENSIONS = frozenset(
+    [
+        ".py",
+        ".pyi",
+        ".md",
+        ".txt",
+        ".rst",
+        ".json",
+        ".toml",
+        ".yaml",
+        ".yml",
+        ".cfg",
+        ".ini",
+        ".js",
+        ".ts",
+        ".tsx",
+        ".jsx",
+        ".css",
+        ".html",
+        ".sql",
+        ".sh",
+        ".go",
+        ".rs",
+        ".java",
+        ".c",
+        ".h",
+    ]
+)
+
+
+def feedback_for(directory: Path, stage: str) -> list[dict[str, Any]]:
+    """The feedback left for `stage` (shown by get_iteration)."""
+    return [f for f in read_records(directory / "data" / FEEDBACK_FILE) if f["for_stage"] == stage]
+
+
+class ProvideFeedback(Tool):
+    descriptor = descriptor(
+        "provide_feedback",
+        "Leave feedback for a stage (default: the next one): get_iteration shows it to "
+        "whoever works in that stage.",
+        {
+            "message": {"type": "string", "minLength": 1, "maxLength": 10_000},
+            "for_stage": {"enum": list(STAGES)},
+        },
+        [
+            ("For the next stage", {"message": "The PRD lacks error cases."}),
+            ("Back to design", {"message": "The exporter needs streaming.", "for_stage": "design"}),
+            ("For delivery", {"message": "Mention the migration.", "for_stage": "delivery"}),
+        ],
+        required=("message",),
+        group="interaction",
+        permission=PermissionLevel.READ_WRITE,
+    )
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        iteration, directory = current_iteration(ctx)
+        following = STAGES[min(STAGES.index(iteration.stage) + 1, len(STAGES) - 1)]
+        record = new_record(
+            "fb",
+            {
+                "message": arguments["message"],
+                "from_stage": iteration.stage,
+                "for_stage": arguments.get("for_stage", following),
+            },
+        )
+        with changing(directory / "data" / FEEDBACK_FILE) as records:
+            records.append(record)
+        return ToolOutput(record)
+
+
+class GotoStage(Tool):
+    descriptor = descriptor(
+        "goto_stage",
+        "Move the current iteration to another stage: the next one, or the one before to "
+        "rework it; other moves are refused with the allowed ones.",
+        {"stage": {"enum": list(STAGES)}},
+        [
+            ("On to the PRD", {"stage": "prd"}),
+            ("Back to design", {"stage": "design"}),
+            ("To delivery", {"stage": "delivery"}),
+        ],
+        required=("stage",),
+        group="interaction",
+        permission=PermissionLevel.READ_WRITE,
+    )
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        iteration, directory = current_iteration(ctx)
+        moved = store_for(ctx).move(iteration.id, arguments["stage"])
+        return ToolOutput(
+            {
+                "iteration": moved.id,
+                "from": iteration.stage,
+                "stage": moved.stage,
+                "next": sorted(TRANSITIONS[moved.stage]),
+                "feedback": feedback_for(directory, moved.stage),
+            }
+        )
+
+
+class CopyWorkspaceToProject(Tool):
+    descriptor = descriptor(
+        "copy_workspace_to_project",
+        f"Copy the iteration's {WORK}/ directory into the project (the platform's "
+        "workspace root), files of allowlisted extensions only (source, docs, config), "
+        "never outside the project; other files are listed as skipped. Needs "
+        "`confirm: true` and an operator's approval.",
+        {
+            "confirm": {"const": True, "description": "Must be true."},
+            "target": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A directory of the project to copy into (default: its root).",
+            },
+        },
+        [
+            ("Deliver into the project root", {"confirm": True}),
+            ("Deliver into src/", {"confirm": True, "target": "src"}),
+            ("Deliver into a new folder", {"confirm": True, "target": "contrib/export"}),
+        ],
+        required=("confirm",),
+        group="delivery",
+        permission=PermissionLevel.ADMIN,
+        risk=Risk.HIGH,
+        requires_confirmation=True,
+    )
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        iteration, directory = current_iteration(ctx)
+        source = directory / WORK
+        if not source.is_dir():
+            raise ToolExecutionError(f"iteration {iteration.id} has no {WORK}/ directory to copy")
+        target = ctx.workspace.resolve(arguments.get("target", "."))
+        if target.is_relative_to(ctx.workspace.resolve(".iterations")):
+            raise SandboxViolation("the target must be in the project, not in an iteration")
+        copied, skipped = [], []
+        for root, dirs, names in os.walk(source):
+            dirs[:] = sorted(d for d in dirs if not Path(root, d).is_symlink())
+            for name in sorted(names):
+                path = Path(root, name)
+                relative = path.relative_to(source)
+                if path.is_symlink() or path.suffix.lower() not in COPIED_EXTENSIONS:
+                    skipped.append(str(relative))
+                    continue
+                destination = ctx.workspace.resolve(str(target / relative))  # confined again
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, destination)
+                copied.append(ctx.workspace.display(destination))
+        return ToolOutput({"iteration": iteration.id, "copied": copied, "skipped": skipped})
+
+
+def interaction_tools() -> list[Tool]:
+    return [ProvideFeedback(), GotoStage(), CopyWorkspaceToProject()]

@@ -56,7 +56,7 @@ def call(api: httpx.Client, tool: str, **arguments: Any) -> dict[str, Any]:
     response = api.post(
         "/v1/calls", params={"wait": 60}, json={"tool_name": tool, "arguments": arguments}
     )
-    assert response.status_code == 200, response.text
+    assert response.status_code in (200, 202), response.text  # 202: parked for approval
     result: dict[str, Any] = response.json()
     return result
 

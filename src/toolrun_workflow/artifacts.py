@@ -10,6 +10,7 @@ from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun_workflow.base import descriptor
+from toolrun_workflow.interaction import feedback_for
 from toolrun_workflow.iterations import STAGES, current_iteration, store_for
 
 MAX_DOCUMENT = 1_000_000  # characters
@@ -49,15 +50,22 @@ class StartIteration(Tool):
 class GetIteration(Tool):
     descriptor = descriptor(
         "get_iteration",
-        "The current iteration: its id, name, stage, directory and the stages of the pipeline.",
+        "The current iteration: its id, name, stage, directory, the stages of the pipeline "
+        "and the feedback left for its stage.",
         {},
         [("The current iteration", {}), ("Which stage we are in", {}), ("Where files go", {})],
         group="iteration",
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, _ = current_iteration(ctx)
-        return ToolOutput({**_described(iteration), "stages": list(STAGES)})
+        iteration, directory = current_iteration(ctx)
+        return ToolOutput(
+            {
+                **_described(iteration),
+                "stages": list(STAGES),
+                "feedback": feedback_for(directory, iteration.stage),
+            }
+        )
 
 
 def _described(iteration: Any) -> dict[str, Any]:

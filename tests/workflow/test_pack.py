@@ -242,9 +242,12 @@ def test_stages_move_with_feedback_for_the_next_one(run: Runner) -> None:
     moved = run.ok("goto_stage", stage="prd")
     skipped = run("goto_stage", stage="coding")
 
+    shown = run.ok("get_iteration")["feedback"]
+
     assert moved["from"] == "idea"
     assert moved["stage"] == "prd"
     assert [f["message"] for f in moved["feedback"]] == ["Say who the users are."]
+    assert shown == moved["feedback"]
     assert skipped.error == "cannot go from prd to coding; from prd: design, idea"
 
 

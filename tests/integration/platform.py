@@ -35,6 +35,12 @@ def free_port() -> int:
         return port
 
 
+def other_database(url: str, offset: int = 1) -> str:
+    """The same Redis, another database: a platform whose queues are its own."""
+    base, _, db = url.rpartition("/")
+    return f"{base}/{(int(db or 0) + offset) % 16}"
+
+
 def wait_for(predicate: object, timeout_s: float, what: str) -> None:
     """Poll `predicate` until true; fail with `what` after `timeout_s`."""
     deadline = time.monotonic() + timeout_s

@@ -16,18 +16,12 @@ import httpx
 import pytest
 import redis
 
-from tests.integration.platform import Platform, running, wait_for
+from tests.integration.platform import Platform, other_database, running, wait_for
 from toolrun.config import Settings
 from toolrun.terminal.client import HostClient
 from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
 
 MACHINES = ("alpha", "beta")
-
-
-def other_database(url: str) -> str:
-    """The same Redis, another database: this platform's queues are its own."""
-    base, _, db = url.rpartition("/")
-    return f"{base}/{(int(db or 0) + 1) % 16}"
 
 
 @pytest.fixture(scope="module")

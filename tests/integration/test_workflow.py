@@ -13,7 +13,7 @@ import httpx
 import pytest
 import redis
 
-from tests.integration.platform import Platform, running
+from tests.integration.platform import Platform, other_database, running
 from tests.integration.test_dag_examples import EXAMPLES
 from tests.integration.test_dags import finished, nodes, submit
 from toolrun.dag import load_plan
@@ -21,14 +21,9 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun_workflow.stages import stage_tools
 
 
-def another_database(url: str, offset: int) -> str:
-    base, _, db = url.rpartition("/")
-    return f"{base}/{(int(db or 0) + offset) % 16}"
-
-
 @pytest.fixture(scope="module")
 def pack_platform(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
-    url = another_database(redis_url, 2)
+    url = other_database(redis_url, 2)
     redis.Redis.from_url(url).flushdb()
     root = tmp_path_factory.mktemp("workflow")
     workspace = root / "workspace"

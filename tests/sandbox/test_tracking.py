@@ -62,7 +62,8 @@ def test_tracker_finds_and_kills_a_setsid_daemon(kind: str) -> None:
     assert isinstance(tracker, CgroupTracker if kind == "cgroup" else SweepTracker)
     with escaping_daemon(tracker, marker) as daemon:
         assert os.getpgid(daemon) != os.getpgid(0)
-        assert daemon in tracker.survivors()
+        # The daemon may still be between fork and exec when first looked for.
+        assert wait_until(lambda: daemon in tracker.survivors())
 
         tracker.kill_all()
 

@@ -38,6 +38,7 @@ SAY_HELLO = {
     "name": "sayHello",
     "description": "Greet someone by name.",
     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    "annotations": {"readOnlyHint": True},
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
 
@@ -13,6 +14,7 @@ import httpx
 from toolrun.errors import ToolrunError
 from toolrun.interop.formats import api_names
 from toolrun.interop.function_calls import ModelToolCall, replies, result_text, tool_calls
+from toolrun.interop.strict import without_nulls
 from toolrun.subagents.definition import SubAgent
 from toolrun.tools.model import ToolDescriptor, ToolResult
 
@@ -64,18 +66,35 @@ def _select_body(
     return {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
 
 
-def _tool_names(descriptors: list[ToolDescriptor]) -> dict[str, str]:
-    """API-safe name → tool name (the newest of each name)."""
-    return api_names(dict.fromkeys(d.name for d in descriptors))
+@dataclass(frozen=True)
+class _Callable:
+    """The tools of an MCP export (those the agent may call: a tool it only sees cannot
+    make names clash) by API-safe name, with their parameters."""
+
+    names: dict[str, str]
+    schemas: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, exported: list[dict[str, Any]]) -> _Callable:
+        names = api_names(str(tool["name"]) for tool in exported)
+        return cls(names, {str(t["name"]): dict(t.get("inputSchema") or {}) for t in exported})
+
+    def refused(self, call: ModelToolCall) -> str | None:
+        """Why a model's call cannot be sent (unknown tool, bad arguments), or None."""
+        if call.problem is not None:
+            return f"call {call.name} not run: {call.problem}"
+        if call.name not in self.names:
+            return f"unknown tool {call.name!r}; known: {', '.join(sorted(self.names))}"
+        return None
+
+    def sent(self, call: ModelToolCall) -> tuple[str, dict[str, Any]]:
+        """The tool a call names, and its arguments without strict mode's nulls."""
+        name = self.names[call.name]
+        return name, without_nulls(call.arguments, self.schemas[name])
 
 
-def _refused(call: ModelToolCall, names: dict[str, str]) -> str | None:
-    """Why a model's call cannot be sent (unknown tool, bad arguments), or None."""
-    if call.problem is not None:
-        return f"call {call.name} not run: {call.problem}"
-    if call.name not in names:
-        return f"unknown tool {call.name!r}; known: {', '.join(sorted(names))}"
-    return None
+def _tools_params(format: str, strict: bool) -> dict[str, Any]:
+    return {"format": format} | ({"strict": "true"} if strict else {})
 
 
 def _call_path(call_id: str) -> str:
@@ -183,10 +202,11 @@ class Client:
     def list_tools(self) -> list[ToolDescriptor]:
         return [ToolDescriptor.model_validate(d) for d in self._request("GET", "/v1/tools").json()]
 
-    def export_tools(self, format: str = "openai") -> list[dict[str, Any]]:
+    def export_tools(self, format: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
         """The tools this agent may call in the shape an API takes: openai, anthropic or
-        mcp (docs/interop.md)."""
-        return list(self._request("GET", "/v1/tools", params={"format": format}).json())
+        mcp; `strict`: OpenAI's strict mode where it can be (docs/interop.md)."""
+        params = _tools_params(format, strict)
+        return list(self._request("GET", "/v1/tools", params=params).json())
 
     def register_plugin(self, module: bytes, descriptor: dict[str, Any]) -> dict[str, Any]:
         """Admin: register a WebAssembly module with its descriptor (docs/plugins.md)."""
@@ -307,15 +327,13 @@ class Client:
             NotAModelResponse: `response` is none of those shapes.
         """
         kind, calls = tool_calls(response)
-        names = _tool_names(self.list_tools()) if calls else {}
+        known = _Callable.of(self.export_tools("mcp") if calls else [])
         answered = []
         for call in calls:
-            refused = _refused(call, names)
+            refused = known.refused(call)
             if refused is None:
                 try:
-                    text, error = result_text(
-                        self.call(names[call.name], call.arguments, wait=wait)
-                    )
+                    text, error = result_text(self.call(*known.sent(call), wait=wait))
                 except ApiError as exc:
                     text, error = f"refused ({exc.status_code}): {exc.detail}", True
             else:
@@ -469,9 +487,12 @@ class AsyncClient:
         response = await self._request("GET", "/v1/tools")
         return [ToolDescriptor.model_validate(d) for d in response.json()]
 
-    async def export_tools(self, format: str = "openai") -> list[dict[str, Any]]:
+    async def export_tools(
+        self, format: str = "openai", *, strict: bool = False
+    ) -> list[dict[str, Any]]:
         """As `Client.export_tools`."""
-        return list((await self._request("GET", "/v1/tools", params={"format": format})).json())
+        params = _tools_params(format, strict)
+        return list((await self._request("GET", "/v1/tools", params=params)).json())
 
     async def get_tool(self, name: str, version: str | None = None) -> ToolDescriptor:
         params = {"version": version} if version else {}
@@ -523,16 +544,14 @@ class AsyncClient:
     async def run_tool_calls(self, response: dict[str, Any], *, wait: float = 60.0) -> list[Any]:
         """As `Client.run_tool_calls`, the calls run concurrently."""
         kind, calls = tool_calls(response)
-        names = _tool_names(await self.list_tools()) if calls else {}
+        known = _Callable.of(await self.export_tools("mcp") if calls else [])
 
         async def answer(call: ModelToolCall) -> tuple[ModelToolCall, str, bool]:
-            refused = _refused(call, names)
+            refused = known.refused(call)
             if refused is not None:
                 return call, refused, True
             try:
-                text, error = result_text(
-                    await self.call(names[call.name], call.arguments, wait=wait)
-                )
+                text, error = result_text(await self.call(*known.sent(call), wait=wait))
             except ApiError as exc:
                 return call, f"refused ({exc.status_code}): {exc.detail}", True
             return call, text, error

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.integration.platform import Platform
+from tests.integration.platform import Platform, wait_for
 from toolrun.client import AsyncClient, Client
 from toolrun.permissions.levels import PermissionLevel
+
+ECHO_SERVER = str(Path(__file__).parents[1] / "interop" / "echo_mcp_server.py")
 
 
 def test_the_api_exports_the_tools_an_agent_may_call(platform: Platform) -> None:
@@ -104,3 +108,56 @@ def test_the_sdk_runs_a_models_tool_calls_and_answers_in_its_format(platform: Pl
         False,
     )
     assert "hello.txt" in block["content"]
+
+
+def test_the_openai_export_is_strict_on_request(platform: Platform, api: httpx.Client) -> None:
+    strict = api.get("/v1/tools", params={"format": "openai", "strict": "true"}).json()
+    anthropic = api.get("/v1/tools", params={"format": "anthropic", "strict": "true"})
+    cli = platform.cli("tools", "export", "--format", "openai", "--strict")
+    refused = platform.cli("tools", "export", "--format", "mcp", "--strict")
+
+    read = next(tool["function"] for tool in strict if tool["function"]["name"] == "read")
+    assert read["strict"] is True
+    assert read["parameters"]["required"] == ["file_path", "offset", "limit"]
+    assert read["parameters"]["properties"]["offset"]["type"] == ["integer", "null"]
+    assert anthropic.status_code == 422
+    assert "strict applies to the openai format only" in anthropic.text
+    assert cli.returncode == 0, cli.stderr
+    assert next(t for t in json.loads(cli.stdout) if t["function"]["name"] == "read") == {
+        "type": "function",
+        "function": read,
+    }
+    assert refused.returncode == 2
+    assert "strict applies to the openai format only" in refused.stderr
+
+
+def test_a_models_calls_reach_dotted_tools_and_leave_strict_nulls_out(
+    platform: Platform, api: httpx.Client
+) -> None:
+    imported = platform.cli("mcp", "import", "--name", "fc", "--", sys.executable, ECHO_SERVER)
+    assert imported.returncode == 0, imported.stderr
+    wait_for(lambda: api.get("/v1/tools/fc.say_hello").status_code == 200, 30, "the import")
+    response = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "function": {"name": "fc_say_hello", "arguments": '{"name": "Ada"}'},
+            },
+            {
+                "id": "c2",
+                "function": {
+                    "name": "read",
+                    "arguments": '{"file_path": "hello.txt", "offset": null, "limit": null}',
+                },
+            },
+        ],
+    }
+    try:
+        with Client(platform.base_url, token=platform.token) as client:
+            hello, read = client.run_tool_calls(response)
+    finally:
+        platform.cli("mcp", "remove", "fc")
+
+    assert json.loads(hello["content"]) == {"greeting": "Hello, Ada!"}
+    assert "hello from the workspace" in read["content"]

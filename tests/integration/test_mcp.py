@@ -18,7 +18,7 @@ import httpx
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -122,6 +122,21 @@ def test_the_clients_token_decides_what_it_sees_and_may_call(
     assert text(write) == "blocked: agent may not call this tool (needs read_write, has read_only)"
 
 
+def test_a_bad_token_is_named_as_the_apis_refusal(mcp_url: str) -> None:
+    async def scenario(client: Client) -> tuple[MCPError, types.CallToolResult]:
+        called = await client.call_tool("read", {"file_path": "hello.txt"})
+        with pytest.raises(MCPError) as listed:
+            await client.list_tools()
+        return listed.value, called
+
+    listed, called = over_http(mcp_url, scenario, token="not-a-token")  # noqa: S106 - wrong on purpose
+
+    assert listed.message.startswith("toolrun cannot list its tools: the API at http://")
+    assert "refused (401)" in listed.message
+    assert called.is_error
+    assert "refused (401)" in text(called)
+
+
 def test_a_call_waiting_for_approval_is_reported_or_asked_about(mcp_url: str) -> None:
     async def scenario(client: Client) -> types.CallToolResult:
         return await client.call_tool("bash", {"command": "rm -rf no-such-dir"})
@@ -144,22 +159,34 @@ def test_over_stdio_calls_go_through_the_api_as_the_token_agent(platform: Platfo
         env={**platform.env, "TOOLRUN_API": platform.base_url, "TOOLRUN_TOKEN": token},
     )
 
-    async def run() -> tuple[list[str], types.CallToolResult]:
+    async def run() -> tuple[list[str], list[types.CallToolResult]]:
         async with Client(params) as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
-            return names, await client.call_tool("read", {"file_path": "hello.txt"})
+            return names, [
+                await client.call_tool("read", {"file_path": "hello.txt"}),
+                await client.call_tool("grep", {"pattern": "hello from", "output_mode": "content"}),
+                await client.call_tool("write", {"file_path": "x.txt", "content": "x"}),
+            ]
 
-    names, read = anyio.run(run)
+    names, (read, grep, write) = anyio.run(run)
 
     assert "write" not in names
     assert not read.is_error
+    assert not grep.is_error
+    assert "hello.txt:1:hello from the workspace" in text(grep)
+    assert write.is_error
+    assert text(write) == "blocked: agent may not call this tool (needs read_write, has read_only)"
 
 
 def test_the_gateway_imports_a_stdio_server_and_runs_its_tools_on_a_worker(
     platform: Platform, api: httpx.Client
 ) -> None:
-    imported = platform.cli("mcp", "import", "--name", "echo", "--", sys.executable, ECHO_SERVER)
+    # Typed relative to the CLI's directory; calls start the server in the workspace.
+    relative = [os.path.relpath(sys.executable), os.path.relpath(ECHO_SERVER)]
+    imported = platform.cli("mcp", "import", "--name", "echo", "--", *relative)
     listed = platform.cli("mcp", "servers", "--json")
+    exported = platform.cli("tools", "export", "--format", "openai")
+    shown = platform.cli("tools", "list", "--json")
 
     def known() -> bool:
         return api.get("/v1/tools/echo.say_hello").status_code == 200
@@ -173,27 +200,61 @@ def test_the_gateway_imports_a_stdio_server_and_runs_its_tools_on_a_worker(
     failed = api.post(
         "/v1/calls", params={"wait": 60}, json={"tool_name": "echo.fail", "arguments": {}}
     ).json()
+    wipe = api.post(
+        "/v1/calls", params={"wait": 5}, json={"tool_name": "echo.wipe", "arguments": {}}
+    ).json()
     descriptor = api.get("/v1/tools/echo.say_hello").json()
 
     assert imported.returncode == 0, imported.stderr
-    assert "echo.say_hello  (execute) ← sayHello" in imported.stdout
+    assert "echo.say_hello  (execute, risk low) ← sayHello" in imported.stdout
+    assert "echo.wipe  (execute, risk high) ← wipe" in imported.stdout
     [server] = [s for s in json.loads(listed.stdout) if s["name"] == "echo"]
-    assert sorted(server["tools"]) == ["echo.fail", "echo.say_hello", "echo.slow"]
+    assert server["endpoint"] == f"{sys.executable} {ECHO_SERVER}"  # made absolute
+    assert sorted(server["tools"]) == [
+        "echo.fail",
+        "echo.say_hello",
+        "echo.slow",
+        "echo.status",
+        "echo.wipe",
+    ]
+    assert exported.returncode == 0, exported.stderr
+    assert "echo_say_hello" in {tool["function"]["name"] for tool in json.loads(exported.stdout)}
+    assert "echo.wipe" in {tool["name"] for tool in json.loads(shown.stdout)}
     assert (descriptor["permission"], descriptor["category"]) == ("execute", "mcp")
     assert hello["status"] == "success", hello
     assert hello["output"] == {"greeting": "Hello, Ada!"}
     assert hello["metadata"]["worker"].startswith("execute@")
     assert failed["status"] == "error"
     assert failed["error"] == "it failed, as asked"
+    assert wipe["status"] == "awaiting_approval", wipe
+    assert (wipe["metadata"]["risk"], wipe["metadata"]["policy"]) == ("high", "dangerous")
+    assert "runs 'wipe' on the MCP server 'echo'" in wipe["error"]
 
     def recorded() -> bool:
         rows = api.get("/v1/history", params={"tool": "echo.say_hello"}).json()["rows"]
         return any(row["call_id"] == hello["call_id"] for row in rows)
 
     wait_for(recorded, 30, "the proxied call in the history")
+    api.post(f"/v1/calls/{wipe['call_id']}/deny", json={"reason": "test over"})
     removed = platform.cli("mcp", "remove", "echo")
     assert removed.returncode == 0
     wait_for(lambda: api.get("/v1/tools/echo.say_hello").status_code == 404, 30, "its removal")
+
+
+def test_an_import_whose_export_name_is_taken_is_refused(
+    platform: Platform, api: httpx.Client
+) -> None:
+    done = platform.cli("mcp", "import", "--name", "git", "--", sys.executable, ECHO_SERVER)
+    exported = api.get("/v1/tools", params={"format": "openai"})
+
+    assert done.returncode == 2
+    assert (
+        "git.status would export to OpenAI and Anthropic as 'git_status', the name of the "
+        "tool 'git_status': choose another --name"
+    ) in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr
+    assert exported.status_code == 200
+    assert api.get("/v1/tools/git.say_hello").status_code == 404
 
 
 def test_the_gateway_imports_an_http_server_at_a_chosen_level(
@@ -245,6 +306,8 @@ def test_the_gateway_imports_an_http_server_at_a_chosen_level(
         (["--name", "Bad-Name", "--", "true"], "server name 'Bad-Name' must be lowercase"),
         (["--name", "gone", "--url", "http://127.0.0.1:9/mcp"], "cannot list the server's tools"),
         (["--name", "hdr", "--url", "http://x/mcp", "--header", "nocolon"], "is not KEY:VALUE"),
+        (["--name", "hi", "--", "echo", "hi"], "(Failed to parse JSONRPC message from server)"),
+        (["--name", "rel", "--", "./no-such-server"], "no program './no-such-server'"),
     ],
 )
 def test_bad_imports_are_refused_clearly(platform: Platform, args: list[str], message: str) -> None:

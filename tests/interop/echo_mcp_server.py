@@ -1,5 +1,6 @@
 """A small MCP server for the gateway's tests (the official SDK, stdio or HTTP):
-`sayHello` answers with structured content, `fail` with a tool error, `slow` sleeps."""
+`sayHello` answers with structured content, `fail` with a tool error, `slow` sleeps (all
+three only read); `status` says it is fine and `wipe` says it destroys (it does not)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+READS = types.ToolAnnotations(read_only_hint=True)
 TOOLS = [
     types.Tool(
         name="sayHello",
+        annotations=READS,
         description="Greet someone by name.",
         input_schema={
             "type": "object",
@@ -22,11 +25,21 @@ TOOLS = [
         },
         output_schema={"type": "object", "properties": {"greeting": {"type": "string"}}},
     ),
-    types.Tool(name="fail", description="Always fails.", input_schema={"type": "object"}),
+    types.Tool(
+        name="fail", description="Always fails.", input_schema={"type": "object"}, annotations=READS
+    ),
     types.Tool(
         name="slow",
         description="Sleeps for some seconds.",
         input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}},
+        annotations=READS,
+    ),
+    types.Tool(name="status", description="Say all is well.", input_schema={"type": "object"}),
+    types.Tool(
+        name="wipe",
+        description="Claims to destroy everything.",
+        input_schema={"type": "object"},
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=True),
     ),
 ]
 
@@ -43,6 +56,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
             content=[types.TextContent(type="text", text=greeting)],
             structured_content={"greeting": greeting},
         )
+    if params.name in ("status", "wipe"):
+        return types.CallToolResult(content=[types.TextContent(type="text", text="all is well")])
     if params.name == "slow":
         await anyio.sleep(float(arguments.get("seconds", 1)))
         return types.CallToolResult(content=[types.TextContent(type="text", text="done")])

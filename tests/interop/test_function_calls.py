@@ -90,6 +90,16 @@ def test_responses_and_anthropic_calls_are_read() -> None:
     )
 
 
+@pytest.mark.parametrize("arguments", [5, "null", "[1]", '"text"', "[" * 100_000])
+def test_arguments_that_are_no_object_are_flagged_not_raised(arguments: Any) -> None:
+    response = {"tool_calls": [{"id": "c", "function": {"name": "read", "arguments": arguments}}]}
+
+    _, [call] = tool_calls(response)
+
+    assert call.arguments == {}
+    assert call.problem is not None
+
+
 def test_an_answer_without_calls_has_none() -> None:
     answer = {"choices": [{"message": {"role": "assistant", "content": "Done."}}]}
 
@@ -105,6 +115,12 @@ def test_an_answer_without_calls_has_none() -> None:
         ({"choices": []}, "choices[0].message is missing"),
         ({"tool_calls": [{"id": "x"}]}, "tool_calls[0] has no function name"),
         ({"content": [{"type": "tool_use", "input": {}}]}, "content[0] (tool_use) has no name"),
+        ({"tool_calls": 5}, "tool_calls must be a list"),
+        ({"choices": [{"message": {"tool_calls": "read"}}]}, "tool_calls must be a list"),
+        ({"tool_calls": [5]}, "tool_calls[0] has no function name"),
+        ({"tool_calls": [{"id": 7, "function": {"name": "read"}}]}, "tool_calls[0].id must be"),
+        ({"choices": [{"message": 5}]}, "choices[0].message is missing"),
+        ({"output": [{"type": "function_call", "name": 5}]}, "function_call 0 has no name"),
     ],
 )
 def test_other_shapes_are_refused_precisely(response: Any, message: str) -> None:

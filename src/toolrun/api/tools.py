@@ -24,7 +24,9 @@ Version = Annotated[str | None, Query(max_length=64, description="Default: the n
 @router.get(
     "",
     response_model=list[ToolDescriptor] | list[dict[str, Any]],
-    responses={422: {"description": "Two tools would export under the same name"}},
+    responses={
+        422: {"description": "Two tools would export under the same name, or strict without openai"}
+    },
 )
 async def list_tools(
     state: State,
@@ -37,6 +39,10 @@ async def list_tools(
             "as toolrun descriptors."
         ),
     ] = None,
+    strict: Annotated[
+        bool,
+        Query(description="openai: strict mode (strict: true) for each tool that allows it."),
+    ] = False,
 ) -> list[ToolDescriptor] | list[dict[str, Any]]:
     """Every registered tool version in the agent's tool set, or the tools it may call
     in the OpenAI, Anthropic or MCP shape."""
@@ -44,7 +50,7 @@ async def list_tools(
         return [tool.descriptor for tool in state.registry.list() if agent.sees(tool.descriptor)]
     callable_ = [t.descriptor for t in state.registry.list() if agent.refusal(t.descriptor) is None]
     try:
-        return export(callable_, format)
+        return export(callable_, format, strict=strict)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from exc
 

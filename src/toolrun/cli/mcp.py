@@ -4,9 +4,12 @@ into the registry (the gateway)."""
 from __future__ import annotations
 
 import json
+import logging
 import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import typer
@@ -23,17 +26,21 @@ from toolrun.cli._console import (
     out,
     usage_error,
 )
+from toolrun.cli.tools import platform_registry
 from toolrun.errors import InvalidDescriptor
+from toolrun.interop.formats import api_name
 from toolrun.interop.mcp_imports import (
     ImportedTool,
     McpEndpoint,
     McpImports,
     descriptor_of,
+    resolved_command,
     server_name,
 )
 from toolrun.interop.mcp_proxy import McpUnreachable, list_remote_tools
 from toolrun.interop.mcp_server import ApiBackend, Backend, LocalBackend, McpFrontEnd
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 app = typer.Typer(
@@ -113,14 +120,19 @@ def import_server(
     level: Annotated[
         PermissionLevel, typer.Option(help="Permission level its tools run at.")
     ] = PermissionLevel.EXECUTE,
+    risk: Annotated[
+        Risk | None,
+        typer.Option(help="Risk of every tool (default: from each tool's annotations)."),
+    ] = None,
     time_limit: Annotated[float, typer.Option(help="Seconds each call may take.", min=1)] = 60.0,
 ) -> None:
     """Register an MCP server's tools as toolrun tools NAME.tool (replacing an earlier
     import of NAME): `toolrun mcp import --name fs -- npx server-filesystem /data` or
-    `--url https://host/mcp`."""
+    `--url https://host/mcp`. A relative program or file argument is made absolute."""
+    settings = load_settings()
     try:
         endpoint = McpEndpoint(
-            command=tuple(command) if command else None,
+            command=resolved_command(command, Path.cwd()) if command else None,
             env=_pairs(env or [], "=", "--env"),
             url=url,
             headers=_pairs(header or [], ":", "--header"),
@@ -128,34 +140,80 @@ def import_server(
         server_name(name)
     except ValueError as exc:
         raise usage_error(str(exc)) from exc
-    try:
-        listed = anyio.run(list_remote_tools, endpoint)
-    except McpUnreachable as exc:
-        raise usage_error(f"cannot list the server's tools: {exc}") from exc
-    tools, problems = _imported(name, listed, level, time_limit)
+    with _sdk_log_kept() as logged:
+        try:
+            listed = anyio.run(list_remote_tools, endpoint)
+        except McpUnreachable as exc:
+            why = "".join(f" ({line})" for line in dict.fromkeys(logged))
+            raise usage_error(f"cannot list the server's tools: {exc}{why}") from exc
+    taken = [t.descriptor.name for t in platform_registry(settings).list()]
+    tools, problems = _imported(name, listed, (level, risk, time_limit), taken)
     if problems:
         raise usage_error("nothing imported:\n" + "\n".join(problems))
-    McpImports(open_platform_database(load_settings())).save(
+    McpImports(open_platform_database(settings)).save(
         name, endpoint, level, time_limit, tools, imported_by="cli"
     )
     for tool in tools:
-        out.print(f"{escape(tool.descriptor.name)}  ({level}) ← {escape(tool.remote)}")
+        shown = f"{escape(tool.descriptor.name)}  ({level}, risk {tool.descriptor.risk})"
+        out.print(f"{shown} ← {escape(tool.remote)}")
     out.print(f"imported {len(tools)} tools from {escape(endpoint.describe())}")
 
 
+class _Kept(logging.Handler):
+    """Keeps the messages of the records it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _sdk_log_kept() -> Iterator[list[str]]:
+    """The SDK's stdio client logs, with a traceback, each line a server writes that is
+    not MCP: keep those messages for the error instead."""
+    logger = logging.getLogger("mcp.client.stdio")
+    handler = _Kept()
+    propagates, logger.propagate = logger.propagate, False
+    logger.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagates
+
+
 def _imported(
-    name: str, listed: list[dict[str, object]], level: PermissionLevel, time_limit: float
+    name: str,
+    listed: list[dict[str, Any]],
+    chosen: tuple[PermissionLevel, Risk | None, float],
+    taken: Iterable[str],
 ) -> tuple[list[ImportedTool], list[str]]:
+    """The server's tools as toolrun tools (`chosen`: level, risk, time limit), and why
+    any cannot be: a bad schema, two tools with one name, or a name whose OpenAI and
+    Anthropic export is another tool's (a re-import replaces its own tools)."""
+    level, risk, time_limit = chosen
+    others = {api_name(other): other for other in taken if not other.startswith(f"{name}.")}
     tools: list[ImportedTool] = []
     problems: list[str] = []
     seen: dict[str, str] = {}
     for remote in listed:
         try:
-            descriptor = descriptor_of(name, remote, level, time_limit)
+            descriptor = descriptor_of(name, remote, level, time_limit, risk)
         except InvalidDescriptor as exc:
             problems.append(f"tool {remote.get('name')!r}: {exc}")
             continue
         remote_name = str(remote["name"])
+        clash = others.get(api_name(descriptor.name))
+        if clash is not None:
+            problems.append(
+                f"{descriptor.name} would export to OpenAI and Anthropic as "
+                f"{api_name(descriptor.name)!r}, the name of the tool {clash!r}: choose another "
+                "--name"
+            )
+            continue
         if seen.setdefault(descriptor.name, remote_name) != remote_name:
             problems.append(
                 f"tools {seen[descriptor.name]!r} and {remote_name!r} both become {descriptor.name}"

@@ -1,4 +1,5 @@
-"""`toolrun tools`: list and show the registry."""
+"""`toolrun tools`: list, show and export the registry the platform runs (built-in and
+module tools, plugins, imported MCP servers' tools)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.markdown import Markdown
 from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun.cli._console import (
     load_registry,
@@ -17,13 +19,26 @@ from toolrun.cli._console import (
     out,
     usage_error,
 )
+from toolrun.config import Settings
 from toolrun.interop.formats import ExportFormat, export
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Risk
+from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.tools import Tool, render_markdown
 
 app = typer.Typer(help="Inspect the tool registry.", no_args_is_help=True)
+
+
+def platform_registry(settings: Settings) -> PluginRegistry:
+    """The registry the platform's API and workers use; a usage error when its database
+    cannot be opened."""
+    registry = PluginRegistry(load_registry(settings), settings.database, plugin_cache(settings))
+    try:
+        registry.refresh(within_s=0)
+    except SQLAlchemyError as exc:
+        raise usage_error(f"cannot open the database {settings.database}: {exc}") from exc
+    return registry
 
 
 @app.command("list")
@@ -34,7 +49,7 @@ def tools_list(
     ] = False,
 ) -> None:
     """List every registered tool; a family such as git_* is one row unless --all."""
-    registry = load_registry(load_settings())
+    registry = platform_registry(load_settings())
     if as_json:
         descriptors = [tool.descriptor.model_dump(mode="json") for tool in registry.list()]
         sys.stdout.write(json.dumps(descriptors, indent=2) + "\n")
@@ -91,11 +106,14 @@ def tools_export(
         str | None,
         typer.Option("--agent", help="Only the tools this agent (name or id) may call."),
     ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="openai: strict mode where a tool allows it.")
+    ] = False,
 ) -> None:
     """Print the registry's tools as a JSON list in the shape an API takes: OpenAI
     function calling, Anthropic tool use, or MCP tools/list."""
     settings = load_settings()
-    descriptors = [tool.descriptor for tool in load_registry(settings).list()]
+    descriptors = [tool.descriptor for tool in platform_registry(settings).list()]
     if agent is not None:
         store = AgentStore(open_platform_database(settings))
         profile = store.get(agent) or store.by_id(agent)
@@ -103,7 +121,7 @@ def tools_export(
             raise usage_error(f"no agent named {agent!r} (toolrun agents list)")
         descriptors = [d for d in descriptors if profile.refusal(d) is None]
     try:
-        exported = export(descriptors, format)
+        exported = export(descriptors, format, strict=strict)
     except ValueError as exc:
         raise usage_error(str(exc)) from exc
     sys.stdout.write(json.dumps(exported, indent=2) + "\n")
@@ -119,7 +137,7 @@ def tools_show(
     as_json: Annotated[bool, typer.Option("--json", help="The descriptor as JSON.")] = False,
 ) -> None:
     """Show one tool's documentation."""
-    registry = load_registry(load_settings())
+    registry = platform_registry(load_settings())
     tool = registry.get(name, version)
     if tool is None:
         raise usage_error(registry.missing(name, version))

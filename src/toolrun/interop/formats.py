@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
+from toolrun.interop.strict import strict_parameters
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolDescriptor
 
@@ -45,16 +46,18 @@ def api_names(names: Iterable[str]) -> dict[str, str]:
     return found
 
 
-def openai_tool(descriptor: ToolDescriptor) -> dict[str, Any]:
-    """``{"type": "function", "function": {name, description, parameters}}``."""
-    return {
-        "type": "function",
-        "function": {
-            "name": api_name(descriptor.name),
-            "description": descriptor.description,
-            "parameters": descriptor.parameters,
-        },
+def openai_tool(descriptor: ToolDescriptor, strict: bool = False) -> dict[str, Any]:
+    """``{"type": "function", "function": {name, description, parameters}}``; with
+    `strict`, parameters in strict mode's form and ``strict: true`` where they can be."""
+    function: dict[str, Any] = {
+        "name": api_name(descriptor.name),
+        "description": descriptor.description,
+        "parameters": descriptor.parameters,
     }
+    made = strict_parameters(descriptor.parameters) if strict else None
+    if made is not None:
+        function |= {"parameters": made, "strict": True}
+    return {"type": "function", "function": function}
 
 
 def anthropic_tool(descriptor: ToolDescriptor) -> dict[str, Any]:
@@ -101,12 +104,18 @@ def has_output_schema(descriptor: ToolDescriptor) -> bool:
     return descriptor.returns.get("type") == "object"
 
 
-def export(descriptors: Iterable[ToolDescriptor], format: ExportFormat) -> list[dict[str, Any]]:
-    """The tools in `format`, the newest version of each name only.
+def export(
+    descriptors: Iterable[ToolDescriptor], format: ExportFormat, *, strict: bool = False
+) -> list[dict[str, Any]]:
+    """The tools in `format`, the newest version of each name only; `strict`: OpenAI's
+    strict mode wherever a tool's parameters allow it.
 
     Raises:
-        ValueError: two tools would export under the same API-safe name.
+        ValueError: two tools would export under the same API-safe name, or `strict` was
+            asked of another format than OpenAI's.
     """
+    if strict and format is not ExportFormat.OPENAI:
+        raise ValueError("strict applies to the openai format only")
     newest: dict[str, ToolDescriptor] = {}
     for descriptor in descriptors:
         known = newest.get(descriptor.name)
@@ -115,9 +124,7 @@ def export(descriptors: Iterable[ToolDescriptor], format: ExportFormat) -> list[
     chosen = [newest[name] for name in sorted(newest)]
     if format is not ExportFormat.MCP:
         api_names(d.name for d in chosen)
-    shape = {
-        ExportFormat.OPENAI: openai_tool,
-        ExportFormat.ANTHROPIC: anthropic_tool,
-        ExportFormat.MCP: mcp_tool,
-    }[format]
+    if format is ExportFormat.OPENAI:
+        return [openai_tool(descriptor, strict) for descriptor in chosen]
+    shape = anthropic_tool if format is ExportFormat.ANTHROPIC else mcp_tool
     return [shape(descriptor) for descriptor in chosen]

@@ -66,12 +66,18 @@ def tool_calls(response: object) -> tuple[ResponseKind, list[ModelToolCall]]:
 
 
 def _chat_calls(message: dict[str, Any]) -> list[ModelToolCall]:
+    listed = message.get("tool_calls") or []
+    if not isinstance(listed, list):
+        raise NotAModelResponse("tool_calls must be a list")
     found = []
-    for index, call in enumerate(message.get("tool_calls") or []):
+    for index, call in enumerate(listed):
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise NotAModelResponse(f"tool_calls[{index}] has no function name")
-        found.append(_decoded(str(call.get("id", index)), function["name"], function))
+        call_id = call.get("id", str(index))
+        if not isinstance(call_id, str):
+            raise NotAModelResponse(f"tool_calls[{index}].id must be a string")
+        found.append(_decoded(call_id, function["name"], function))
     return found
 
 
@@ -88,7 +94,7 @@ def _decoded(call_id: str, name: str, holder: dict[str, Any]) -> ModelToolCall:
     text = holder.get("arguments") or "{}"
     try:
         arguments = json.loads(text) if isinstance(text, str) else text
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return ModelToolCall(call_id, name, {}, f"the arguments are not valid JSON: {exc}")
     if not isinstance(arguments, dict):
         return ModelToolCall(call_id, name, {}, "the arguments must be a JSON object")

@@ -6,9 +6,13 @@ reads them from (like plugins; an import bumps the same generation counter)."""
 from __future__ import annotations
 
 import builtins
+import os
 import re
+import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import JSON, Column
@@ -16,11 +20,20 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, select
 
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
 from toolrun.plugins.store import bump_generation
 from toolrun.tools.model import ToolDescriptor
 
 _SERVER_NAME = re.compile(r"^[a-z][a-z0-9_]{0,23}$")
 _NOT_NAME = re.compile(r"[^a-z0-9_]+")
+# The risk the built-in tools of each level declare (read, write files, run programs,
+# administer the repository).
+LEVEL_RISK = {
+    PermissionLevel.READ_ONLY: Risk.LOW,
+    PermissionLevel.READ_WRITE: Risk.MEDIUM,
+    PermissionLevel.EXECUTE: Risk.HIGH,
+    PermissionLevel.ADMIN: Risk.HIGH,
+}
 
 
 class McpServerRecord(SQLModel, table=True):
@@ -78,6 +91,31 @@ class ImportedServer:
     imported_at: float
 
 
+def resolved_command(command: Sequence[str], cwd: Path) -> tuple[str, ...]:
+    """`command` as typed in `cwd`, made to start the same program from any directory (a
+    call's server starts in the workspace): the program by its absolute path, found as
+    the shell would, and arguments that name a file or directory in `cwd` made absolute.
+
+    Raises:
+        ValueError: no such program.
+    """
+    program, *arguments = command
+    if os.sep in program:
+        candidate = cwd / program
+        found = str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+    else:
+        found = shutil.which(program)
+    if found is None:
+        raise ValueError(f"no program {program!r} (relative to {cwd}, or on PATH)")
+    made = [
+        os.path.abspath(cwd / arg)
+        if arg and not arg.startswith("-") and not os.path.isabs(arg) and (cwd / arg).exists()
+        else arg
+        for arg in arguments
+    ]
+    return (os.path.abspath(found), *made)
+
+
 def server_name(name: str) -> str:
     """`name` if it can namespace tools (lowercase letters, digits, '_').
 
@@ -101,13 +139,31 @@ def tool_name(server: str, remote: str) -> str:
     return f"{server}.{local}"[:64]
 
 
+def imported_risk(annotations: dict[str, Any], level: PermissionLevel) -> Risk:
+    """The risk of a server's tool from what its annotations say, at `level`: a tool that
+    only reads is low; one that only adds (destructiveHint false) one step below the
+    level's risk; any other (MCP's default: it may destroy) the level's risk, and at least
+    medium when it says it destroys."""
+    if annotations.get("readOnlyHint") is True:
+        return Risk.LOW
+    usual = LEVEL_RISK[level]
+    destructive = annotations.get("destructiveHint")
+    if destructive is False:
+        return list(Risk)[max(list(Risk).index(usual) - 1, 0)]
+    if destructive is True and usual is Risk.LOW:
+        return Risk.MEDIUM
+    return usual
+
+
 def descriptor_of(
     server: str,
     remote: dict[str, Any],
     permission: PermissionLevel,
     time_limit_s: float,
+    risk: Risk | None = None,
 ) -> ToolDescriptor:
-    """A descriptor for one tool of a server's tools/list answer.
+    """A descriptor for one tool of a server's tools/list answer; its risk is `risk`, else
+    derived from the tool's annotations (`imported_risk`).
 
     Raises:
         InvalidDescriptor: the tool's schema is not usable (the message says where).
@@ -116,6 +172,8 @@ def descriptor_of(
     schema.setdefault("type", "object")
     output = remote.get("outputSchema")
     annotations = remote.get("annotations") or {}
+    if not isinstance(annotations, dict):
+        annotations = {}
     title = annotations.get("title") or remote.get("title")
     description = (
         remote.get("description") or title or f"{remote['name']} (from MCP server {server})"
@@ -129,6 +187,7 @@ def descriptor_of(
             "returns": output if isinstance(output, dict) else {},
             "examples": [],
             "permission": permission,
+            "risk": risk or imported_risk(annotations, permission),
             "tags": ["mcp", server],
             "category": "mcp",
             "time_limit_s": time_limit_s,

@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.interop.mcp_imports import ImportedTool, McpEndpoint
+from toolrun.permissions.policy import Concern, Risk
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 
 CONNECT_TIMEOUT_S = 30.0
@@ -128,6 +129,18 @@ class McpProxyTool(Tool):
         self.remote = imported.remote
         self.endpoint = endpoint
         super().__init__()
+
+    def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern | None:
+        """Its import's risk (what toolrun cannot see, it cannot judge call by call)."""
+        risk = self.descriptor.risk
+        if risk is Risk.LOW:
+            return super().assess(arguments, ctx)
+        server = self.descriptor.imported_from
+        return Concern(
+            risk,
+            f"{self.descriptor.name} runs {self.remote!r} on the MCP server {server!r}, which "
+            f"may change or destroy things (risk {risk}, set at import)",
+        )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         result = anyio.run(

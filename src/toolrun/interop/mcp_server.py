@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
+import jsonschema
 import mcp_types as types
+from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolrun.client import ApiError, AsyncClient
+from toolrun.client import ApiError, ApiUnreachable, AsyncClient
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
 from toolrun.interop.formats import ExportFormat, export
@@ -81,18 +83,36 @@ class Outcome:
     pending: Pending | None = None
 
 
-def tool_result(result: ToolResult, output_schema: bool) -> types.CallToolResult:
+def tool_result(result: ToolResult, output_schema: dict[str, Any] | None) -> types.CallToolResult:
     """A toolrun result as MCP content: the output's text, structured content where the
-    tool has an output schema; failures and waits are tool errors."""
+    tool has an output schema; failures and waits are tool errors.
+
+    MCP wants the structured content of a tool with an output schema to conform to it, so
+    an output that does not is a tool error (its text kept) rather than a broken result.
+    """
     text, error = result_text(result)
-    structured = (
-        result.output if output_schema and not error and isinstance(result.output, dict) else None
-    )
+    if output_schema is None or error:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=error
+        )
+    mismatch = _mismatch(output_schema, result.output)
+    if mismatch is not None:
+        return tool_error(
+            f"the output does not match the tool's returns schema ({mismatch}): {text}"
+        )
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
-        structured_content=structured,
-        is_error=error,
+        content=[types.TextContent(type="text", text=text)], structured_content=result.output
     )
+
+
+def _mismatch(schema: dict[str, Any], output: Any) -> str | None:
+    """Where `output` breaks `schema` (the most relevant problem), or None."""
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(output))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
 
 
 def tool_error(text: str) -> types.CallToolResult:
@@ -104,7 +124,7 @@ class McpFrontEnd:
     """The handlers of the MCP server over a backend."""
 
     backend: Backend
-    _output_schemas: dict[str, bool] = field(default_factory=dict)
+    _output_schemas: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     # Signs the state a 2026-07-28 client carries between a question and its retry, so
     # it cannot resume a call it was not asked about.
     _key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
@@ -134,14 +154,17 @@ class McpFrontEnd:
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         listed = await self.backend.tools(ctx)
-        self._output_schemas = {tool["name"]: "outputSchema" in tool for tool in listed}
+        self._output_schemas = {tool["name"]: tool.get("outputSchema") for tool in listed}
         return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in listed])
 
     async def call_tool(
         self, ctx: Context, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name not in self._output_schemas:  # a client that did not list them
-            await self.list_tools(ctx, None)
+            try:
+                await self.list_tools(ctx, None)
+            except MCPError as exc:
+                return tool_error(exc.message)
         if params.request_state is not None:  # the client answers our question
             return await self._resumed(ctx, params)
         outcome = await self.backend.call(ctx, params.name, params.arguments or {})
@@ -151,7 +174,7 @@ class McpFrontEnd:
         return await self._ask(ctx, params.name, outcome.pending)
 
     def _converted(self, name: str, result: ToolResult) -> types.CallToolResult:
-        return tool_result(result, self._output_schemas.get(name, False))
+        return tool_result(result, self._output_schemas.get(name))
 
     async def _ask(
         self, ctx: Context, name: str, pending: Pending
@@ -207,14 +230,22 @@ class ApiBackend:
         )
 
     async def tools(self, ctx: Context) -> list[dict[str, Any]]:
-        async with self._client(ctx) as client:
-            return await client.export_tools(ExportFormat.MCP)
+        """The tools the agent may call, from the API's MCP export.
+
+        Raises:
+            MCPError: the API is unreachable or refused (the message says which and why).
+        """
+        try:
+            async with self._client(ctx) as client:
+                return await client.export_tools(ExportFormat.MCP)
+        except (ApiError, ApiUnreachable) as exc:
+            raise MCPError(types.INTERNAL_ERROR, _unlisted(self.base_url, exc)) from exc
 
     async def call(self, ctx: Context, name: str, arguments: dict[str, Any]) -> Outcome:
         async with self._client(ctx) as client:
             try:
                 result = await client.call(name, arguments, wait=self.wait_s)
-            except ApiError as exc:
+            except (ApiError, ApiUnreachable) as exc:
                 return Outcome(_refused(name, exc))
         if result.status is not ToolStatus.AWAITING_APPROVAL:
             return Outcome(result)
@@ -231,7 +262,7 @@ class ApiBackend:
         async with self._client(ctx) as client:
             try:
                 return await client.get_call(call_id, wait=APPROVAL_WAIT_S)
-            except ApiError as exc:
+            except (ApiError, ApiUnreachable) as exc:
                 return _refused(call_id, exc)
 
 
@@ -322,11 +353,20 @@ def _bearer(ctx: Context) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-def _refused(name: str, exc: ApiError) -> ToolResult:
-    status = ToolStatus.BLOCKED if exc.status_code in (401, 403) else ToolStatus.ERROR
-    return ToolResult(
-        call_id="-",
-        tool_name=name,
-        status=status,
-        error=f"refused ({exc.status_code}): {exc.detail}",
+def _unlisted(base_url: str, exc: ApiError | ApiUnreachable) -> str:
+    """Why the tools could not be listed, naming the API (and its answer's status)."""
+    if isinstance(exc, ApiUnreachable):
+        return f"toolrun cannot list its tools: {exc}"
+    return (
+        f"toolrun cannot list its tools: the API at {base_url} refused "
+        f"({exc.status_code}): {exc.detail}"
     )
+
+
+def _refused(name: str, exc: ApiError | ApiUnreachable) -> ToolResult:
+    if isinstance(exc, ApiUnreachable):
+        status, error = ToolStatus.ERROR, str(exc)
+    else:
+        status = ToolStatus.BLOCKED if exc.status_code in (401, 403) else ToolStatus.ERROR
+        error = f"refused ({exc.status_code}): {exc.detail}"
+    return ToolResult(call_id="-", tool_name=name, status=status, error=error)

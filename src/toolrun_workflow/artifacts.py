@@ -1,17 +1,18 @@
 """Artifact tools: the iteration's documents (idea.md, prd.md, design.md, plan.md,
-delivery.md), saved and loaded in its directory; and starting an iteration."""
+delivery.md), saved (atomically) and loaded in its directory, never through a symbolic
+link; and starting an iteration."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun_workflow.base import descriptor
+from toolrun_workflow.files import Folder
 from toolrun_workflow.interaction import feedback_for
-from toolrun_workflow.iterations import STAGES, current_iteration, store_for
+from toolrun_workflow.iterations import STAGES, WORK, current_iteration, store_for
 
 MAX_DOCUMENT = 1_000_000  # characters
 
@@ -23,7 +24,8 @@ class StartIteration(Tool):
         "start_iteration",
         "Start a new iteration of the staged pipeline (at the idea stage) and make it the "
         "current one: every workflow tool works in its directory. `test_command` and "
-        "`lint_command` are what check_tests and check_lint run there.",
+        "`lint_command` are what check_tests and check_lint run in its workspace/ "
+        "subdirectory (where the code goes).",
         {
             "name": {"type": "string", "minLength": 1, "maxLength": 200},
             "test_command": {"type": "string", "minLength": 1, "maxLength": 2000},
@@ -43,7 +45,7 @@ class StartIteration(Tool):
         started = store_for(ctx).start(
             arguments["name"], arguments.get("test_command"), arguments.get("lint_command")
         )
-        ctx.workspace.resolve(str(started.directory)).mkdir(parents=True, exist_ok=True)
+        Folder.top(ctx.workspace).folder(str(started.directory / WORK))
         return ToolOutput(_described(started))
 
 
@@ -58,12 +60,12 @@ class GetIteration(Tool):
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, directory = current_iteration(ctx)
+        iteration, folder = current_iteration(ctx)
         return ToolOutput(
             {
                 **_described(iteration),
                 "stages": list(STAGES),
-                "feedback": feedback_for(directory, iteration.stage),
+                "feedback": feedback_for(folder, iteration.stage),
             }
         )
 
@@ -98,11 +100,8 @@ class SaveDocument(Tool):
         super().__init__()
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, directory = current_iteration(ctx)
-        path = directory / self.filename
-        temporary = path.with_name(f".{self.filename}.tmp")
-        temporary.write_text(arguments["content"], encoding="utf-8")
-        os.replace(temporary, path)
+        iteration, folder = current_iteration(ctx)
+        folder.write_text(self.filename, arguments["content"])
         return ToolOutput(
             {
                 "iteration": iteration.id,
@@ -131,15 +130,15 @@ class LoadDocument(Tool):
         super().__init__()
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, directory = current_iteration(ctx)
-        path = directory / self.filename
-        if not path.exists():
+        iteration, folder = current_iteration(ctx)
+        content = folder.read_text(self.filename)
+        if content is None:
             raise ToolExecutionError(f"no {self.filename} in iteration {iteration.id} yet")
         return ToolOutput(
             {
                 "iteration": iteration.id,
                 "path": str(iteration.directory / self.filename),
-                "content": path.read_text(encoding="utf-8"),
+                "content": content,
             }
         )
 
@@ -151,10 +150,9 @@ DOCUMENTS = {
     "plan_doc": ("plan.md", "plan"),
     "delivery_report": ("delivery.md", "delivery report"),
 }
-LOADED = ("idea", "prd_doc", "design_doc")
 
 
 def artifact_tools() -> list[Tool]:
     saves: list[Tool] = [SaveDocument(f"save_{key}", *DOCUMENTS[key]) for key in DOCUMENTS]
-    loads: list[Tool] = [LoadDocument(f"load_{key}", *DOCUMENTS[key]) for key in LOADED]
+    loads: list[Tool] = [LoadDocument(f"load_{key}", *DOCUMENTS[key]) for key in DOCUMENTS]
     return [StartIteration(), GetIteration(), *saves, *loads]

@@ -1,15 +1,13 @@
 """What the pack's tools share: their descriptors, and JSON record files kept in the
-current iteration's directory (read, changed and written back under a lock, atomically)."""
+current iteration's directory (read, changed and written back under a lock, atomically,
+never through a symbolic link)."""
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Risk
 from toolrun.tools.model import ToolDescriptor, ToolExample
+from toolrun_workflow.files import Folder
 
 Example = tuple[str, dict[str, Any]]
 
@@ -57,47 +56,45 @@ def descriptor(
     )
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
-    """Write `value` as JSON through a temporary file and a rename: never half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(value, file, indent=2, ensure_ascii=False)
-            file.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+DATA_LOCK = "data/.lock"  # one writer at a time for all of an iteration's record files
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """The records of a file (none when it does not exist).
+def read_records(folder: Folder, relative: str) -> list[dict[str, Any]]:
+    """The records of a file below `folder` (none when it does not exist).
 
     Raises:
         ToolExecutionError: the file is not a JSON list of objects.
+        SandboxViolation: the file, or a directory on the way, is a symbolic link.
     """
-    if not path.exists():
+    text = folder.read_text(relative)
+    if text is None:
         return []
+    name = Path(relative).name
     try:
-        found = json.loads(path.read_text(encoding="utf-8"))
+        found = json.loads(text)
     except ValueError as exc:
-        raise ToolExecutionError(f"{path.name} is not valid JSON: {exc}") from exc
+        raise ToolExecutionError(f"{name} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ToolExecutionError(f"{name} is nested too deeply to read") from exc
     if not isinstance(found, list) or not all(isinstance(r, dict) for r in found):
-        raise ToolExecutionError(f"{path.name} must hold a JSON list of objects")
+        raise ToolExecutionError(f"{name} must hold a JSON list of objects")
     return found
 
 
+def write_records(folder: Folder, relative: str, records: list[dict[str, Any]]) -> None:
+    """Replace a record file atomically (never half-written, never through a link)."""
+    folder.write_text(relative, json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+
+
 @contextmanager
-def changing(path: Path) -> Iterator[list[dict[str, Any]]]:
-    """The records of `path`, to change in place; written back when the block ends
-    without an error (one writer at a time)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with (path.parent / f".{path.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        records = read_records(path)
+def changing(folder: Folder, relative: str) -> Iterator[list[dict[str, Any]]]:
+    """The records of `relative`, to change in place; written back when the block ends
+    without an error. Holds the iteration's data lock, so what the block reads of the
+    other record files (references) stays true until it is written."""
+    with folder.locked(DATA_LOCK):
+        records = read_records(folder, relative)
         yield records
-        write_json_atomic(path, records)
+        write_records(folder, relative, records)
 
 
 def new_record(prefix: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -123,9 +120,6 @@ def find(records: list[dict[str, Any]], record_id: str, kind: str) -> dict[str, 
     raise ToolExecutionError(f"no {kind} {record_id!r} (known: {known})")
 
 
-def unknown_ids(wanted: list[str], records: list[dict[str, Any]]) -> list[str]:
-    have = {r.get("id") for r in records}
-    return [i for i in wanted if i not in have]
-
-
-Check = Callable[[list[dict[str, Any]]], None]
+def ids(records: list[dict[str, Any]]) -> set[str]:
+    """The ids of `records` (a hand-edited record without a string id has none)."""
+    return {r["id"] for r in records if isinstance(r.get("id"), str)}

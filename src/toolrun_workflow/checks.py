@@ -1,18 +1,71 @@
 """Validation tools over the iteration's records, each a structured pass/fail report:
-feature coverage, task dependencies, data format."""
+feature coverage, task dependencies, data format. Records are checked against their
+schemas first: a hand-edited record that does not fit is reported (`malformed`), never
+a crash, and left out of the rest of the check."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
-
-import jsonschema
 
 from toolrun.errors import ToolExecutionError
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
-from toolrun_workflow.base import descriptor, read_records
+from toolrun_workflow.base import descriptor, ids, read_records
+from toolrun_workflow.files import Folder
 from toolrun_workflow.iterations import current_iteration
-from toolrun_workflow.records import FEATURE, KINDS, REQUIREMENT, TASK
+from toolrun_workflow.records import COMPONENT, FEATURE, KINDS, REQUIREMENT, TASK, Kind, problems
+
+
+@dataclass
+class Loaded:
+    """The well-formed records of some kinds, and what is wrong with the others."""
+
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    checked: int = 0
+
+
+def load(folder: Folder, kinds: tuple[Kind, ...]) -> Loaded:
+    """Read the record files of `kinds`, keeping only records that meet their schema."""
+    loaded = Loaded()
+    for kind in kinds:
+        where = f"data/{kind.file}"
+        try:
+            records = read_records(folder, kind.relative)
+        except ToolExecutionError as exc:
+            loaded.problems.append({"file": where, "record": None, "error": str(exc)})
+            records = []
+        good = []
+        for record in records:
+            loaded.checked += 1
+            found = problems(kind, record)
+            loaded.problems += [
+                {"file": where, "record": record.get("id"), "error": error} for error in found
+            ]
+            if not found:
+                good.append(record)
+        loaded.records[kind.name] = good
+    return loaded
+
+
+def dangling(
+    loaded: Loaded, skip: frozenset[tuple[str, str]] = frozenset()
+) -> list[dict[str, Any]]:
+    """References of well-formed records to ids no record of the named kind has (a
+    reference into a malformed record counts as dangling)."""
+    found = []
+    for kind in KINDS.values():
+        for name, other in kind.references.items():
+            if (kind.name, name) in skip or kind.name not in loaded.records:
+                continue
+            known = ids(loaded.records.get(other, []))
+            for record in loaded.records[kind.name]:
+                missing = [i for i in record[name] if i not in known]
+                if missing:
+                    found.append(
+                        {"kind": kind.name, "id": record["id"], "field": name, "missing": missing}
+                    )
+    return found
 
 
 class Check(Tool):
@@ -25,96 +78,92 @@ class Check(Tool):
         super().__init__()
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        _, directory = current_iteration(ctx)
-        report = self.report(directory)
+        _, folder = current_iteration(ctx)
+        report = self.report(folder)
         failures = sum(len(v) for v in report.values() if isinstance(v, list))
         return ToolOutput({"check": self.descriptor.name, "passed": failures == 0, **report})
 
-    def report(self, directory: Path) -> dict[str, Any]:
+    def report(self, folder: Folder) -> dict[str, Any]:
         raise NotImplementedError
 
 
 class FeatureCoverage(Check):
-    def report(self, directory: Path) -> dict[str, Any]:
-        requirements = read_records(REQUIREMENT.path(directory))
-        features = read_records(FEATURE.path(directory))
-        tasks = read_records(TASK.path(directory))
-        covered = {i for f in features for i in f.get("requirement_ids", [])}
-        planned = {i for t in tasks for i in t.get("feature_ids", [])}
+    def report(self, folder: Folder) -> dict[str, Any]:
+        loaded = load(folder, (REQUIREMENT, FEATURE, COMPONENT, TASK))
+        requirements, features, tasks = (
+            loaded.records[kind.name] for kind in (REQUIREMENT, FEATURE, TASK)
+        )
+        covered = {i for f in features for i in f["requirement_ids"]}
+        planned = {i for t in tasks for i in t["feature_ids"]}
         return {
             "requirements": len(requirements),
             "features": len(features),
             "uncovered_requirements": [r["id"] for r in requirements if r["id"] not in covered],
             "features_without_tasks": [f["id"] for f in features if f["id"] not in planned],
+            # A task's dependencies are check_task_dependencies' to report.
+            "dangling": dangling(loaded, skip=frozenset({(TASK.name, "depends_on")})),
+            "malformed": loaded.problems,
         }
 
 
 class TaskDependencies(Check):
-    def report(self, directory: Path) -> dict[str, Any]:
-        tasks = read_records(TASK.path(directory))
-        features = {f["id"] for f in read_records(FEATURE.path(directory))}
-        ids = {t["id"] for t in tasks}
-        dangling = [
+    def report(self, folder: Folder) -> dict[str, Any]:
+        loaded = load(folder, (TASK, FEATURE))
+        tasks = loaded.records[TASK.name]
+        features = ids(loaded.records[FEATURE.name])
+        known = ids(tasks)
+        missing_ids = [
             {"task": t["id"], "missing": missing}
             for t in tasks
-            if (missing := [d for d in t.get("depends_on", []) if d not in ids]
-                + [f for f in t.get("feature_ids", []) if f not in features])
+            if (missing := [d for d in t["depends_on"] if d not in known]
+                + [f for f in t["feature_ids"] if f not in features])
         ]  # fmt: skip
-        graph = {t["id"]: [d for d in t.get("depends_on", []) if d in ids] for t in tasks}
-        return {"tasks": len(tasks), "dangling": dangling, "cycles": cycles(graph)}
+        graph = {t["id"]: [d for d in t["depends_on"] if d in known] for t in tasks}
+        return {
+            "tasks": len(tasks),
+            "dangling": missing_ids,
+            "cycles": cycles(graph),
+            "malformed": loaded.problems,
+        }
 
 
 def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
-    """The cycles of a dependency graph, each once, as the ids around it."""
+    """The cycles of a dependency graph, each once, as the ids around it. Iterative (a
+    long chain of tasks must not exhaust the stack)."""
     found: list[list[str]] = []
     seen: set[frozenset[str]] = set()
     state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(node: str) -> None:
-        state[node] = 1
-        path.append(node)
-        for nxt in graph.get(node, []):
-            if state.get(nxt) == 1:
+    for start in sorted(graph):
+        if start in state:
+            continue
+        state[start] = 1
+        path = [start]
+        pending = [iter(graph.get(start, []))]
+        while pending:
+            nxt = next(pending[-1], None)
+            if nxt is None:
+                pending.pop()
+                state[path.pop()] = 2
+            elif state.get(nxt) == 1:
                 loop = path[path.index(nxt) :]
                 if frozenset(loop) not in seen:
                     seen.add(frozenset(loop))
                     found.append([*loop, nxt])
             elif nxt not in state:
-                visit(nxt)
-        path.pop()
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node)
+                state[nxt] = 1
+                path.append(nxt)
+                pending.append(iter(graph.get(nxt, [])))
     return found
 
 
 class DataFormat(Check):
-    def report(self, directory: Path) -> dict[str, Any]:
-        problems: list[dict[str, Any]] = []
-        checked = 0
-        for kind in KINDS.values():
-            path = kind.path(directory)
-            try:
-                records = read_records(path)
-            except ToolExecutionError as exc:
-                problems.append({"file": f"data/{kind.file}", "record": None, "error": str(exc)})
-                continue
-            validator = jsonschema.Draft202012Validator(kind.schema())
-            for record in records:
-                checked += 1
-                for error in validator.iter_errors(record):
-                    where = "/".join(str(p) for p in error.absolute_path) or "(record)"
-                    problems.append(
-                        {
-                            "file": f"data/{kind.file}",
-                            "record": record.get("id"),
-                            "error": f"{where}: {error.message}",
-                        }
-                    )
-        return {"records": checked, "problems": problems}
+    def report(self, folder: Folder) -> dict[str, Any]:
+        loaded = load(folder, tuple(KINDS.values()))
+        return {
+            "records": loaded.checked,
+            "problems": loaded.problems,
+            "dangling": dangling(loaded),
+        }
 
 
 def check_tools() -> list[Tool]:
@@ -122,7 +171,8 @@ def check_tools() -> list[Tool]:
         FeatureCoverage(
             "check_feature_coverage",
             "Check that every requirement is covered by a feature and every feature by a "
-            "task; lists what is not.",
+            "task; lists what is not, references to records that do not exist and "
+            "malformed records.",
             ["Before planning ends", "After adding tasks", "Before delivery"],
         ),
         TaskDependencies(
@@ -134,7 +184,8 @@ def check_tools() -> list[Tool]:
         DataFormat(
             "check_data_format",
             "Check every record file of the iteration against its schema (types, required "
-            "fields, priorities and statuses).",
+            "fields, priorities and statuses), and every reference between records "
+            "(requirements, features, components, tasks) for ids that do not exist.",
             ["After editing files by hand", "Before delivery", "After a merge"],
         ),
     ]

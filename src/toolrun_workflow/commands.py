@@ -1,22 +1,27 @@
-"""File and command tools in the iteration's directory: list_files (the file tier,
-read_write) and run_command, check_tests and check_lint (the command tier, execute: they
-run programs through the bash tool's sandbox — allowlist, network jail, limits — and are
-assessed like bash commands)."""
+"""File and command tools: list_files in the iteration's directory (the file tier,
+read_write, medium) and run_command, check_tests and check_lint in its workspace/
+subdirectory (the command tier, execute, high: they run programs through the bash tool's
+sandbox — allowlist, network jail, limits — with workspace/ as the sandbox's workspace,
+and are assessed like bash commands there)."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
+import re
 from typing import Any
 
-from toolrun.errors import ToolExecutionError
+from toolrun.errors import SandboxViolation, ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Risk
-from toolrun.permissions.risk import assess_command
-from toolrun.sandbox.commands import CommandPolicy
+from toolrun.sandbox.commands import command_lines, simple_commands
+from toolrun.sandbox.fs import open_directory
+from toolrun.sandbox.paths import Workspace
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
-from toolrun.tools.builtin.bash import command_policy, run_command_line
+from toolrun.tools.builtin.bash import command_risk, run_command_line
 from toolrun_workflow.base import descriptor
-from toolrun_workflow.iterations import Iteration, current_iteration
+from toolrun_workflow.iterations import WORK, Iteration, current_iteration
 
 MAX_FILES = 2000
 COMMAND_TIMEOUT_S = 300.0
@@ -27,22 +32,23 @@ class ListFiles(Tool):
     descriptor = descriptor(
         "list_files",
         "The files in the iteration's directory (paths relative to it, sizes), optionally "
-        "below a subdirectory; at most 2000.",
+        "below a subdirectory; at most 2000. Symbolic links are neither listed nor followed.",
         {"below": {"type": "string", "minLength": 1, "description": "A subdirectory."}},
         [
             ("Everything", {}),
             ("The data files", {"below": "data"}),
-            ("The code", {"below": "workspace"}),
+            ("The code", {"below": WORK}),
         ],
         group="file",
         permission=PermissionLevel.READ_WRITE,
+        risk=Risk.MEDIUM,  # the file tier; each call only reads, so it runs at once
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, directory = current_iteration(ctx)
-        start = ctx.workspace.resolve(str(iteration.directory / arguments.get("below", ".")))
-        if not start.is_relative_to(directory):
-            raise ToolExecutionError("below must stay inside the iteration's directory")
+        _, folder = current_iteration(ctx)
+        start = folder.path(arguments.get("below", "."))  # inside it, through no link
+        if not start.is_dir():
+            raise ToolExecutionError(f"{folder.display(start)} is not a directory")
         files = []
         for root, dirs, names in os.walk(start):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -53,51 +59,126 @@ class ListFiles(Tool):
                 if os.path.islink(path):
                     continue
                 files.append(
-                    {"path": os.path.relpath(path, directory), "size": os.path.getsize(path)}
+                    {"path": os.path.relpath(path, folder.root), "size": os.path.getsize(path)}
                 )
         return ToolOutput({"files": files[:MAX_FILES], "truncated": len(files) > MAX_FILES})
 
 
 class CommandTool(Tool):
-    """Runs a command line in the iteration's directory, like the bash tool."""
+    """Runs a command line in the iteration's workspace/ directory, like the bash tool
+    with that directory as its workspace: the sandbox's checks of redirections and
+    written paths keep the command away from the documents and data/ above it."""
+
+    def sandboxed(self, ctx: ToolContext) -> tuple[Iteration, ToolContext]:
+        """The iteration, and `ctx` with its workspace/ directory as the workspace (and
+        the commands' home, so `~` stays in it too)."""
+        iteration, folder = current_iteration(ctx)
+        work = folder.folder(WORK)  # a symbolic link is refused
+        runner = dataclasses.replace(
+            ctx.runner, cwd=work.root, env={**ctx.runner.env, "HOME": str(work.root)}
+        )
+        return iteration, dataclasses.replace(ctx, workspace=Workspace(work.root), runner=runner)
 
     def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern:
-        command = self.command(arguments, current_iteration(ctx)[0])
-        policy: CommandPolicy | None = command_policy(ctx.settings)
-        if policy is not None:
-            policy.check(command, ctx.workspace)
-        assessment = assess_command(command, ctx.workspace)
+        iteration, inner = self.sandboxed(ctx)
+        command = self.command(arguments, iteration)
+        risk, summary = command_risk(command, inner)
+        outside = directories_outside(command, inner.workspace)
+        if outside:
+            risk = Risk.HIGH
+            summary = f"risk high: may reach outside {WORK}/: {'; '.join(outside)}"
         return Concern(
-            assessment.risk,
-            f"{self.descriptor.name} runs a command ({assessment.summary}): {command}",
+            risk, f"{self.descriptor.name} runs a command in {WORK}/ ({summary}): {command}"
         )
 
     def command(self, arguments: dict[str, Any], iteration: Iteration) -> str:
         return str(arguments["command"])
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, directory = current_iteration(ctx)
+        iteration, inner = self.sandboxed(ctx)
         command = self.command(arguments, iteration)
         timeout = float(
             arguments.get("timeout", min(COMMAND_TIMEOUT_S, ctx.settings.bash_max_timeout_s))
         )
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            return run_command_line(command, timeout, ctx, cwd_fd=fd)
-        finally:
-            os.close(fd)
+        with open_directory(ctx.workspace, inner.workspace.root) as fd:
+            return run_command_line(command, timeout, inner, cwd_fd=fd)
+
+
+def directories_outside(command: str, workspace: Workspace) -> list[str]:
+    """The places `command` moves to, works on or writes that may be outside `workspace`,
+    where the sandbox's checks, which judge paths from the workspace's root as written,
+    cannot follow: a change of directory (`cd ..`, `cd` alone, `pushd`, `popd`,
+    `git -C ..`, `git --work-tree=..`, `env --chdir=/`, `make -C..`), a search from above
+    (`find .. -delete`), and a path computed when it runs (`cp a $HOME/../b`, `~/../b`)."""
+    try:
+        commands = simple_commands(command)
+        lines = list(command_lines(commands))
+    except SandboxViolation:
+        return []  # assessed high already: it cannot be parsed
+    found = [
+        f"{operator} {target}"
+        for c in commands
+        for operator, target, _ in c.redirects
+        if ">" in operator and _COMPUTED.search(target)
+    ]
+    for words in lines:
+        name, args = words[0], words[1:]
+        targets = _directory_options(args)
+        if name == "popd":
+            found.append(name)
+        elif name in {"cd", "pushd"}:
+            targets += [a for a in args if not a.startswith("-") or a == "-"] or ["~"]
+        elif name == "find":
+            targets += list(itertools.takewhile(lambda a: a[:1] not in {"-", "(", "!"}, args))
+        if name not in _PRINTERS:
+            targets += [a for a in args if _COMPUTED.search(a)]
+        found += [f"{name} {t}" for t in dict.fromkeys(targets) if _leaves(t, workspace)]
+    return found
+
+
+def _directory_options(args: list[str]) -> list[str]:
+    """The values of -C DIR, -CDIR, --chdir=DIR, --directory DIR, --work-tree=DIR,
+    --git-dir DIR (env, git, make, tar)."""
+    found = []
+    for at, word in enumerate(args):
+        option, equals, value = word.partition("=")
+        if word in _DIRECTORY_OPTIONS and at + 1 < len(args):
+            found.append(args[at + 1])
+        elif equals and option in _DIRECTORY_OPTIONS:
+            found.append(value)
+        elif word.startswith("-C") and len(word) > 2:
+            found.append(word[2:])
+    return found
+
+
+def _leaves(target: str, workspace: Workspace) -> bool:
+    if target == "-" or _COMPUTED.search(target) or _GLOB.search(target):
+        return True
+    try:
+        workspace.resolve(target)
+    except SandboxViolation:
+        return True
+    return False
+
+
+_GLOB = re.compile(r"[*?\[\]{}]")
+_DIRECTORY_OPTIONS = {"-C", "--chdir", "--directory", "--work-tree", "--git-dir"}
+_COMPUTED = re.compile(r"[$`]|^~")  # expanded when it runs: the checks see it unexpanded
+_PRINTERS = {"echo", "printf"}  # their arguments are text, not paths
 
 
 class RunCommand(CommandTool):
     descriptor = descriptor(
         "run_command",
-        "Run a shell command in the iteration's directory (the command allowlist, network "
-        "jail and limits of the bash tool apply); returns stdout, stderr and exit_code.",
+        f"Run a shell command in the iteration's {WORK}/ directory (the bash tool's "
+        "sandbox with that directory as the workspace: the command allowlist, writes "
+        "outside it refused or held for approval, the network jail, limits); returns "
+        "stdout, stderr and exit_code.",
         {"command": {"type": "string", "minLength": 1}, "timeout": _TIMEOUT},
         [
             ("List the tree", {"command": "ls -R"}),
             ("Run a script", {"command": "python3 build.py", "timeout": 60}),
-            ("Count lines", {"command": "wc -l data/*.json"}),
+            ("Count lines", {"command": "wc -l *.py"}),
         ],
         required=("command",),
         group="command",
@@ -115,7 +196,8 @@ class CheckCommand(CommandTool):
         self.descriptor = descriptor(
             name,
             f"Run the iteration's {what} command (set by start_iteration's {attribute}) in "
-            "its directory; a pass/fail report with the output.",
+            f"its {WORK}/ directory, sandboxed like run_command; a pass/fail report with "
+            "the output.",
             {"timeout": _TIMEOUT},
             [
                 (f"Run the {what}", {}),
@@ -124,7 +206,7 @@ class CheckCommand(CommandTool):
             ],
             group="validation",
             permission=PermissionLevel.EXECUTE,
-            risk=Risk.HIGH,
+            risk=Risk.HIGH,  # it runs a command: the command tier, not the validation one
             time_limit_s=COMMAND_TIMEOUT_S,
         )
         super().__init__()

@@ -4,19 +4,26 @@ copying the iteration's work into the project (confirmed, approved, allowlisted)
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from toolrun.errors import SandboxViolation, ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Risk
+from toolrun.sandbox.fs import read_bytes, write_bytes_atomic
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun_workflow.base import changing, descriptor, new_record, read_records
-from toolrun_workflow.iterations import STAGES, TRANSITIONS, current_iteration, store_for
+from toolrun_workflow.files import Folder
+from toolrun_workflow.iterations import (
+    ROOT,
+    STAGES,
+    TRANSITIONS,
+    WORK,
+    current_iteration,
+    store_for,
+)
 
-FEEDBACK_FILE = "feedback.json"
-WORK = "workspace"  # the iteration's code, copied into the project on delivery
+FEEDBACK = "data/feedback.json"
 COPIED_EXTENSIONS = frozenset(
     [
         ".py",
@@ -47,9 +54,10 @@ COPIED_EXTENSIONS = frozenset(
 )
 
 
-def feedback_for(directory: Path, stage: str) -> list[dict[str, Any]]:
-    """The feedback left for `stage` (shown by get_iteration)."""
-    return [f for f in read_records(directory / "data" / FEEDBACK_FILE) if f["for_stage"] == stage]
+def feedback_for(folder: Folder, stage: str) -> list[dict[str, Any]]:
+    """The feedback left for `stage` (shown by get_iteration; a hand-edited entry without
+    a stage is nobody's)."""
+    return [f for f in read_records(folder, FEEDBACK) if f.get("for_stage") == stage]
 
 
 class ProvideFeedback(Tool):
@@ -72,7 +80,7 @@ class ProvideFeedback(Tool):
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, directory = current_iteration(ctx)
+        iteration, folder = current_iteration(ctx)
         following = STAGES[min(STAGES.index(iteration.stage) + 1, len(STAGES) - 1)]
         record = new_record(
             "fb",
@@ -82,7 +90,7 @@ class ProvideFeedback(Tool):
                 "for_stage": arguments.get("for_stage", following),
             },
         )
-        with changing(directory / "data" / FEEDBACK_FILE) as records:
+        with changing(folder, FEEDBACK) as records:
             records.append(record)
         return ToolOutput(record)
 
@@ -104,7 +112,7 @@ class GotoStage(Tool):
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, directory = current_iteration(ctx)
+        iteration, folder = current_iteration(ctx)
         moved = store_for(ctx).move(iteration.id, arguments["stage"])
         return ToolOutput(
             {
@@ -112,7 +120,7 @@ class GotoStage(Tool):
                 "from": iteration.stage,
                 "stage": moved.stage,
                 "next": sorted(TRANSITIONS[moved.stage]),
-                "feedback": feedback_for(directory, moved.stage),
+                "feedback": feedback_for(folder, moved.stage),
             }
         )
 
@@ -122,8 +130,10 @@ class CopyWorkspaceToProject(Tool):
         "copy_workspace_to_project",
         f"Copy the iteration's {WORK}/ directory into the project (the platform's "
         "workspace root), files of allowlisted extensions only (source, docs, config), "
-        "never outside the project; other files are listed as skipped. Needs "
-        "`confirm: true` and an operator's approval.",
+        "each written to a temporary file and renamed into place, never outside the "
+        "project nor through a symbolic link; other files, links and dot-directories "
+        "(.git, .github…) are listed as skipped. Needs `confirm: true` and an operator's "
+        "approval.",
         {
             "confirm": {"const": True, "description": "Must be true."},
             "target": {
@@ -145,27 +155,52 @@ class CopyWorkspaceToProject(Tool):
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        iteration, directory = current_iteration(ctx)
-        source = directory / WORK
+        iteration, folder = current_iteration(ctx)
+        source = folder.path(WORK)  # a symbolic link is refused
         if not source.is_dir():
             raise ToolExecutionError(f"iteration {iteration.id} has no {WORK}/ directory to copy")
-        target = ctx.workspace.resolve(arguments.get("target", "."))
-        if target.is_relative_to(ctx.workspace.resolve(".iterations")):
+        project = Folder.top(ctx.workspace)
+        target = project.path(arguments.get("target", "."))  # confined, through no link
+        if target.is_relative_to(project.root / ROOT):
             raise SandboxViolation("the target must be in the project, not in an iteration")
-        copied, skipped = [], []
-        for root, dirs, names in os.walk(source):
-            dirs[:] = sorted(d for d in dirs if not Path(root, d).is_symlink())
-            for name in sorted(names):
-                path = Path(root, name)
-                relative = path.relative_to(source)
-                if path.is_symlink() or path.suffix.lower() not in COPIED_EXTENSIONS:
-                    skipped.append(str(relative))
-                    continue
-                destination = ctx.workspace.resolve(str(target / relative))  # confined again
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, destination)
-                copied.append(ctx.workspace.display(destination))
+        copies, skipped = _planned(project, source, target)
+        copied = []
+        for path, destination in copies:
+            data, _ = read_bytes(ctx.workspace, path)
+            # A temporary file beside the destination, then a rename: never half a file.
+            write_bytes_atomic(ctx.workspace, destination, data)
+            copied.append(project.display(destination))
         return ToolOutput({"iteration": iteration.id, "copied": copied, "skipped": skipped})
+
+
+def _planned(
+    project: Folder, source: Path, target: Path
+) -> tuple[list[tuple[Path, Path]], list[str]]:
+    """What to copy where, and what to skip (links, dot-directories such as .git, files
+    of other extensions). Every destination is checked before anything is copied.
+
+    Raises:
+        SandboxViolation: a destination, or a directory on its way, is a symbolic link.
+    """
+    copies: list[tuple[Path, Path]] = []
+    skipped: list[str] = []
+    for root, dirs, names in os.walk(source):
+        here = Path(root)
+        kept = []
+        for name in sorted(dirs):
+            if name.startswith(".") or (here / name).is_symlink():
+                skipped.append(f"{(here / name).relative_to(source)}/")
+            else:
+                kept.append(name)
+        dirs[:] = kept
+        for name in sorted(names):
+            path = here / name
+            relative = path.relative_to(source)
+            if path.is_symlink() or path.suffix.lower() not in COPIED_EXTENSIONS:
+                skipped.append(str(relative))
+                continue
+            copies.append((path, project.path(str(target.relative_to(project.root) / relative))))
+    return copies, skipped
 
 
 def interaction_tools() -> list[Tool]:

@@ -19,6 +19,7 @@ from sqlmodel import Field, Session, SQLModel, col, select
 from toolrun.database import open_database
 from toolrun.errors import ToolExecutionError
 from toolrun.tools.base import ToolContext
+from toolrun_workflow.files import Folder
 
 STAGES = ("idea", "prd", "design", "plan", "coding", "check", "delivery")
 # Where a stage may go next: forward one step, or back to rework an earlier stage.
@@ -32,6 +33,7 @@ TRANSITIONS = {
     "delivery": {"check"},
 }
 ROOT = ".iterations"  # below the platform's workspace
+WORK = "workspace"  # an iteration's code: where commands run, copied to the project on delivery
 TABLE = "workflow_iterations"
 
 
@@ -159,15 +161,15 @@ def store_for(ctx: ToolContext) -> IterationStore:
         return _stores[key]
 
 
-def current_iteration(ctx: ToolContext) -> tuple[Iteration, Path]:
-    """The current iteration and its directory (made if missing, inside the workspace).
+def current_iteration(ctx: ToolContext) -> tuple[Iteration, Folder]:
+    """The current iteration and its directory (made if missing, inside the workspace,
+    reached through no symbolic link).
 
     Raises:
         ToolExecutionError: no iteration was started.
+        SandboxViolation: the directory, or `.iterations/`, is a symbolic link.
     """
     found = store_for(ctx).current()
     if found is None:
         raise ToolExecutionError("no current iteration: start one with start_iteration")
-    directory = ctx.workspace.resolve(str(found.directory))
-    directory.mkdir(parents=True, exist_ok=True)
-    return found, directory
+    return found, Folder.top(ctx.workspace).folder(str(found.directory))

@@ -1,14 +1,18 @@
 """Data tools over the iteration's typed records — requirements, features, design
 components and tasks — each with an id and timestamps, kept as JSON lists in the
-iteration's data/ directory. References (a feature's requirements, a task's features
-and dependencies) must name existing records."""
+iteration's data/ directory. References (a feature's requirements, a component's and a
+task's features, a task's dependencies) must name existing records, and a record still
+named by another is not deleted."""
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+import jsonschema
+import jsonschema.protocols
 
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
@@ -18,10 +22,11 @@ from toolrun_workflow.base import (
     changing,
     descriptor,
     find,
+    ids,
     new_record,
     read_records,
-    unknown_ids,
 )
+from toolrun_workflow.files import Folder
 from toolrun_workflow.iterations import current_iteration
 
 PRIORITIES = ["Critical", "High", "Medium", "Low"]
@@ -42,8 +47,10 @@ class Kind:
     required: tuple[str, ...]
     references: dict[str, str] = field(default_factory=dict)  # field → kind name
 
-    def path(self, directory: Path) -> Path:
-        return directory / "data" / self.file
+    @property
+    def relative(self) -> str:
+        """Its file, relative to the iteration's directory."""
+        return f"data/{self.file}"
 
     def schema(self) -> dict[str, Any]:
         """The JSON Schema a stored record must meet (check_data_format)."""
@@ -116,15 +123,54 @@ TASK = Kind(
 KINDS = {kind.name: kind for kind in (REQUIREMENT, FEATURE, COMPONENT, TASK)}
 
 
-def _checked_references(kind: Kind, record: dict[str, Any], directory: Path) -> None:
+@functools.cache
+def _validator(kind: str) -> jsonschema.protocols.Validator:
+    return jsonschema.Draft202012Validator(KINDS[kind].schema())
+
+
+def problems(kind: Kind, record: dict[str, Any]) -> list[str]:
+    """What is wrong with a stored record, against its kind's schema ("field: reason")."""
+    return [
+        f"{'/'.join(str(p) for p in error.absolute_path) or '(record)'}: {error.message}"
+        for error in _validator(kind.name).iter_errors(record)
+    ]
+
+
+def _checked_shape(kind: Kind, record: dict[str, Any]) -> None:
+    found = problems(kind, record)
+    if found:
+        raise ToolExecutionError(
+            f"{kind.name} {record.get('id')!r} in {kind.relative} is malformed "
+            f"({'; '.join(found)}): fix the file (check_data_format lists every problem)"
+        )
+
+
+def _checked_references(
+    kind: Kind, record: dict[str, Any], folder: Folder, own: list[dict[str, Any]]
+) -> None:
     for name, other in kind.references.items():
-        wanted = record.get(name, [])
-        existing = read_records(KINDS[other].path(directory))
-        if other == kind.name:
-            existing = [r for r in existing if r["id"] != record.get("id")]
-        missing = unknown_ids(wanted, existing)
+        existing = own if other == kind.name else read_records(folder, KINDS[other].relative)
+        known = ids(existing) - {record["id"]}
+        missing = [i for i in record[name] if i not in known]
         if missing:
             raise ToolExecutionError(f"{name} names no existing {other}: {', '.join(missing)}")
+
+
+def referrers(kind: Kind, record_id: str, folder: Folder, own: list[dict[str, Any]]) -> list[str]:
+    """The records that name `record_id` of `kind` ("feature feat-1a2b3c4d")."""
+    found = []
+    for other in KINDS.values():
+        fields = [name for name, target in other.references.items() if target == kind.name]
+        if not fields:
+            continue
+        records = own if other is kind else read_records(folder, other.relative)
+        found += [
+            f"{other.name} {r.get('id')}"
+            for r in records
+            if r.get("id") != record_id
+            and any(isinstance(r.get(f), list) and record_id in r[f] for f in fields)
+        ]
+    return found
 
 
 class CreateRecord(Tool):
@@ -149,10 +195,10 @@ class CreateRecord(Tool):
         super().__init__()
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        _, directory = current_iteration(ctx)
+        _, folder = current_iteration(ctx)
         record = new_record(self.kind.prefix, {**self.defaults, **arguments})
-        _checked_references(self.kind, record, directory)
-        with changing(self.kind.path(directory)) as records:
+        with changing(folder, self.kind.relative) as records:
+            _checked_references(self.kind, record, folder, records)
             records.append(record)
         return ToolOutput(record)
 
@@ -180,12 +226,13 @@ class UpdateRecord(Tool):
         super().__init__()
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        _, directory = current_iteration(ctx)
+        _, folder = current_iteration(ctx)
         changes = {k: v for k, v in arguments.items() if k != "id"}
-        with changing(self.kind.path(directory)) as records:
+        with changing(folder, self.kind.relative) as records:
             record = find(records, arguments["id"], self.kind.name)
             record.update(changes, updated_at=time.time())
-            _checked_references(self.kind, record, directory)
+            _checked_shape(self.kind, record)
+            _checked_references(self.kind, record, folder, records)
         return ToolOutput(record)
 
 
@@ -194,7 +241,7 @@ class DeleteRecord(Tool):
         self.kind = kind
         self.descriptor = descriptor(
             name,
-            f"Delete a {kind.name} by id.",
+            f"Delete a {kind.name} by id; refused while other records still name it.",
             {"id": {"type": "string", "minLength": 1}},
             examples,
             required=("id",),
@@ -204,9 +251,15 @@ class DeleteRecord(Tool):
         super().__init__()
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        _, directory = current_iteration(ctx)
-        with changing(self.kind.path(directory)) as records:
+        _, folder = current_iteration(ctx)
+        with changing(folder, self.kind.relative) as records:
             record = find(records, arguments["id"], self.kind.name)
+            named_by = referrers(self.kind, arguments["id"], folder, records)
+            if named_by:
+                raise ToolExecutionError(
+                    f"{self.kind.name} {arguments['id']} is still named by "
+                    f"{', '.join(named_by)}: change or delete those first"
+                )
             records.remove(record)
         return ToolOutput({"deleted": arguments["id"]})
 
@@ -225,10 +278,10 @@ class ListRequirements(Tool):
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        _, directory = current_iteration(ctx)
+        _, folder = current_iteration(ctx)
         found = [
             r
-            for r in read_records(REQUIREMENT.path(directory))
+            for r in read_records(folder, REQUIREMENT.relative)
             if all(r.get(key) == value for key, value in arguments.items())
         ]
         return ToolOutput({"requirements": found, "count": len(found)})
@@ -253,12 +306,11 @@ class GetWithDocument(Tool):
         super().__init__()
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        _, directory = current_iteration(ctx)
-        path = directory / self.document
+        _, folder = current_iteration(ctx)
         return ToolOutput(
             {
-                "document": path.read_text(encoding="utf-8") if path.exists() else None,
-                f"{self.kind.name}s": read_records(self.kind.path(directory)),
+                "document": folder.read_text(self.document),
+                f"{self.kind.name}s": read_records(folder, self.kind.relative),
             }
         )
 

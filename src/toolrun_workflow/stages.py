@@ -27,11 +27,12 @@ STAGE_TOOLS: dict[str, tuple[str, ...]] = {
         "create_design_component", "get_design", "add_feature", "update_feature_status",
     ),
     "plan": (
-        "load_design_doc", "get_design", "get_requirements", "save_plan_doc", "create_task",
-        "get_plan", "check_feature_coverage", "check_task_dependencies",
+        "load_design_doc", "get_design", "get_requirements", "save_plan_doc",
+        "load_plan_doc", "create_task", "get_plan", "check_feature_coverage",
+        "check_task_dependencies",
     ),
     "coding": (
-        "load_design_doc", "get_design", "get_plan", "update_task_status",
+        "load_design_doc", "load_plan_doc", "get_design", "get_plan", "update_task_status",
         "update_feature_status", "run_command", "check_tests", "check_lint",
     ),
     "check": (
@@ -40,7 +41,7 @@ STAGE_TOOLS: dict[str, tuple[str, ...]] = {
     ),
     "delivery": (
         "get_plan", "get_requirements", "check_data_format", "save_delivery_report",
-        "copy_workspace_to_project",
+        "load_delivery_report", "copy_workspace_to_project",
     ),
 }  # fmt: skip
 

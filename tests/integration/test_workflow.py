@@ -76,7 +76,7 @@ def test_every_tool_runs_through_the_api_on_its_levels_worker(api: httpx.Client)
     run("get_iteration")
     for key in ("idea", "prd_doc", "design_doc", "plan_doc", "delivery_report"):
         run(f"save_{key}", content=f"# {key}\n")
-    for key in ("idea", "prd_doc", "design_doc"):
+    for key in ("idea", "prd_doc", "design_doc", "plan_doc", "delivery_report"):
         assert run(f"load_{key}")["content"] == f"# {key}\n"
     req = run("create_requirement", title="A", description="a", priority="Medium")
     extra = ok(api, "create_requirement", title="B", description="b", priority="Low")
@@ -94,8 +94,12 @@ def test_every_tool_runs_through_the_api_on_its_levels_worker(api: httpx.Client)
         assert run(check)["passed"] is True
     assert run("check_tests")["passed"] is True
     assert run("check_lint")["passed"] is True
-    assert "prd.md" in run("run_command", command="ls")["stdout"]
-    assert "prd.md" in {f["path"] for f in run("list_files")["files"]}
+    # Commands run in the iteration's workspace/, the documents one level up.
+    assert run("run_command", command="echo 'x = 1' > main.py && ls")["stdout"].split() == [
+        "main.py"
+    ]
+    listed = {f["path"] for f in run("list_files")["files"]}
+    assert {"prd.md", "workspace/main.py"} <= listed
     run("provide_feedback", message="fine")
     run("goto_stage", stage="prd")
     for kind in ("insight", "learning", "issue"):
@@ -110,7 +114,12 @@ def test_every_tool_runs_through_the_api_on_its_levels_worker(api: httpx.Client)
     assert started["directory"] == f".iterations/{started['id']}"
 
 
-def test_a_stage_agent_may_call_only_its_stages_tools(pack_platform: Platform) -> None:
+def test_a_stage_agent_may_call_only_its_stages_tools(
+    api: httpx.Client, pack_platform: Platform
+) -> None:
+    started = ok(api, "start_iteration", name="scoping")
+    ok(api, "save_prd_doc", content="# PRD\n")
+    prd = pack_platform.workspace / started["directory"] / "prd.md"
     token = pack_platform.agent(
         f"coder-{uuid.uuid4().hex[:6]}", PermissionLevel.EXECUTE, tools=stage_tools("coding")
     )
@@ -119,12 +128,21 @@ def test_a_stage_agent_may_call_only_its_stages_tools(pack_platform: Platform) -
         listed = {tool["name"] for tool in coder.get("/v1/tools").json()}
         refused = call(coder, "save_prd_doc", content="# not mine")
         allowed = call(coder, "get_iteration")
+        # Nor through a command: workspace/ is the command's sandbox, prd.md is above it.
+        redirected = call(coder, "run_command", command="echo mine > ../prd.md")
+        absolute = call(coder, "run_command", command=f"echo mine > {prd}")
+        moved = call(coder, "run_command", command="cd .. && echo mine > prd.md")
 
     assert "save_prd_doc" not in listed
     assert "run_command" in listed
     assert refused["status"] == "blocked"
     assert "not in the tool set" in refused["error"]
     assert allowed["status"] == "success"
+    assert (redirected["status"], absolute["status"]) == ("blocked", "blocked")
+    assert moved["status"] == "awaiting_approval"  # high risk: an operator decides
+    assert moved["metadata"]["policy"] == "dangerous"
+    assert prd.read_text() == "# PRD\n"
+    api.post(f"/v1/calls/{moved['call_id']}/deny", json={"reason": "not this stage's"})
 
 
 def test_delivery_waits_for_an_operator_and_stays_in_the_project(
@@ -132,7 +150,7 @@ def test_delivery_waits_for_an_operator_and_stays_in_the_project(
 ) -> None:
     started = ok(api, "start_iteration", name="deliver")
     work = pack_platform.workspace / started["directory"] / "workspace"
-    work.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     (work / "export.py").write_text("print('csv')\n")
     (work / "secret.key").write_text("no")
     parked = call(api, "copy_workspace_to_project", confirm=True, target="delivered")
@@ -171,4 +189,5 @@ def test_the_example_pipeline_plan_runs_end_to_end(
     iteration = found["start"]["output"]["directory"]
     report = pack_platform.workspace / iteration / "delivery.md"
     assert report.read_text().startswith("# Delivery")
-    assert len(found) == 21
+    assert len(found) == 22
+    assert (pack_platform.workspace / iteration / "workspace" / "export.py").exists()

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from tests.workflow.runner import Runner
 
-from toolrun.config import Settings
+import toolrun_workflow
 from toolrun.errors import ToolrunError
-from toolrun.permissions.approvals import AutoApprover, DenyApprover
-from toolrun.tools import Executor, ToolCall, ToolContext, ToolResult
+from toolrun.permissions.approvals import AutoApprover
 from toolrun.tools.loading import installed_packs, registry_with
+from toolrun_workflow.artifacts import DOCUMENTS
 from toolrun_workflow.iterations import STAGES, IterationStore, store_for
 from toolrun_workflow.stages import stage_tools
 
@@ -24,33 +24,11 @@ PACK_TOOLS = {
     "copy_workspace_to_project", "query_memory", "save_insight", "save_learning", "save_issue",
     "start_iteration", "get_iteration", "save_idea", "save_prd_doc", "save_design_doc",
     "save_plan_doc", "save_delivery_report", "load_idea", "load_prd_doc", "load_design_doc",
+    "load_plan_doc", "load_delivery_report",
     "create_requirement", "update_requirement", "delete_requirement", "get_requirements",
     "add_feature", "update_feature_status", "create_design_component", "get_design",
     "create_task", "update_task_status", "get_plan",
 }  # fmt: skip
-
-
-class Runner:
-    def __init__(self, tmp_path: Path) -> None:
-        workspace = tmp_path / "ws"
-        workspace.mkdir()
-        self.workspace = workspace
-        settings = Settings(workspace=workspace, home=tmp_path / "home")
-        self.ctx = ToolContext.create(settings, approver=DenyApprover())
-        self.executor = Executor(registry_with([], ["workflow"]))
-
-    def __call__(self, tool: str, **arguments: Any) -> ToolResult:
-        return self.executor.execute(ToolCall(tool_name=tool, arguments=arguments), self.ctx)
-
-    def ok(self, tool: str, **arguments: Any) -> Any:
-        result = self(tool, **arguments)
-        assert result.ok, result.error
-        return result.output
-
-
-@pytest.fixture
-def run(tmp_path: Path) -> Runner:
-    return Runner(tmp_path)
 
 
 def test_the_pack_registers_through_its_entry_point_only_when_named() -> None:
@@ -71,6 +49,68 @@ def test_every_pack_tool_has_a_full_descriptor() -> None:
         assert descriptor.category == "workflow"
         assert len(descriptor.examples) >= 3
         assert descriptor.parameters["additionalProperties"] is False
+
+
+# The spec's tiers: artifact, data and validation low; file medium; command and
+# deployment high. check_tests and check_lint validate by running a command: high.
+TIERS: dict[str, dict[str, tuple[str, str]]] = {
+    "iteration": {
+        "start_iteration": ("read_write", "low"),
+        "get_iteration": ("read_only", "low"),
+    },
+    "artifact": {
+        **{f"save_{key}": ("read_write", "low") for key in DOCUMENTS},
+        **{f"load_{key}": ("read_only", "low") for key in DOCUMENTS},
+    },
+    "data": {
+        **dict.fromkeys(
+            (
+                "create_requirement",
+                "update_requirement",
+                "delete_requirement",
+                "add_feature",
+                "update_feature_status",
+                "create_design_component",
+                "create_task",
+                "update_task_status",
+            ),
+            ("read_write", "low"),
+        ),
+        **dict.fromkeys(("get_requirements", "get_design", "get_plan"), ("read_only", "low")),
+    },
+    "validation": {
+        "check_feature_coverage": ("read_only", "low"),
+        "check_task_dependencies": ("read_only", "low"),
+        "check_data_format": ("read_only", "low"),
+        "check_tests": ("execute", "high"),
+        "check_lint": ("execute", "high"),
+    },
+    "file": {"list_files": ("read_write", "medium")},
+    "command": {"run_command": ("execute", "high")},
+    "interaction": {
+        "provide_feedback": ("read_write", "low"),
+        "goto_stage": ("read_write", "low"),
+    },
+    "delivery": {"copy_workspace_to_project": ("admin", "high")},
+    "memory": {
+        "query_memory": ("read_only", "low"),
+        **{f"save_{kind}": ("read_write", "low") for kind in ("insight", "learning", "issue")},
+    },
+}
+
+
+def test_every_tool_has_its_tiers_level_and_risk() -> None:
+    pinned = {
+        name: (group, *tier) for group, tools in TIERS.items() for name, tier in tools.items()
+    }
+    found = {}
+    for tool in toolrun_workflow.tools():
+        d = tool.descriptor
+        group = next(tag for tag in d.tags if tag != "workflow")
+        found[d.name] = (group, str(d.permission), str(d.risk))
+
+    assert found == pinned
+    assert set(found) == PACK_TOOLS
 
 
 def test_tools_need_a_current_iteration(run: Runner) -> None:
@@ -189,7 +229,9 @@ def test_coverage_and_dependency_checks_report_what_fails(run: Runner) -> None:
     assert clean["passed"] is True
     assert broken["passed"] is False
     assert broken["dangling"] == [{"task": first["id"], "missing": ["task-gone"]}]
-    assert broken["cycles"] == [[first["id"], second["id"], first["id"]]]
+    # The cycle starts from the smaller (random) id: [a, b, a] or [b, a, b].
+    [cycle] = broken["cycles"]
+    assert (len(cycle), cycle[0], set(cycle)) == (3, cycle[-1], {first["id"], second["id"]})
 
 
 def test_the_data_format_check_finds_bad_records_and_bad_files(run: Runner) -> None:
@@ -204,7 +246,13 @@ def test_the_data_format_check_finds_bad_records_and_bad_files(run: Runner) -> N
     (data / "tasks.json").write_text("{not json")
     bad = run.ok("check_data_format")
 
-    assert good == {"check": "check_data_format", "passed": True, "records": 1, "problems": []}
+    assert good == {
+        "check": "check_data_format",
+        "passed": True,
+        "records": 1,
+        "problems": [],
+        "dangling": [],
+    }
     assert bad["passed"] is False
     errors = {(p["file"], p["error"].split(":")[0]) for p in bad["problems"]}
     assert ("data/requirements.json", "priority") in errors
@@ -212,19 +260,21 @@ def test_the_data_format_check_finds_bad_records_and_bad_files(run: Runner) -> N
     assert ("data/tasks.json", "tasks.json is not valid JSON") in errors
 
 
-def test_commands_run_in_the_iterations_directory_with_pass_fail_reports(run: Runner) -> None:
-    run.ok("start_iteration", name="cmd", test_command="test -f prd.md", lint_command="false")
+def test_commands_run_in_the_iterations_workspace_with_pass_fail_reports(run: Runner) -> None:
+    directory = run.start(test_command="test -f export.py", lint_command="false")
     before = run.ok("check_tests")
-    run.ok("save_prd_doc", content="x")
+    wrote = run.ok("run_command", command="echo 'print(1)' > export.py")
     after = run.ok("check_tests")
     lint = run.ok("check_lint")
     listed = run.ok("run_command", command="ls")
     refused = run("run_command", command="curl http://example.com")
 
+    assert wrote["exit_code"] == 0
+    assert (directory / "workspace" / "export.py").read_text() == "print(1)\n"
     assert (before["passed"], after["passed"]) == (False, True)
-    assert after["command"] == "test -f prd.md"
+    assert after["command"] == "test -f export.py"
     assert (lint["passed"], lint["exit_code"]) == (False, 1)
-    assert listed["stdout"].split() == ["prd.md"]
+    assert listed["stdout"].split() == ["export.py"]
     assert refused.status == "blocked"  # not on the command allowlist
 
 
@@ -299,7 +349,7 @@ def test_delivery_copies_allowlisted_files_into_the_project_only(run: Runner) ->
 
 def test_without_approval_delivery_does_not_run(run: Runner) -> None:
     started = run.ok("start_iteration", name="denied")
-    (run.workspace / ".iterations" / started["id"] / "workspace").mkdir(parents=True)
+    (run.workspace / ".iterations" / started["id"] / "workspace" / "a.py").write_text("")
 
     result = run("copy_workspace_to_project", confirm=True)
 

@@ -89,19 +89,28 @@ def command_policy(settings: Settings) -> CommandPolicy | None:
     return CommandPolicy(extra | DEFAULT_ALLOWLIST if "default" in names else extra)
 
 
+def command_risk(command: str, ctx: ToolContext) -> tuple[Risk, str]:
+    """A command line's risk and why, judged against `ctx.workspace`.
+
+    Raises:
+        SandboxViolation: the command allowlist refuses it.
+    """
+    policy = command_policy(ctx.settings)
+    if policy is not None:
+        policy.check(command, ctx.workspace)
+    assessment = assess_command(command, ctx.workspace)
+    if policy is None and assessment.risk is Risk.LOW:
+        # Without the allowlist any program may run: nothing is harmless by default.
+        return Risk.MEDIUM, "risk medium: the command allowlist is off"
+    return assessment.risk, assessment.summary
+
+
 class BashTool(Tool):
     descriptor = DESCRIPTOR
 
     def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern:
         command = arguments["command"]
-        policy = command_policy(ctx.settings)
-        if policy is not None:
-            policy.check(command, ctx.workspace)
-        assessment = assess_command(command, ctx.workspace)
-        risk, summary = assessment.risk, assessment.summary
-        if policy is None and risk is Risk.LOW:
-            # Without the allowlist any program may run: nothing is harmless by default.
-            risk, summary = Risk.MEDIUM, "risk medium: the command allowlist is off"
+        risk, summary = command_risk(command, ctx)
         return Concern(risk, f"bash runs a shell command ({summary}): {command}")
 
     def max_time_limit_s(self, settings: Settings) -> float:

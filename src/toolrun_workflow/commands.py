@@ -7,15 +7,12 @@ and are assessed like bash commands there)."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
-import re
 from typing import Any
 
-from toolrun.errors import SandboxViolation, ToolExecutionError
+from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Risk
-from toolrun.sandbox.commands import command_lines, simple_commands
 from toolrun.sandbox.fs import open_directory
 from toolrun.sandbox.paths import Workspace
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
@@ -82,11 +79,7 @@ class CommandTool(Tool):
     def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern:
         iteration, inner = self.sandboxed(ctx)
         command = self.command(arguments, iteration)
-        risk, summary = command_risk(command, inner)
-        outside = directories_outside(command, inner.workspace)
-        if outside:
-            risk = Risk.HIGH
-            summary = f"risk high: may reach outside {WORK}/: {'; '.join(outside)}"
+        risk, summary = command_risk(command, inner)  # judged with workspace/ as the workspace
         return Concern(
             risk, f"{self.descriptor.name} runs a command in {WORK}/ ({summary}): {command}"
         )
@@ -102,69 +95,6 @@ class CommandTool(Tool):
         )
         with open_directory(ctx.workspace, inner.workspace.root) as fd:
             return run_command_line(command, timeout, inner, cwd_fd=fd)
-
-
-def directories_outside(command: str, workspace: Workspace) -> list[str]:
-    """The places `command` moves to, works on or writes that may be outside `workspace`,
-    where the sandbox's checks, which judge paths from the workspace's root as written,
-    cannot follow: a change of directory (`cd ..`, `cd` alone, `pushd`, `popd`,
-    `git -C ..`, `git --work-tree=..`, `env --chdir=/`, `make -C..`), a search from above
-    (`find .. -delete`), and a path computed when it runs (`cp a $HOME/../b`, `~/../b`)."""
-    try:
-        commands = simple_commands(command)
-        lines = list(command_lines(commands))
-    except SandboxViolation:
-        return []  # assessed high already: it cannot be parsed
-    found = [
-        f"{operator} {target}"
-        for c in commands
-        for operator, target, _ in c.redirects
-        if ">" in operator and _COMPUTED.search(target)
-    ]
-    for words in lines:
-        name, args = words[0], words[1:]
-        targets = _directory_options(args)
-        if name == "popd":
-            found.append(name)
-        elif name in {"cd", "pushd"}:
-            targets += [a for a in args if not a.startswith("-") or a == "-"] or ["~"]
-        elif name == "find":
-            targets += list(itertools.takewhile(lambda a: a[:1] not in {"-", "(", "!"}, args))
-        if name not in _PRINTERS:
-            targets += [a for a in args if _COMPUTED.search(a)]
-        found += [f"{name} {t}" for t in dict.fromkeys(targets) if _leaves(t, workspace)]
-    return found
-
-
-def _directory_options(args: list[str]) -> list[str]:
-    """The values of -C DIR, -CDIR, --chdir=DIR, --directory DIR, --work-tree=DIR,
-    --git-dir DIR (env, git, make, tar)."""
-    found = []
-    for at, word in enumerate(args):
-        option, equals, value = word.partition("=")
-        if word in _DIRECTORY_OPTIONS and at + 1 < len(args):
-            found.append(args[at + 1])
-        elif equals and option in _DIRECTORY_OPTIONS:
-            found.append(value)
-        elif word.startswith("-C") and len(word) > 2:
-            found.append(word[2:])
-    return found
-
-
-def _leaves(target: str, workspace: Workspace) -> bool:
-    if target == "-" or _COMPUTED.search(target) or _GLOB.search(target):
-        return True
-    try:
-        workspace.resolve(target)
-    except SandboxViolation:
-        return True
-    return False
-
-
-_GLOB = re.compile(r"[*?\[\]{}]")
-_DIRECTORY_OPTIONS = {"-C", "--chdir", "--directory", "--work-tree", "--git-dir"}
-_COMPUTED = re.compile(r"[$`]|^~")  # expanded when it runs: the checks see it unexpanded
-_PRINTERS = {"echo", "printf"}  # their arguments are text, not paths
 
 
 class RunCommand(CommandTool):

@@ -32,6 +32,22 @@ CASES = [
     ("touch ../escape", Risk.HIGH, "changes a file outside the workspace: ../escape"),
     ("sort -o /home/x/.bashrc a", Risk.HIGH, "changes a file outside the workspace"),
     ("sort --output=/tmp/x a", Risk.HIGH, "changes a file outside the workspace: /tmp/x"),
+    # What checking paths as written, from the workspace's root, cannot follow.
+    ("cd .. && touch escaped", Risk.HIGH, "may work outside the workspace: cd .."),
+    ("cd && touch escaped", Risk.HIGH, "may work outside the workspace: cd ~"),
+    ("cd - && touch escaped", Risk.HIGH, "may work outside the workspace: cd -"),
+    ('cd "$OLDPWD" && ls', Risk.HIGH, "may work outside the workspace: cd $OLDPWD"),
+    ("pushd /tmp", Risk.HIGH, "may work outside the workspace: pushd /tmp"),
+    ("popd", Risk.HIGH, "may work outside the workspace: popd"),
+    ("find .. -name x -delete", Risk.HIGH, "may work outside the workspace: find .."),
+    ("find / -exec ls {} +", Risk.HIGH, "may work outside the workspace: find /"),
+    ("git -C .. status", Risk.HIGH, "may work outside the workspace: git .."),
+    ("git --work-tree=/etc status", Risk.HIGH, "may work outside the workspace: git /etc"),
+    ("env --chdir=/ ls", Risk.HIGH, "may work outside the workspace: env /"),
+    ("make -C.. all", Risk.HIGH, "may work outside the workspace: make .."),
+    ("touch $HOME/../escaped", Risk.HIGH, "may work outside the workspace: touch $HOME/.."),
+    ("touch ~/../escaped", Risk.HIGH, "may work outside the workspace: touch ~/.."),
+    ("echo x > $OUT", Risk.HIGH, "may work outside the workspace: > $OUT"),
     ("cp a.txt b.txt", Risk.MEDIUM, "cp changes files"),
     ("rm notes.txt", Risk.MEDIUM, "rm changes files, processes or reaches the network"),
     ("git push origin main", Risk.MEDIUM, "git push changes history or the work tree"),
@@ -42,6 +58,10 @@ CASES = [
     ("git status && git diff", Risk.LOW, ""),
     ("pytest -q > report.txt", Risk.LOW, ""),
     ("echo x > /dev/null", Risk.LOW, ""),
+    ("mkdir -p sub && cd sub && ls", Risk.LOW, ""),
+    ("find . -name '*.py'", Risk.LOW, ""),
+    ("git -C sub status", Risk.LOW, ""),
+    ("wc -l $FILE", Risk.LOW, ""),  # reads, at a path the checks see unexpanded
 ]
 
 

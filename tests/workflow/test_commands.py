@@ -59,7 +59,8 @@ def test_a_coding_agent_cannot_write_above_workspace_through_run_command(
         assert result.status in {"blocked", "denied"}, (command, result.status)
     assert results["echo x > ../prd.md"].status == "blocked"
     assert "redirect outside the workspace" in (results["echo x > ../prd.md"].error or "")
-    assert "may reach outside workspace/" in (results["cd .. && echo x > prd.md"].error or "")
+    left = results["cd .. && echo x > prd.md"]
+    assert "may work outside the workspace: cd .." in (left.error or "")
     untouched(coding)
 
 

@@ -6,14 +6,13 @@ from dataclasses import dataclass
 
 from toolrun.errors import SandboxViolation
 from toolrun.permissions.policy import Risk
+from toolrun.permissions.reach import WRITERS, places_outside
 from toolrun.sandbox.commands import command_lines, simple_commands, writes_outside
 from toolrun.sandbox.paths import Workspace
 
 _FETCHERS = {"curl", "wget"}
 _RUNS_STDIN = {"sh", "bash", "dash", "zsh", "python", "python3", "node", "perl", "ruby"}
 _MEDIUM = {"rm", "mv", "cp", "chmod", "chown", "kill", "pkill", "curl", "wget", "scp", "rsync"}
-# Programs whose operands are files they create, change or delete.
-_WRITERS = {"cp", "mv", "rm", "rmdir", "touch", "mkdir", "ln", "chmod", "chown", "tee", "truncate"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +52,10 @@ def assess_command(source: str, workspace: Workspace) -> Assessment:
         for op, t, _ in redirects
         if writes_outside(op, t, workspace)
     ]
+    high += [
+        f"may work outside the workspace: {place}"
+        for place in places_outside(commands, lines, workspace)
+    ]
     if high:
         return Assessment(Risk.HIGH, tuple(dict.fromkeys(high)))
     medium = [reason for words in lines if (reason := _medium(words))]
@@ -68,7 +71,7 @@ def _written_paths(words: list[str]) -> list[str]:
         return [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-o"] + [
             a.removeprefix("--output=") for a in args if a.startswith("--output=")
         ]
-    if name not in _WRITERS:
+    if name not in WRITERS:
         return []
     return [a for a in args if not a.startswith("-")]
 

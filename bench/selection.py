@@ -7,8 +7,9 @@
         recall@5 and top-1 over the whole registry in TOOLS.jsonl, p50 selection time.
 
 With the embedding model installed (the `semantic` extra), selection goes by meaning as
-well as by words; --lexical measures words alone. Each prints a table, then, as its last
-line, one JSON object of what it measured.
+well as by words; --lexical measures words alone. Each prints a table (to stderr), then
+a line saying which ("selection by words" or "selection by words and meaning") and, as
+its last line, one JSON object of what it measured.
 Nothing is asserted. Run from the repository root with the project installed.
 """
 
@@ -151,14 +152,15 @@ def main() -> None:
         parser.error(f"cannot read {exc.filename}: {exc.strerror}")
     except (ValueError, KeyError, TypeError) as exc:
         parser.error(f"the data is not in the {options.kind} format: {exc!r}")
-    measured["semantic"] = encoder is not None
     table = Table(title=f"tool selection: {options.kind}")
     table.add_column("measure")
     table.add_column("value", justify="right")
     for name, value in measured.items():
         table.add_row(name, str(value))
+    table.add_row("semantic", str(encoder is not None))
     Console(stderr=True).print(table)
-    sys.stdout.write(json.dumps(measured) + "\n")
+    by = "words and meaning" if encoder is not None else "words"
+    sys.stdout.write(f"selection by {by}\n{json.dumps(measured)}\n")
 
 
 if __name__ == "__main__":

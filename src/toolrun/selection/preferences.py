@@ -24,6 +24,7 @@ from toolrun.selection.pipeline import Record
 FAILED = ("error", "timeout")
 STATS_WINDOW_S = 7 * 24 * 3600
 WEEK_STATS_TTL_S = 30.0
+FAILURE_RUN_LIMIT = 1000  # failures in a row looked at for a blacklisting
 
 
 class Feedback(SQLModel, table=True):
@@ -172,13 +173,9 @@ class Preferences:
                 found[entry.tool_name] = Blacklisted(entry.tool_name, why, entry.until)
         names = set(tools) if tools is not None else self._called_tools()
         for name in sorted(names - set(found)):
-            failing = self._failing_since(name, lifted[name])
-            if failing is not None and failing + self.cooldown_s > now:
-                found[name] = Blacklisted(
-                    name,
-                    f"its last {self.failures} calls failed",
-                    failing + self.cooldown_s,
-                )
+            until = self._failing_until(name, lifted[name])
+            if until is not None and until > now:
+                found[name] = Blacklisted(name, f"its last {self.failures} calls failed", until)
         return sorted(found.values(), key=lambda b: b.tool_name)
 
     def records(self, tools: Iterable[str]) -> dict[str, Record]:
@@ -216,20 +213,30 @@ class Preferences:
         with Session(self.engine) as session:
             return set(session.exec(select(CallRecord.tool_name).distinct()))
 
-    def _failing_since(self, tool_name: str, after: float) -> float | None:
-        """When the newest of the tool's last N calls ended, if all N failed after `after`."""
+    def _failing_until(self, tool_name: str, after: float) -> float | None:
+        """When the blacklisting for the tool's latest run of failures (after `after`, a
+        lift) ends: N failures in a row start it, each later one extends it; once a
+        cool-down has passed, failures are counted afresh."""
         query = (
             select(CallRecord.status, CallRecord.finished_at)
             .where(CallRecord.tool_name == tool_name)
-            .where(col(CallRecord.finished_at).is_not(None))
+            .where(col(CallRecord.finished_at) > after)
             .where(col(CallRecord.status).in_(["success", *FAILED]))
             .order_by(col(CallRecord.finished_at).desc())
-            .limit(self.failures)
+            .limit(FAILURE_RUN_LIMIT)
         )
         with Session(self.engine) as session:
             rows = list(session.exec(query))
-        if len(rows) < self.failures or any(status not in FAILED for status, _ in rows):
-            return None
-        newest = float(rows[0][1] or 0.0)
-        oldest = float(rows[-1][1] or 0.0)
-        return newest if oldest > after else None
+        run = []
+        for status, finished_at in rows:
+            if status not in FAILED:
+                break
+            run.append(float(finished_at or 0.0))
+        count, until = 0, None
+        for ended_at in reversed(run):
+            if until is not None and ended_at > until:
+                count, until = 0, None  # served its cool-down: count afresh
+            count += 1
+            if count >= self.failures:
+                until = ended_at + self.cooldown_s
+        return until

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from toolrun.selection.arguments import file_paths, urls
+from toolrun.selection.facts import file_paths, urls
 from toolrun.selection.text import split_words, stem, words
 
 # Scenario → words that point to it (stems are compared) and the tool categories / tags

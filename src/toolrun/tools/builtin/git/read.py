@@ -97,10 +97,17 @@ class GitLogTool(GitTool):
     revision_arguments = ("revision",)
     descriptor = describe(
         "git_log",
-        "Commits, newest first, as structured entries (commit, parents, author, dates, "
-        "subject, body); filter by path, author, date range and starting revision.",
+        "The commit history (git log): the last commits, newest first, as structured "
+        "entries (commit, parents, author, dates, subject, body); filter by path, author, "
+        "date range and starting revision.",
         properties={
-            "max_count": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 20},
+            "max_count": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "default": 20,
+                "description": "How many commits at most.",
+            },
             "revision": _REVISION,
             "paths": PATHS,
             "author": {"type": "string", "minLength": 1, "description": "Regex on name/email."},

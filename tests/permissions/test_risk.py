@@ -48,6 +48,8 @@ CASES = [
     ("touch $HOME/../escaped", Risk.HIGH, "may work outside the workspace: touch $HOME/.."),
     ("touch ~/../escaped", Risk.HIGH, "may work outside the workspace: touch ~/.."),
     ("echo x > $OUT", Risk.HIGH, "may work outside the workspace: > $OUT"),
+    ("CDPATH=/ cd tmp && touch x", Risk.HIGH, "may work outside the workspace: CDPATH=/"),
+    ("CDPATH=/; cd tmp; touch x", Risk.HIGH, "may work outside the workspace: CDPATH=/"),
     ("cp a.txt b.txt", Risk.MEDIUM, "cp changes files"),
     ("rm notes.txt", Risk.MEDIUM, "rm changes files, processes or reaches the network"),
     ("git push origin main", Risk.MEDIUM, "git push changes history or the work tree"),

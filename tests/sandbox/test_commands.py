@@ -78,6 +78,7 @@ BYPASSES = [
     ("PATH=/tmp/evil ls", "setting PATH is not allowed"),
     ("PATH=/tmp/evil; ls", "setting PATH is not allowed"),
     ("LD_PRELOAD=/tmp/x.so ls", "setting LD_PRELOAD is not allowed"),
+    ("CDPATH=/ cd tmp", "setting CDPATH is not allowed"),
     ("GIT_SSH_COMMAND='curl x' git fetch", "setting GIT_SSH_COMMAND is not allowed"),
     ("PAGER='curl x' git log", "setting PAGER is not allowed"),
     ("env PATH=/tmp/evil ls", "setting PATH is not allowed"),

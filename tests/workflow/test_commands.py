@@ -40,6 +40,8 @@ def escapes(directory: Path) -> list[str]:
         "cp x.py $HOME/../prd.md",
         "touch ~/../plan.md",
         "cp x.py `pwd`/../prd.md",
+        "CDPATH=.. cd data && echo x > requirements.json",
+        "CDPATH=..; cd data; echo x > requirements.json",
     ]
 
 

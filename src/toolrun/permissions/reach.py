@@ -1,8 +1,8 @@
 """Where a shell command may work outside its workspace in ways that checking its paths
 as written, from the workspace's root, cannot see: a change of directory (`cd ..`, `cd`
 alone, `pushd`, `popd`, `git -C ..`, `git --work-tree=..`, `env --chdir=/`, `make -C..`),
-a search from above (`find .. -delete`), and a file written at a path computed when it
-runs (`cp a $HOME/../b`, `touch ~/../b`, `echo x > $OUT`)."""
+a search from above (`find .. -delete`), `CDPATH` (where `cd` looks first), and a file
+written at a path computed when it runs (`cp a $HOME/../b`, `touch ~/../b`, `> $OUT`)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def places_outside(
         for operator, target, _ in command.redirects
         if ">" in operator and _COMPUTED.search(target)
     ]
+    # `cd NAME` looks for NAME in CDPATH's directories first.
+    found += [a for command in commands for a in command.assignments if a.startswith("CDPATH=")]
     for words in lines:
         name, args = words[0], words[1:]
         targets = _directory_options(args)

@@ -84,12 +84,13 @@ _READS_CODE_FROM_STDIN = {"python", "python3", "node", "perl", "ruby"}
 
 
 def dangerous_assignment(name: str) -> bool:
-    """Whether setting this variable would change what runs (PATH, LD_*, BASH_ENV...)."""
+    """Whether setting this variable would change what runs or where (PATH, LD_*,
+    BASH_ENV, CDPATH...)."""
     return bool(_DANGEROUS_ASSIGNMENT.match(name))
 
 
 _DANGEROUS_ASSIGNMENT = re.compile(
-    r"^(PATH|IFS|ENV|BASH_ENV|PROMPT_COMMAND|EDITOR|VISUAL|PAGER|\w+_PAGER|LD_\w+|GIT_\w+"
+    r"^(PATH|CDPATH|IFS|ENV|BASH_ENV|PROMPT_COMMAND|EDITOR|VISUAL|PAGER|\w+_PAGER|LD_\w+|GIT_\w+"
     r"|PYTHON\w*|NODE_OPTIONS|PERL5\w*|RUBYOPT)$"
 )
 _SAFE_DEVICES = re.compile(r"^/dev/(null|stdout|stderr|stdin|fd/\d+)$")

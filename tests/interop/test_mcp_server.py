@@ -114,3 +114,32 @@ def test_an_output_that_breaks_the_returns_schema_is_a_tool_error(tmp_path: Path
         "the output does not match the tool's returns schema (count: 'three' is not of type "
         """'integer'): {"count": "three"}"""
     )
+
+
+class DanglingCounter(Counter):
+    """A returns schema whose $ref points nowhere (registration checks the meta-schema
+    only, which allows it)."""
+
+    descriptor = Counter.descriptor.model_copy(
+        update={
+            "name": "dangling",
+            "returns": {"type": "object", "properties": {"count": {"$ref": "#/$defs/missing"}}},
+        }
+    )
+
+
+def test_a_returns_schema_that_cannot_be_resolved_is_a_tool_error(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "home")
+    backend = LocalBackend(settings, ToolRegistry([DanglingCounter()]), tmp_path, assume_yes=False)
+
+    async def run() -> types.CallToolResult:
+        async with Client(McpFrontEnd(backend).server()) as client:
+            await client.list_tools()
+            return await client.call_tool("dangling", {"count": 3})
+
+    result = anyio.run(run)
+
+    assert result.is_error
+    assert text(result).startswith(
+        "the output does not match the tool's returns schema (the schema cannot be used: "
+    )

@@ -22,10 +22,12 @@ from typing import Any, Protocol
 import anyio
 import jsonschema
 import mcp_types as types
+from jsonschema.protocols import Validator
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from referencing.exceptions import Unresolvable
 
 from toolrun.client import ApiError, ApiUnreachable, AsyncClient
 from toolrun.config import Settings
@@ -37,6 +39,7 @@ from toolrun.sandbox.proxy import Refusal
 from toolrun.tools.local import run_local
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
+from toolrun.tools.validation import validator_for
 
 log = logging.getLogger(__name__)
 APPROVAL_WAIT_S = 120.0  # how long an accepted "keep waiting" waits for the operator
@@ -83,19 +86,19 @@ class Outcome:
     pending: Pending | None = None
 
 
-def tool_result(result: ToolResult, output_schema: dict[str, Any] | None) -> types.CallToolResult:
+def tool_result(result: ToolResult, output: Validator | None) -> types.CallToolResult:
     """A toolrun result as MCP content: the output's text, structured content where the
-    tool has an output schema; failures and waits are tool errors.
+    tool has an output schema (`output` checks it); failures and waits are tool errors.
 
     MCP wants the structured content of a tool with an output schema to conform to it, so
     an output that does not is a tool error (its text kept) rather than a broken result.
     """
     text, error = result_text(result)
-    if output_schema is None or error:
+    if output is None or error:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], is_error=error
         )
-    mismatch = _mismatch(output_schema, result.output)
+    mismatch = _mismatch(output, result.output)
     if mismatch is not None:
         return tool_error(
             f"the output does not match the tool's returns schema ({mismatch}): {text}"
@@ -105,10 +108,12 @@ def tool_result(result: ToolResult, output_schema: dict[str, Any] | None) -> typ
     )
 
 
-def _mismatch(schema: dict[str, Any], output: Any) -> str | None:
-    """Where `output` breaks `schema` (the most relevant problem), or None."""
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(output))
+def _mismatch(output: Validator, value: Any) -> str | None:
+    """Where `value` breaks the output schema (the most relevant problem), or None."""
+    try:
+        error = jsonschema.exceptions.best_match(output.iter_errors(value))
+    except Unresolvable as exc:  # a $ref the schema's author left pointing nowhere
+        return f"the schema cannot be used: {exc}"
     if error is None:
         return None
     where = "/".join(str(part) for part in error.absolute_path)
@@ -124,7 +129,7 @@ class McpFrontEnd:
     """The handlers of the MCP server over a backend."""
 
     backend: Backend
-    _output_schemas: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    _output_schemas: dict[str, Validator | None] = field(default_factory=dict)
     # Signs the state a 2026-07-28 client carries between a question and its retry, so
     # it cannot resume a call it was not asked about.
     _key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
@@ -154,7 +159,10 @@ class McpFrontEnd:
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         listed = await self.backend.tools(ctx)
-        self._output_schemas = {tool["name"]: tool.get("outputSchema") for tool in listed}
+        self._output_schemas = {
+            tool["name"]: validator_for(schema) if (schema := tool.get("outputSchema")) else None
+            for tool in listed
+        }
         return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in listed])
 
     async def call_tool(

@@ -5,6 +5,7 @@ a crash, and left out of the rest of the check."""
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,7 @@ def load(folder: Folder, kinds: tuple[Kind, ...]) -> Loaded:
     """Read the record files of `kinds`, keeping only records that meet their schema."""
     loaded = Loaded()
     for kind in kinds:
-        where = f"data/{kind.file}"
+        where = kind.relative
         try:
             records = read_records(folder, kind.relative)
         except ToolExecutionError as exc:
@@ -83,8 +84,9 @@ class Check(Tool):
         failures = sum(len(v) for v in report.values() if isinstance(v, list))
         return ToolOutput({"check": self.descriptor.name, "passed": failures == 0, **report})
 
+    @abc.abstractmethod
     def report(self, folder: Folder) -> dict[str, Any]:
-        raise NotImplementedError
+        """The check's findings: lists of failures (empty when it passes) and counts."""
 
 
 class FeatureCoverage(Check):

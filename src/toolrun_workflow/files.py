@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolrun.errors import SandboxViolation, ToolExecutionError
-from toolrun.sandbox.fs import NEW_FILE_MODE, open_directory, read_bytes, write_bytes_atomic
+from toolrun.sandbox.fs import (
+    NEW_FILE_MODE,
+    make_directory,
+    open_directory,
+    read_bytes,
+    write_bytes_atomic,
+)
 from toolrun.sandbox.paths import Workspace
 
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -73,10 +79,7 @@ class Folder:
             SandboxViolation: see `path`. ToolExecutionError: it is a file.
         """
         path = self.path(relative)
-        try:
-            path.mkdir(parents=True, exist_ok=True)  # no link on the way: checked above
-        except (FileExistsError, NotADirectoryError) as exc:
-            raise ToolExecutionError(f"{self.display(path)} is not a directory") from exc
+        make_directory(self.workspace, path)  # through no link, even one swapped in now
         return Folder(self.workspace, path)
 
     def read_text(self, relative: str) -> str | None:

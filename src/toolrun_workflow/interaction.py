@@ -131,9 +131,9 @@ class CopyWorkspaceToProject(Tool):
         f"Copy the iteration's {WORK}/ directory into the project (the platform's "
         "workspace root), files of allowlisted extensions only (source, docs, config), "
         "each written to a temporary file and renamed into place, never outside the "
-        "project nor through a symbolic link; other files, links and dot-directories "
-        "(.git, .github…) are listed as skipped. Needs `confirm: true` and an operator's "
-        "approval.",
+        "project nor through a symbolic link; other files, links, dot-files and "
+        "dot-directories (.git, .github…) are listed as skipped. Needs `confirm: true` "
+        "and an operator's approval.",
         {
             "confirm": {"const": True, "description": "Must be true."},
             "target": {
@@ -176,11 +176,13 @@ class CopyWorkspaceToProject(Tool):
 def _planned(
     project: Folder, source: Path, target: Path
 ) -> tuple[list[tuple[Path, Path]], list[str]]:
-    """What to copy where, and what to skip (links, dot-directories such as .git, files
-    of other extensions). Every destination is checked before anything is copied.
+    """What to copy where, and what to skip (links, dot-files and dot-directories such as
+    .git or .github, files of other extensions). Every destination is checked before
+    anything is copied.
 
     Raises:
         SandboxViolation: a destination, or a directory on its way, is a symbolic link.
+        ToolExecutionError: a destination is a directory.
     """
     copies: list[tuple[Path, Path]] = []
     skipped: list[str] = []
@@ -196,10 +198,16 @@ def _planned(
         for name in sorted(names):
             path = here / name
             relative = path.relative_to(source)
-            if path.is_symlink() or path.suffix.lower() not in COPIED_EXTENSIONS:
+            hidden = name.startswith(".")
+            if hidden or path.is_symlink() or path.suffix.lower() not in COPIED_EXTENSIONS:
                 skipped.append(str(relative))
                 continue
-            copies.append((path, project.path(str(target.relative_to(project.root) / relative))))
+            destination = project.path(str(target.relative_to(project.root) / relative))
+            if destination.is_dir():
+                raise ToolExecutionError(
+                    f"{project.display(destination)} is a directory: nothing was copied"
+                )
+            copies.append((path, destination))
     return copies, skipped
 
 

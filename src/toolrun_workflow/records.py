@@ -11,12 +11,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 import jsonschema.protocols
 
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun.tools.validation import validator_for
 from toolrun_workflow.base import (
     Example,
     changing,
@@ -125,7 +125,7 @@ KINDS = {kind.name: kind for kind in (REQUIREMENT, FEATURE, COMPONENT, TASK)}
 
 @functools.cache
 def _validator(kind: str) -> jsonschema.protocols.Validator:
-    return jsonschema.Draft202012Validator(KINDS[kind].schema())
+    return validator_for(KINDS[kind].schema())
 
 
 def problems(kind: Kind, record: dict[str, Any]) -> list[str]:

@@ -15,7 +15,7 @@ import pytest
 from tests.snapshots import snapshot
 
 from toolrun.errors import SandboxViolation, ToolExecutionError
-from toolrun.sandbox.fs import read_bytes, write_bytes_atomic
+from toolrun.sandbox.fs import make_directory, read_bytes, write_bytes_atomic
 from toolrun.sandbox.paths import Workspace
 
 SECRET = b"top secret\n"
@@ -397,3 +397,26 @@ def test_concurrent_reader_never_sees_a_half_written_file(space: Workspace) -> N
     assert not thread.is_alive()
     assert bad == []
     assert seen
+
+
+# --- make_directory ---------------------------------------------------------------------
+
+
+def test_make_directory_creates_the_missing_parents(space: Workspace) -> None:
+    make_directory(space, space.root / "a" / "new" / "deeper")
+
+    assert (space.root / "a" / "new" / "deeper").is_dir()
+
+
+def test_make_directory_never_goes_through_a_link(space: Workspace, outside: Path) -> None:
+    swap_for_link(space.root / "a", outside)
+
+    with pytest.raises(SandboxViolation, match="symlink"):
+        make_directory(space, space.root / "a" / "made")
+
+    assert not (outside / "made").exists()
+
+
+def test_make_directory_under_a_file_is_an_execution_error(space: Workspace) -> None:
+    with pytest.raises(ToolExecutionError, match="not a directory"):
+        make_directory(space, space.root / "notes.txt" / "sub")

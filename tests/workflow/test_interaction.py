@@ -1,5 +1,5 @@
 """copy_workspace_to_project: each file replaced by a rename (never written in place),
-dot-directories and links skipped, and targets, sources and destinations that leave the
+dot-files, dot-directories and links skipped, and targets, sources and destinations that leave the
 project or pass through a link refused before anything is copied."""
 
 from __future__ import annotations
@@ -44,11 +44,12 @@ def test_dot_directories_and_links_are_skipped_and_listed(run: Runner, work: Pat
     (work / ".github" / "workflows").mkdir(parents=True)
     (work / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
     (work / "linked").symlink_to(run.outside)
+    (work / ".gitlab-ci.yml").write_text("job: {}\n")
 
     copied = run.ok("copy_workspace_to_project", confirm=True, target="out")
 
     assert copied["copied"] == ["out/pkg/export.py"]
-    assert sorted(copied["skipped"]) == [".git/", ".github/", "linked/"]
+    assert sorted(copied["skipped"]) == [".git/", ".github/", ".gitlab-ci.yml", "linked/"]
     assert sorted(p.name for p in (run.workspace / "out").iterdir()) == ["pkg"]
 
 
@@ -88,3 +89,16 @@ def test_absolute_targets_are_taken_only_inside_the_project(run: Runner, work: P
     assert inside["copied"] == ["abs/pkg/export.py"]
     assert outside.status == "blocked"
     assert not (run.outside / "abs").exists()
+
+
+def test_a_destination_that_is_a_directory_stops_the_copy_before_anything_is_written(
+    run: Runner, work: Path
+) -> None:
+    (work / "a.py").write_text("a\n")
+    (run.workspace / "pkg" / "export.py").mkdir(parents=True)
+
+    result = run("copy_workspace_to_project", confirm=True)
+
+    assert result.status == "error"
+    assert result.error == "pkg/export.py is a directory: nothing was copied"
+    assert not (run.workspace / "a.py").exists()

@@ -62,6 +62,18 @@ def _walk(
         os.close(fd)
 
 
+def make_directory(workspace: Workspace, path: Path) -> None:
+    """Create `path` and its missing parents inside the workspace, never through a link
+    (`mkdir -p` that a link swapped in on the way cannot redirect).
+
+    Raises:
+        SandboxViolation: a component of the path is a symbolic link.
+        ToolExecutionError: a component is not a directory.
+    """
+    with _walk(workspace, path, workspace.relative(path).parts, create=True):
+        pass
+
+
 @contextlib.contextmanager
 def open_directory(workspace: Workspace, path: Path) -> Iterator[int]:
     """Yield an fd of the directory `path`, reached without following links.

@@ -271,10 +271,9 @@ class WhitelistRequest(BaseModel):
 async def whitelist(state: State, agent: Agent) -> list[ToolMark]:
     """Tools that rank first when they match a task, for everyone or one agent: an
     operator sees every entry, another agent those for everyone and its own."""
-    entries = await run_in_threadpool(state.preferences.whitelist)
     if agent.role.includes(Role.OPERATOR):
-        return entries
-    return [entry for entry in entries if entry.agent_id in (None, agent.id)]
+        return await run_in_threadpool(state.preferences.whitelist)
+    return await run_in_threadpool(state.preferences.whitelist_for, agent.id)
 
 
 @router.post("/v1/whitelist", status_code=201, responses={404: {"description": "Unknown"}})

@@ -155,9 +155,13 @@ class Preferences:
     def whitelist(self) -> list[ToolMark]:
         return self._marks(MarkKind.WHITELIST)
 
+    def whitelist_for(self, agent_id: str | None) -> list[ToolMark]:
+        """The whitelist entries for everyone and for this agent."""
+        return [m for m in self.whitelist() if m.agent_id in (None, agent_id)]
+
     def whitelisted(self, agent_id: str | None) -> set[str]:
         """The tools whitelisted for everyone or for this agent."""
-        return {m.tool_name for m in self.whitelist() if m.agent_id in (None, agent_id)}
+        return {m.tool_name for m in self.whitelist_for(agent_id)}
 
     def blacklist(self, tools: Iterable[str] | None = None) -> list[Blacklisted]:
         """The tools excluded now (of `tools`, default: every tool with a call or mark)."""
@@ -217,21 +221,24 @@ class Preferences:
         """When the blacklisting for the tool's latest run of failures (after `after`, a
         lift) ends: N failures in a row start it, each later one extends it; once a
         cool-down has passed, failures are counted afresh."""
-        query = (
-            select(CallRecord.status, CallRecord.finished_at)
-            .where(CallRecord.tool_name == tool_name)
-            .where(col(CallRecord.finished_at) > after)
-            .where(col(CallRecord.status).in_(["success", *FAILED]))
-            .order_by(col(CallRecord.finished_at).desc())
-            .limit(FAILURE_RUN_LIMIT)
-        )
+        tool = col(CallRecord.tool_name) == tool_name
         with Session(self.engine) as session:
-            rows = list(session.exec(query))
-        run = []
-        for status, finished_at in rows:
-            if status not in FAILED:
-                break
-            run.append(float(finished_at or 0.0))
+            succeeded = session.exec(
+                select(func.max(CallRecord.finished_at))
+                .where(tool)
+                .where(col(CallRecord.status) == "success")
+                .where(col(CallRecord.finished_at) > after)
+            ).one()
+            since = max(after, float(succeeded or 0.0))
+            newest_first = session.exec(
+                select(CallRecord.finished_at)
+                .where(tool)
+                .where(col(CallRecord.finished_at) > since)
+                .where(col(CallRecord.status).in_(FAILED))
+                .order_by(col(CallRecord.finished_at).desc())
+                .limit(FAILURE_RUN_LIMIT)
+            ).all()
+        run = [float(finished_at or 0.0) for finished_at in newest_first]
         count, until = 0, None
         for ended_at in reversed(run):
             if until is not None and ended_at > until:

@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.pipeline import Selector
+from toolrun.selection.pipeline import SMALL_LIST, Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
 from toolrun.tools import ToolRegistry
 
 if TYPE_CHECKING:
-    from toolrun.selection.minilm import Encoder
+    from collections.abc import Sequence
+
+    from toolrun.selection.minilm import Encoder, Matrix
 
 
 def tool(name: str, description: str, **properties: str) -> ToolCard:
@@ -75,11 +77,58 @@ def test_meaning_keeps_a_tool_that_words_were_unsure_of(encoder: Encoder) -> Non
 
 
 def test_words_alone_decide_when_they_are_sure(encoder: Encoder) -> None:
-    selection = Selector([WEATHER, RATING], encoder).select("How well rated is the movie Alien?")
+    # Over more than SMALL_LIST tools (a registry), meaning is weighed only on doubt.
+    others = [tool(f"unit_{n}", f"Convert lengths of kind {n}") for n in range(SMALL_LIST)]
+    selector = Selector([WEATHER, RATING, *others], encoder)
+
+    selection = selector.select("How well rated is the movie Alien?")
 
     assert selection.chosen == "get_movie_rating"
     assert selection.trace["3_matching_by"] == "words"
     assert selection.candidates[0].similarity is None  # nothing was embedded
+
+
+CONVERTER = tool(
+    "currency_converter",
+    "Convert an amount of money from one currency to another",
+    amount="number",
+    base="string",
+)
+
+
+def test_a_short_list_is_weighed_by_meaning_every_tool_a_candidate(encoder: Encoder) -> None:
+    selector = Selector([WEATHER, RATING, CONVERTER], encoder)
+
+    selection = selector.select("How many euros do I get for 100 dollars?")
+
+    # No tool shares a word with the task, yet each is a candidate, ranked by meaning.
+    assert (
+        selection.trace["3_matching_by"]
+        == f"words and meaning (a list of at most {SMALL_LIST} tools)"
+    )
+    assert selection.candidates[0].name == "currency_converter"
+    assert all(c.relevance == 0 and c.similarity is not None for c in selection.candidates)
+    assert selection.candidates[0].similarity > 0.4
+    # Meaning alone, this far, is not enough to choose it.
+    assert selection.chosen is None
+
+
+def test_a_selector_embeds_each_tool_once(encoder: Encoder) -> None:
+    texts: list[str] = []
+    original = encoder.encode
+
+    def counting(batch: Sequence[str]) -> Matrix:
+        texts.extend(batch)
+        return original(batch)
+
+    selector = Selector([WEATHER, RATING], encoder)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoder, "encode", counting)
+        selector.select("What's the forecast for Rome?")
+        selector.select("What's the forecast for Oslo?")
+
+    for card in (WEATHER, RATING):
+        assert texts.count(card.texts[0]) == 1
 
 
 def test_the_model_can_be_switched_off_or_missing(tmp_path: Path) -> None:
@@ -109,7 +158,7 @@ import sys
 sys.modules[sys.argv[1]] = None
 from toolrun.api.app import create_app
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.pipeline import Selector
+from toolrun.selection.pipeline import SMALL_LIST, Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
 try:
     load_encoder()

@@ -4,8 +4,8 @@
 2. intents — what it wants done (`steps.intents`, or a model: `model_steps`);
 3. matching — candidates ranked by BM25 over their fields (`lexical`), each part of a
    task that asks for several things ranked too, so every part's tool is among them;
-   where words leave doubt and there is an embedding model (`semantic`), the
-   candidates' similarity in meaning to the task is weighed too;
+   with an embedding model (`semantic`), over a short list or where words leave doubt,
+   the candidates' similarity in meaning to the task is weighed too;
 4. evaluation — the shortlist ordered by score * (1 + relevance) (plus the similarity
    in meaning, with a model), history (success, rating, latency), cost or permission level, whether
    the required parameters can be filled (`evaluation`) and the lists applied; "no
@@ -34,18 +34,22 @@ from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tag
 from toolrun.selection.text import terms
 
 if TYPE_CHECKING:
-    from toolrun.selection.minilm import Encoder
+    from toolrun.selection.minilm import Encoder, Matrix
 
 # The fit the chosen tool needs: its relevance (`LexicalIndex.relevance`, 0 to 2.5), or
 # with an embedding model, relevance + SIMILARITY_FIT * similarity (cosine, -1 to 1).
 # Tuned on the BFCL development data (multiple vs irrelevance).
 MIN_RELEVANCE = 0.69
-MIN_FIT = 2.6
-SIMILARITY_FIT = 4.0
+MIN_FIT = 3.6
+SIMILARITY_FIT = 6.0
 SIMILARITY_RANK = 0.5  # weight of similarity against the normalised lexical score
 # Relevance at which words alone decide; below it (and with a model) meaning is weighed
 # too — embedding the task costs about 10-17 ms, so it is done where it pays.
 SURE_RELEVANCE = 1.2
+# A list of at most this many tools is always weighed by meaning too, every tool in it a
+# candidate (embedding a handful of short texts costs a few ms, and words alone misjudge
+# near misses); a larger one (a registry) only where words leave doubt.
+SMALL_LIST = 16
 FIT_DEPTH = 3  # with meaning weighed, the first of this many candidates that fits is chosen
 SCENARIO_BOOST = 0.15  # score a candidate gains for serving the task's scenario
 INTENT_BOOST = 0.10  # … and for its name or tags saying the task's intent
@@ -140,6 +144,8 @@ class Selector:
         # An identifier in a task that names a parameter ("dataset_A") is no value.
         self.parameter_names = {name for card in self.cards for name in card.properties}
         self.encoder = encoder
+        self.small = len(self.cards) <= SMALL_LIST
+        self._vectors: dict[int, Matrix] = {}  # each card's texts embedded, once
 
     def select(
         self,
@@ -162,9 +168,12 @@ class Selector:
         found_intents, intents_by = _intents(task, model)
         asked = Asked(task, context, history or {}, whitelist, excluded)
         tried: dict[str, Filled] = {}
-        top = self.rank(asked, found_scenarios, found_intents, top_k, tried=tried)
+        always = self.encoder is not None and self.small
+        top = self.rank(asked, found_scenarios, found_intents, top_k, always, tried)
         matching_by = "words"
-        if self.encoder is not None and top and not self._sure(top[0], task):
+        if always:
+            matching_by = f"words and meaning (a list of at most {SMALL_LIST} tools)"
+        elif self.encoder is not None and top and not self._sure(top[0], task):
             top = self.rank(asked, found_scenarios, found_intents, top_k, True, tried)
             matching_by = (
                 f"words and meaning (by words alone, the best relevance is below {SURE_RELEVANCE})"
@@ -216,6 +225,9 @@ class Selector:
         wording = without_values(task, self.parameter_names)
         query = terms(wording)
         scores = self.index.scores(query)
+        if by_meaning and self.small:  # a tool sharing no word can still mean the task
+            for index in range(len(self.cards)):
+                scores.setdefault(index, 0.0)
         parts = clauses(wording)
         if len(parts) > 1:  # each part's best two come forward too
             top_score = max(scores.values(), default=0.0)
@@ -260,10 +272,7 @@ class Selector:
             for score, i, why in listed
         ]
         if by_meaning and self.encoder is not None:
-            task_vector = self.encoder.encode([task])[0]
-            for candidate, (_, index, _) in zip(shortlist, listed, strict=True):
-                vectors = self.encoder.encode(self.cards[index].texts)
-                candidate.similarity = float((vectors @ task_vector).max())
+            self._weigh_meaning(self.encoder, task, shortlist, [i for _, i, _ in listed])
         return self._weigh(shortlist, asked, {} if tried is None else tried)[:top_k]
 
     def _weigh(
@@ -289,6 +298,22 @@ class Selector:
             weigh_missing(candidate, card, tried[candidate.name].missing)
         shortlist.sort(key=lambda c: -order(c))
         return _whitelisted_first(shortlist, asked.whitelist)
+
+    def _weigh_meaning(
+        self, encoder: Encoder, task: str, shortlist: list[Candidate], indexes: list[int]
+    ) -> None:
+        """Each candidate's similarity in meaning to the task (its best text's cosine)."""
+        task_vector = encoder.encode([task])[0]
+        for candidate, index in zip(shortlist, indexes, strict=True):
+            vectors = self._card_vectors(encoder, index)
+            candidate.similarity = float((vectors @ task_vector).max())
+
+    def _card_vectors(self, encoder: Encoder, index: int) -> Matrix:
+        """Card `index`'s texts embedded (once per Selector)."""
+        found = self._vectors.get(index)
+        if found is None:
+            found = self._vectors[index] = encoder.encode(self.cards[index].texts)
+        return found
 
     def _sure(self, best: Candidate, task: str) -> bool:
         words = {t for t in terms(without_values(task, self.parameter_names)) if not t.isdigit()}

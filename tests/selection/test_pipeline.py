@@ -186,6 +186,7 @@ def test_deleting_a_file_does_not_pick_an_admin_tool_that_does_not_fit(
             {"operation": "references", "file_path": "src/cli.py", "symbol": "load_config"},
         ),
         ("push the branch to origin with force", "git_push", {"force": True}),
+        ("show the last 5 commits", "git_log", {"max_count": 5}),
     ],
 )
 def test_builtin_tools_get_sensible_arguments(

@@ -490,3 +490,67 @@ def test_approval_review_shows_terminal_escapes_as_text() -> None:
     assert "\n" not in shown
     assert shown.startswith("rm -rf x\\x1b")
     assert "\\[bold]" in shown  # no markup either
+
+
+def select_here(*args: str, home: Path) -> Result:
+    return invoke("select", "--local", *args, env={"TOOLRUN_HOME": str(home)})
+
+
+def test_select_local_picks_a_registry_tool_with_its_arguments(tmp_path: Path) -> None:
+    shown = select_here("show the last 5 commits", home=tmp_path)
+    found = json.loads(select_here("show the last 5 commits", "--json", home=tmp_path).stdout)
+
+    assert shown.exit_code == 0, shown.output
+    for step in ("1 scenario", "2 intents", "3 candidates", "4 evaluation", "5 arguments"):
+        assert step in shown.output
+    assert (found["chosen"], found["arguments"], found["valid"]) == (
+        "git_log",
+        {"max_count": 5},
+        True,
+    )
+    assert {"1_scenario", "2_intents", "3_matching", "4_evaluation"} <= set(found["trace"])
+
+
+def test_select_local_over_a_supplied_list(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    weather = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather forecast for a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+    tools.write_text(json.dumps([weather]))
+
+    found = select_here(
+        "What is the weather forecast in 'Lisbon'?", "--tools", str(tools), "--json", home=tmp_path
+    )
+
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)["arguments"] == {"city": "Lisbon"}
+
+
+@pytest.mark.parametrize("as_json", [[], ["--json"]])
+def test_select_local_with_no_suitable_tool_exits_1(tmp_path: Path, as_json: list[str]) -> None:
+    nothing = select_here("translate this poem into French", *as_json, home=tmp_path)
+
+    assert nothing.exit_code == 1
+    assert "no suitable tool" in nothing.output
+
+
+def test_select_local_refuses_a_bad_tool_list_and_the_api_option(tmp_path: Path) -> None:
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps([{"name": "x"}, {"name": "x"}]))
+
+    duplicated = select_here("do x", "--tools", str(twice), home=tmp_path)
+    both = select_here("do x", "--api", "http://127.0.0.1:1", home=tmp_path)
+
+    assert duplicated.exit_code == 2
+    assert "--tools: tools: two tools have the same name" in _flat(duplicated.output)
+    assert both.exit_code == 2
+    assert "--api does not apply to --local" in _flat(both.output)

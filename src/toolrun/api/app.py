@@ -51,7 +51,6 @@ from toolrun.scheduler.store import RunStore
 from toolrun.selection.model_steps import ModelSteps
 from toolrun.selection.preferences import Preferences
 from toolrun.subagents.catalog import SubAgentStore
-from toolrun.subagents.chat import ChatModel
 from toolrun.tools.base import ToolContext
 from toolrun.tools.loading import registry_with
 from toolrun.workers.app import create_celery_app, longest_time_limit
@@ -116,7 +115,7 @@ def create_app(settings: Settings) -> FastAPI:
                 failures=settings.blacklist_failures,
                 cooldown_s=settings.blacklist_cooldown_s,
             ),
-            selection_model=_selection_model(settings),
+            selection_model=ModelSteps.configured(settings),
         )
         sweeper = asyncio.create_task(_sweep_expired(state, tables=_tables_created(database)))
         try:
@@ -192,10 +191,3 @@ async def _sweep_expired(state: ApiState, *, tables: bool) -> None:
         except Exception as exc:  # a database or broker hiccup: try again next round
             log.warning("background sweep failed: %r", exc)
         await asyncio.sleep(EXPIRY_SWEEP_S)
-
-
-def _selection_model(settings: Settings) -> ModelSteps | None:
-    """Steps 2 and 5 of tool selection by the configured model (TOOLRUN_MODEL_*)."""
-    if settings.model_base_url is None or settings.model is None:
-        return None
-    return ModelSteps(ChatModel.from_settings(settings, None))

@@ -68,9 +68,7 @@ class SelectionView(BaseModel):
 
     @classmethod
     def of(cls, selection: Selection, history: dict[str, dict[str, Any]]) -> SelectionView:
-        found = selection.as_dict()
-        valid = selection.chosen is not None and not selection.missing and not selection.errors
-        return cls(**found, valid=valid, history=history)
+        return cls(**selection.as_dict(), history=history)
 
 
 @router.post("/v1/select", responses={422: {"description": "A bad task or tool list"}})
@@ -159,15 +157,10 @@ def _selector(key: tuple[str, ...], descriptors: dict[str, Any], state: ApiState
 
 
 def _parsed(tools: list[dict[str, Any]]) -> list[ToolCard]:
-    cards = []
-    for index, tool in enumerate(tools):
-        try:
-            cards.append(ToolCard.parse(tool))
-        except CardError as exc:
-            raise HTTPException(422, f"tools[{index}]: {exc}") from exc
-    if len({card.name for card in cards}) != len(cards):
-        raise HTTPException(422, "tools: two tools have the same name")
-    return cards
+    try:
+        return ToolCard.parse_list(tools)
+    except CardError as exc:
+        raise HTTPException(422, str(exc)) from exc
 
 
 class FeedbackRequest(BaseModel):

@@ -16,11 +16,16 @@ from toolrun.cli._console import (
     api_client,
     api_failure,
     duration_s,
+    load_registry,
     load_settings,
     out,
     usage_error,
 )
 from toolrun.client import ApiError, ApiUnreachable, Client
+from toolrun.selection.cards import CardError, ToolCard
+from toolrun.selection.model_steps import ModelSteps
+from toolrun.selection.pipeline import Selector
+from toolrun.selection.semantic import optional_encoder
 
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 blacklist_app = typer.Typer(help="Tools kept out of recommendations.", no_args_is_help=True)
@@ -46,18 +51,55 @@ def select(
     ] = None,
     top_k: Annotated[int, typer.Option(min=1, max=50, help="Candidates shown.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole answer.")] = False,
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="Select in this process, over the local registry or --tools (no platform: "
+            "no history, feedback or lists).",
+        ),
+    ] = False,
     api: Api = None,
 ) -> None:
     """The tool for a task, its arguments, and why: the five steps' trace."""
     values = _json_object(context, "--context") if context else {}
     supplied = _tool_list(tools) if tools else None
-    found = _with_client(api, lambda c: c.select(task, context=values, tools=supplied, top_k=top_k))
+    if local:
+        if api is not None:
+            raise usage_error("--api does not apply to --local")
+        found = _select_here(task, values, supplied, top_k)
+    else:
+        found = _with_client(
+            api, lambda c: c.select(task, context=values, tools=supplied, top_k=top_k)
+        )
     if as_json:
         sys.stdout.write(json.dumps(found, indent=2) + "\n")
-        return
-    _show(found)
+    else:
+        _show(found)
     if found["chosen"] is None:
         raise typer.Exit(1)
+
+
+def _select_here(
+    task: str, context: dict[str, Any], supplied: list[dict[str, Any]] | None, top_k: int
+) -> dict[str, Any]:
+    """`POST /v1/select`'s answer, computed in this process (steps 2 and 5 by the
+    configured model, as the API does, where one is configured)."""
+    settings = load_settings()
+    if supplied is None:
+        registry = load_registry(settings)
+        tools = [tool for name in registry.names() if (tool := registry.get(name)) is not None]
+        cards = [ToolCard.of(tool.descriptor) for tool in tools]
+    else:
+        try:
+            cards = ToolCard.parse_list(supplied)
+        except CardError as exc:
+            raise usage_error(f"--tools: {exc}") from exc
+    selector = Selector(cards, optional_encoder(settings.embedding_model))
+    selection = selector.select(
+        task, context=context, top_k=top_k, model=ModelSteps.configured(settings)
+    )
+    return {**selection.as_dict(), "history": {}}
 
 
 def _show(found: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ format or the BFCL format."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,23 @@ class ToolCard:
         if data.get("type") == "function" and isinstance(data.get("function"), dict):
             function = data["function"]
         return cls._parse_function(function)
+
+    @classmethod
+    def parse_list(cls, tools: Sequence[object]) -> list[ToolCard]:
+        """Cards for a supplied tool list, names unique.
+
+        Raises:
+            CardError: which tool cannot be read and why, or a name used twice.
+        """
+        cards = []
+        for index, tool in enumerate(tools):
+            try:
+                cards.append(cls.parse(tool))
+            except CardError as exc:
+                raise CardError(f"tools[{index}]: {exc}") from exc
+        if len({card.name for card in cards}) != len(cards):
+            raise CardError("tools: two tools have the same name")
+        return cards
 
     @classmethod
     def _parse_function(cls, data: dict[str, Any]) -> ToolCard:

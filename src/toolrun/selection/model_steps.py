@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from toolrun.config import Settings
 from toolrun.errors import ToolExecutionError
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.steps import INTENTS
@@ -33,6 +34,13 @@ class ModelSteps:
 
     chat: ChatModel
     timeout_s: float = TIMEOUT_S
+
+    @classmethod
+    def configured(cls, settings: Settings) -> ModelSteps | None:
+        """The configured model's steps (TOOLRUN_MODEL_BASE_URL and TOOLRUN_MODEL), or None."""
+        if settings.model_base_url is None or settings.model is None:
+            return None
+        return cls(ChatModel.from_settings(settings, None))
 
     def intents(self, task: str) -> list[str]:
         """The task's intents, among the known ones.

@@ -129,8 +129,14 @@ class Selection:
     trace: dict[str, Any]
     elapsed_ms: float
 
+    @property
+    def valid(self) -> bool:
+        """A tool was chosen and its arguments are complete and valid."""
+        return self.chosen is not None and not self.missing and not self.errors
+
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The answer as `POST /v1/select` gives it (no history)."""
+        return {**asdict(self), "valid": self.valid}
 
 
 class Selector:

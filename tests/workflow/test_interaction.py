@@ -5,6 +5,7 @@ project or pass through a link refused before anything is copied."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -65,23 +66,6 @@ def test_a_target_through_a_link_is_refused(run: Runner, work: Path) -> None:
     assert not (run.outside / "pkg").exists()
 
 
-def test_a_linked_destination_file_stops_the_copy_before_anything_is_written(
-    run: Runner, work: Path
-) -> None:
-    (work / "a.py").write_text("a\n")
-    victim = run.outside / "victim.py"
-    victim.write_text("mine\n")
-    (run.workspace / "pkg").mkdir()
-    (run.workspace / "pkg" / "export.py").symlink_to(victim)
-
-    result = run("copy_workspace_to_project", confirm=True)
-
-    assert result.status == "blocked"
-    assert result.error == "pkg/export.py is a symbolic link: the workflow tools never follow links"
-    assert victim.read_text() == "mine\n"
-    assert not (run.workspace / "a.py").exists()  # nothing was copied
-
-
 def test_absolute_targets_are_taken_only_inside_the_project(run: Runner, work: Path) -> None:
     inside = run.ok("copy_workspace_to_project", confirm=True, target=str(run.workspace / "abs"))
     outside = run("copy_workspace_to_project", confirm=True, target=str(run.outside / "abs"))
@@ -91,14 +75,33 @@ def test_absolute_targets_are_taken_only_inside_the_project(run: Runner, work: P
     assert not (run.outside / "abs").exists()
 
 
-def test_a_destination_that_is_a_directory_stops_the_copy_before_anything_is_written(
-    run: Runner, work: Path
+def _linked_away(run: Runner, destination: Path) -> None:
+    destination.symlink_to(run.outside / "victim.py")
+
+
+@pytest.mark.parametrize(
+    ("plant", "status", "error"),
+    [
+        (
+            _linked_away,
+            "blocked",
+            "pkg/export.py is a symbolic link: the workflow tools never follow links",
+        ),
+        (lambda _run, d: d.mkdir(), "error", "pkg/export.py is a directory: nothing was copied"),
+    ],
+    ids=["link", "directory"],
+)
+def test_a_bad_destination_stops_the_copy_before_anything_is_written(
+    run: Runner, work: Path, plant: Callable[[Runner, Path], None], status: str, error: str
 ) -> None:
     (work / "a.py").write_text("a\n")
-    (run.workspace / "pkg" / "export.py").mkdir(parents=True)
+    victim = run.outside / "victim.py"
+    victim.write_text("mine\n")
+    (run.workspace / "pkg").mkdir()
+    plant(run, run.workspace / "pkg" / "export.py")
 
     result = run("copy_workspace_to_project", confirm=True)
 
-    assert result.status == "error"
-    assert result.error == "pkg/export.py is a directory: nothing was copied"
-    assert not (run.workspace / "a.py").exists()
+    assert (result.status, result.error) == (status, error)
+    assert not (run.workspace / "a.py").exists()  # nothing was copied
+    assert victim.read_text() == "mine\n"

@@ -87,9 +87,8 @@ def _select_here(
     configured model, as the API does, where one is configured)."""
     settings = load_settings()
     if supplied is None:
-        registry = load_registry(settings)
-        tools = [tool for name in registry.names() if (tool := registry.get(name)) is not None]
-        cards = [ToolCard.of(tool.descriptor) for tool in tools]
+        newest = {t.descriptor.name: t.descriptor for t in load_registry(settings).list()}
+        cards = [ToolCard.of(descriptor) for descriptor in newest.values()]  # as the API
     else:
         try:
             cards = ToolCard.parse_list(supplied)

@@ -13,7 +13,7 @@ from typing import Any
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts, Number
 from toolrun.selection.text import STOP_WORDS, split_words, stem
-from toolrun.tools.validation import argument_errors, validator_for
+from toolrun.tools.validation import argument_errors
 
 # A description saying a rate is given as a decimal: "5%" is then 0.05.
 _AS_DECIMAL = re.compile(r"as a decimal|\bfraction\b|(?:from|between) 0 (?:to|and) 1\b", re.I)
@@ -63,7 +63,7 @@ def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Fi
             filled.arguments[name], filled.sources[name] = value, source
         elif name in card.required:
             filled.missing.append(name)
-    problems = argument_errors(validator_for(card.parameters), filled.arguments)
+    problems = argument_errors(card.validator, filled.arguments)
     if problems:
         filled.errors.append(problems)
     return filled
@@ -80,7 +80,7 @@ def checked(
         sources={name: "context" if name in context else source for name in values},
         missing=[name for name in card.required if name not in values],
     )
-    problems = argument_errors(validator_for(card.parameters), values)
+    problems = argument_errors(card.validator, values)
     if problems:
         filled.errors.append(problems)
     return filled

@@ -4,12 +4,16 @@ format or the BFCL format."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema.protocols
+
 from toolrun.tools.model import ToolDescriptor
+from toolrun.tools.validation import validator_for
 
 # BFCL and Seal-Tools spell types the Python way.
 _PYTHON_TYPES = {
@@ -46,7 +50,7 @@ class ToolCard:
     cost: float | None = None  # 0 to 1, where a supplied tool states one
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
-    @property
+    @functools.cached_property
     def properties(self) -> dict[str, dict[str, Any]]:
         found = self.parameters.get("properties")
         if not isinstance(found, dict):
@@ -60,10 +64,15 @@ class ToolCard:
         summary = _FIRST_SENTENCE.split(self.description.strip(), maxsplit=1)[0]
         return (f"{re.sub(r'[_.]+', ' ', self.name)}: {summary}", *self.examples)
 
-    @property
+    @functools.cached_property
     def required(self) -> list[str]:
         found = self.parameters.get("required")
         return [name for name in found if name in self.properties] if found else []
+
+    @functools.cached_property
+    def validator(self) -> jsonschema.protocols.Validator:
+        """The parameters' validator (built once per card)."""
+        return validator_for(self.parameters)
 
     @classmethod
     def of(cls, descriptor: ToolDescriptor) -> ToolCard:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import date
 from functools import lru_cache
 from typing import Any
@@ -95,11 +95,15 @@ class Facts:
     def of(cls, task: str) -> Facts:
         """The facts of `task`, a fresh copy to use up (parsed once per task)."""
         parsed = _parsed(task)
-        copied: dict[str, Any] = {name: list(getattr(parsed, name)) for name in _LISTS}
-        return replace(parsed, **copied, lists=[list(items) for items in parsed.lists])
+        copied: dict[str, Any] = {
+            f.name: [list(v) if isinstance(v, list) else v for v in value]
+            for f in fields(parsed)
+            if isinstance(value := getattr(parsed, f.name), list)
+        }
+        return replace(parsed, **copied)
 
     @classmethod
-    def parse(cls, task: str) -> Facts:
+    def _parse(cls, task: str) -> Facts:
         urls = _URL.findall(task)
         rest = _URL.sub(" ", task)
         pair = None
@@ -135,12 +139,9 @@ class Facts:
         )
 
 
-_LISTS = ("quoted", "urls", "paths", "patterns", "dates", "numbers", "names", "identifiers")
-
-
 @lru_cache(maxsize=256)
 def _parsed(task: str) -> Facts:
-    return Facts.parse(task)
+    return Facts._parse(task)
 
 
 def numbers(text: str) -> list[Number]:

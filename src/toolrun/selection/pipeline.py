@@ -18,6 +18,7 @@ step.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -98,10 +99,7 @@ class Candidate:
     @property
     def weight(self) -> float:
         """The product of step 4's factors."""
-        product = 1.0
-        for factor in self.factors.values():
-            product *= factor
-        return product
+        return math.prod(self.factors.values())
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ test: lint browser
 bench: $(STAMP)
 	$(BIN)/python -m bench.core_tools
 	$(BIN)/python -m bench.platform_roundtrip
-	$(BIN)/python -m bench.network_jail
+	$(BIN)/python -m bench.sandbox_start
 	$(BIN)/python -m bench.history_queries
 	$(BIN)/python -m bench.code_tools
 	$(BIN)/python -m bench.terminal_roundtrip

@@ -46,6 +46,28 @@ class Settings(BaseSettings):
         description="auto: each tool subprocess gets its own network namespace where the "
         "host allows it (reported by /healthz); off: host network (reported as degraded).",
     )
+    fs_isolation: Literal["auto", "required", "off"] = Field(
+        "auto",
+        description="auto: every tool process sees only its workspace and the system's "
+        "programs (namespaces + Landlock) where the host allows it, else degraded and "
+        "reported; required: a worker that cannot isolate refuses to start; off: the host's "
+        "filesystem (reported as degraded).",
+    )
+    sandbox_read_only_paths: list[str] = Field(
+        default_factory=list,
+        description='Extra paths tool processes may read (JSON list: "/opt/jdk", "~/.cargo"; '
+        "~/x is shown at HOME/x inside).",
+    )
+    sandbox_read_write_paths: list[str] = Field(
+        default_factory=list,
+        description='Extra paths tool processes may write (JSON list, e.g. "~/.npm").',
+    )
+    sandbox_tmp_bytes: int = Field(
+        512 * 1024**2, gt=0, description="Size cap of a tool's private /tmp, and of its HOME."
+    )
+    sandbox_max_processes: int = Field(
+        512, gt=0, description="Processes one call may have at once (cgroup pids.max)."
+    )
     risk_policy: dict[RiskName, PolicyName] = Field(
         default_factory=lambda: dict(DEFAULT_RISK_POLICY),
         description="Policy for each risk level of a call (JSON object).",
@@ -174,6 +196,14 @@ class Settings(BaseSettings):
     log_format: Literal["json", "console"] = Field(
         "json", description="Log lines of the API and workers: JSON objects or plain text."
     )
+
+    @field_validator("sandbox_read_only_paths", "sandbox_read_write_paths")
+    @classmethod
+    def _check_sandbox_paths(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            if "\0" in path or not (path.startswith("/") or path.startswith("~/")):
+                raise ValueError(f"sandbox path {path!r} must be absolute or start with ~/")
+        return paths
 
     @field_validator("network_allowlist")
     @classmethod

@@ -71,8 +71,12 @@ class CommandTool(Tool):
         the commands' home, so `~` stays in it too)."""
         iteration, folder = current_iteration(ctx)
         work = folder.folder(WORK)  # a symbolic link is refused
+        jail = ctx.runner.jail
         runner = dataclasses.replace(
-            ctx.runner, cwd=work.root, env={**ctx.runner.env, "HOME": str(work.root)}
+            ctx.runner,
+            cwd=work.root,
+            env={**ctx.runner.env, "HOME": str(work.root)},
+            jail=None if jail is None else jail.within(work.root),  # workspace/ only
         )
         return iteration, dataclasses.replace(ctx, workspace=Workspace(work.root), runner=runner)
 

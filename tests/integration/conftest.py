@@ -5,6 +5,7 @@ Locally, tests skip when Redis is missing; in CI (CI=true) a missing Redis fails
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import redis
 from tests.integration.platform import Platform, running
 from tests.scripted_model import ScriptedModel
 
+INTEROP = Path(__file__).resolve().parent.parent / "interop"
 TEST_REDIS_URL = os.environ.get("TOOLRUN_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
@@ -79,6 +81,8 @@ def platform(
             "TOOLRUN_NETWORK_ALLOWLIST": '["127.0.0.1"]',
             "TOOLRUN_MODEL_BASE_URL": model.url,
             "TOOLRUN_MODEL": "scripted",
+            # The test MCP servers run in the tools' jail: their files must be in its view.
+            "TOOLRUN_SANDBOX_READ_ONLY_PATHS": json.dumps([str(INTEROP)]),
         },
         scheduler=True,
         delegation=True,

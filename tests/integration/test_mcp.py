@@ -212,6 +212,7 @@ def test_the_gateway_imports_a_stdio_server_and_runs_its_tools_on_a_worker(
     assert server["endpoint"] == f"{sys.executable} {ECHO_SERVER}"  # made absolute
     assert sorted(server["tools"]) == [
         "echo.fail",
+        "echo.peek",
         "echo.say_hello",
         "echo.slow",
         "echo.status",

@@ -113,7 +113,10 @@ def test_http_fetch_is_held_to_the_allowlist(api: httpx.Client, port: int) -> No
 
 
 def test_health_reports_isolated_workers(api: httpx.Client) -> None:
-    assert api.get("/healthz").json()["network"] == "isolated"
+    health = api.get("/healthz").json()
+
+    assert health["network"] == "isolated"
+    assert health["filesystem"] == "isolated (namespaces+landlock+seccomp)"
 
 
 def test_health_reports_a_worker_without_isolation(
@@ -125,13 +128,17 @@ def test_health_reports_a_worker_without_isolation(
         own_url,
         platform_workspace,
         tmp_path,
-        extra_env={"TOOLRUN_NETWORK_ISOLATION": "off"},
+        extra_env={"TOOLRUN_NETWORK_ISOLATION": "off", "TOOLRUN_FS_ISOLATION": "off"},
         levels=(PermissionLevel.READ_ONLY,),
     )
     with running(setup):
-        network = httpx.get(f"{setup.base_url}/healthz", timeout=10).json()["network"]
+        health = httpx.get(f"{setup.base_url}/healthz", timeout=10).json()
         log = (tmp_path / "worker-read_only.log").read_text()
 
+    network, filesystem = health["network"], health["filesystem"]
     assert network.startswith("read_only@")  # read_only@<host>/<pid>
     assert network.endswith("degraded: turned off (TOOLRUN_NETWORK_ISOLATION=off)")
-    assert "network isolation turned off" in log
+    assert filesystem.startswith("read_only@")
+    assert filesystem.endswith("degraded: turned off (TOOLRUN_FS_ISOLATION=off)")
+    assert "network: degraded: turned off (TOOLRUN_NETWORK_ISOLATION=off)" in log
+    assert "filesystem: degraded: turned off (TOOLRUN_FS_ISOLATION=off)" in log

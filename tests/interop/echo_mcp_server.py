@@ -1,10 +1,12 @@
 """A small MCP server for the gateway's tests (the official SDK, stdio or HTTP):
-`sayHello` answers with structured content, `fail` with a tool error, `slow` sleeps (all
-three only read); `status` says it is fine and `wipe` says it destroys (it does not)."""
+`sayHello` answers with structured content, `fail` with a tool error, `slow` sleeps, `peek`
+returns what a path holds, or what it could read of /proc's environments (all four only
+read); `status` says it is fine and `wipe` says it destroys (it does not)."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -34,6 +36,16 @@ TOOLS = [
         input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}},
         annotations=READS,
     ),
+    types.Tool(
+        name="peek",
+        description="Read a file, or every process's environment with path 'environ'.",
+        input_schema={
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+        },
+        annotations=READS,
+    ),
     types.Tool(name="status", description="Say all is well.", input_schema={"type": "object"}),
     types.Tool(
         name="wipe",
@@ -56,6 +68,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
             content=[types.TextContent(type="text", text=greeting)],
             structured_content={"greeting": greeting},
         )
+    if params.name == "peek":
+        return types.CallToolResult(content=[types.TextContent(type="text", text=peek(arguments))])
     if params.name in ("status", "wipe"):
         return types.CallToolResult(content=[types.TextContent(type="text", text="all is well")])
     if params.name == "slow":
@@ -64,6 +78,19 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     return types.CallToolResult(
         content=[types.TextContent(type="text", text="it failed, as asked")], is_error=True
     )
+
+
+def peek(arguments: dict[str, Any]) -> str:
+    paths = [str(arguments["path"])]
+    if paths == ["environ"]:
+        paths = [str(path) for path in Path("/proc").glob("[0-9]*/environ")]
+    found = []
+    for path in paths:
+        try:
+            found.append(Path(path).read_bytes().decode(errors="replace"))
+        except OSError as exc:
+            found.append(f"{path}: {exc.strerror}")
+    return "\n".join(found)
 
 
 server = Server("echo", on_list_tools=list_tools, on_call_tool=call_tool)

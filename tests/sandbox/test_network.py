@@ -1,4 +1,5 @@
-"""Network jail: jailed commands reach only their own loopback and the allowlist proxy."""
+"""The jail's network: jailed commands reach only their own loopback and the allowlist
+proxy; and the jail's launcher (for programs other libraries start)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ from tests.sandbox.test_runner import gone, sinks
 from tests.sandbox.test_tracking import wait_until
 
 from toolrun.config import Settings
-from toolrun.sandbox.network import NetworkJail, NetworkPolicy, isolation_problem
+from toolrun.sandbox.confinement import Confinement, base_confinement, enforcement
+from toolrun.sandbox.jail import launch
+from toolrun.sandbox.jail.forwarder import PORT
+from toolrun.sandbox.jail.plan import JailPlan
+from toolrun.sandbox.network import NetworkPolicy
 from toolrun.sandbox.proxy import AllowlistProxy, Refusal
 from toolrun.sandbox.runner import ProcessRunner
 from toolrun.sandbox.tracking import CALL_MARKER_VAR
@@ -43,43 +48,56 @@ ECHO_ON_LOOPBACK = (
     "            client.sendall(b'ping')\n"
     "            print(peer.recv(4).decode())"
 )
-FORWARDER_FDS = (
-    "import os, socket\n"
-    "port = int(os.environ['http_proxy'].rsplit(':', 1)[1])\n"
-    "with socket.create_connection(('127.0.0.1', port)) as proxy:\n"
-    "    proxy.sendall(b'GET http://refused.example/ HTTP/1.1\\r\\n\\r\\n')\n"
-    "    while proxy.recv(1024):\n"  # answered: the forwarder is past its start-up
-    "        pass\n"
-    "me = os.getpid()\n"
-    "(pid,) = open(f'/proc/{me}/task/{me}/children').read().split()\n"
-    "links = []\n"
-    "for fd in os.listdir(f'/proc/{pid}/fd'):\n"
-    "    try:\n"
-    "        links.append(os.readlink(f'/proc/{pid}/fd/{fd}'))\n"
-    "    except FileNotFoundError:\n"  # a relay thread just closed it
-    "        pass\n"
-    "print(pid, *links)"
-)
-CHILDREN = "import os; print(open(f'/proc/{os.getpid()}/task/{os.getpid()}/children').read())"
 
 
 def require(problem: str | None) -> None:
     """Skip when `problem` says this host lacks something; in CI that is a failure."""
     if problem is not None:
         if os.environ.get("CI"):
-            pytest.fail(f"CI needs network namespaces: {problem}")
+            pytest.fail(f"CI needs namespaces: {problem}")
         pytest.skip(problem)
+
+
+def starved() -> list[str] | None:
+    """A command prefix under which no namespace can be made (every quota 0 in a user
+    namespace of its own: unshare fails with ENOSPC); None where that cannot be set up."""
+    quota = (
+        "echo 0 > /proc/sys/user/max_user_namespaces && "
+        "echo 0 > /proc/sys/user/max_net_namespaces && "
+        'echo 0 > /proc/sys/user/max_mnt_namespaces && exec "$@"'
+    )
+    wrapper = ["unshare", "--user", "--map-root-user", "/bin/sh", "-c", quota, "sh"]
+    try:
+        check = subprocess.run([*wrapper, "true"], capture_output=True, timeout=20, check=False)
+    except FileNotFoundError:
+        return None
+    return wrapper if check.returncode == 0 else None
+
+
+def launched(plan: JailPlan, command: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The launcher's argv for `command`, and this process's environment with the plan."""
+    argv, carried = launch.command(plan, command)
+    return argv, {**os.environ, **carried}
+
+
+def jail_of(settings: Settings, proxy_socket: str | None = None) -> Confinement:
+    """The jail the settings give, skipping (failing in CI) where the host has none."""
+    state = enforcement(settings)
+    require(None if state.filesystem_isolated else state.filesystem)
+    jail = base_confinement(settings, proxy_socket)
+    assert jail is not None
+    return jail
 
 
 @pytest.fixture
 def runner(settings: Settings) -> ProcessRunner:
+    """Unjailed: the host's network."""
     return ToolContext.create(settings).runner
 
 
 @pytest.fixture
-def jailed(runner: ProcessRunner) -> ProcessRunner:
-    require(isolation_problem())
-    return replace(runner, network=NetworkJail())
+def jailed(settings: Settings) -> ProcessRunner:
+    return ToolContext.create(settings, jail=jail_of(settings)).runner
 
 
 @pytest.fixture
@@ -90,12 +108,13 @@ def host_port() -> Iterator[int]:
 
 
 @contextlib.contextmanager
-def proxied(runner: ProcessRunner, *allowed: str) -> Iterator[tuple[ProcessRunner, list[Refusal]]]:
-    """A jailed copy of `runner` whose only way out is a proxy allowing `allowed`."""
-    require(isolation_problem())
+def proxied(settings: Settings, *allowed: str) -> Iterator[tuple[ProcessRunner, list[Refusal]]]:
+    """A jailed runner whose only way out is a proxy allowing `allowed`."""
+    jail_of(settings)
     refusals: list[Refusal] = []
     with AllowlistProxy(NetworkPolicy(allowed), refusals.append) as path:
-        yield replace(runner, network=NetworkJail(path)), refusals
+        jail = jail_of(settings, str(path))
+        yield ToolContext.create(settings, jail=jail).runner, refusals
 
 
 def run(runner: ProcessRunner, argv: Sequence[str]) -> tuple[int | None, str, str]:
@@ -169,10 +188,12 @@ def test_policy_rejects_junk_patterns(pattern: str, message: str) -> None:
         NetworkPolicy(("example.com", pattern))
 
 
-def test_this_host_can_isolate() -> None:
-    require(isolation_problem())
+def test_this_host_can_isolate(settings: Settings) -> None:
+    state = enforcement(settings)
+    require(None if state.filesystem_isolated else state.filesystem)
 
-    assert isolation_problem() is None
+    assert state.network == "isolated"
+    assert state.filesystem == "isolated (namespaces+landlock+seccomp)"
 
 
 def test_jailed_command_cannot_reach_the_host_loopback(
@@ -208,28 +229,28 @@ def test_jailed_command_does_not_inherit_ignored_signals(
     assert run(jailed, argv) == run(runner, argv)
 
 
-def test_proxy_variables_point_at_the_forwarder(runner: ProcessRunner) -> None:
-    with proxied(runner, "127.0.0.1") as (jailed, _):
+def test_proxy_variables_point_at_the_forwarder(settings: Settings) -> None:
+    with proxied(settings, "127.0.0.1") as (jailed, _):
         _, out, _ = run(jailed, ["/usr/bin/env"])
 
     seen = dict(line.split("=", 1) for line in out.splitlines())
     url = seen["http_proxy"]
-    assert url.startswith("http://127.0.0.1:")
+    assert url == f"http://127.0.0.1:{PORT}"
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         assert seen[name] == url
     assert seen["NO_PROXY"] == seen["no_proxy"] == ""
 
 
-def test_allowed_host_is_reached_through_the_proxy(runner: ProcessRunner) -> None:
-    with http_server() as port, proxied(runner, "127.0.0.1") as (jailed, refusals):
+def test_allowed_host_is_reached_through_the_proxy(settings: Settings) -> None:
+    with http_server() as port, proxied(settings, "127.0.0.1") as (jailed, refusals):
         result = run(jailed, [CURL, "-sS", f"http://127.0.0.1:{port}/file"])
 
     assert result == (0, BODY.decode(), "")
     assert refusals == []
 
 
-def test_host_outside_the_policy_gets_403(runner: ProcessRunner) -> None:
-    with http_server() as port, proxied(runner, "example.com") as (jailed, refusals):
+def test_host_outside_the_policy_gets_403(settings: Settings) -> None:
+    with http_server() as port, proxied(settings, "example.com") as (jailed, refusals):
         result = run(jailed, [CURL, "-sS", "-w", "%{http_code}", f"http://127.0.0.1:{port}/file"])
 
     code, out, _ = result
@@ -238,8 +259,8 @@ def test_host_outside_the_policy_gets_403(runner: ProcessRunner) -> None:
     assert refusals == [Refusal("127.0.0.1", port, NOT_ALLOWED)]
 
 
-def test_https_tunnel_to_a_host_outside_the_policy_is_refused(runner: ProcessRunner) -> None:
-    with proxied(runner, "127.0.0.1") as (jailed, refusals):
+def test_https_tunnel_to_a_host_outside_the_policy_is_refused(settings: Settings) -> None:
+    with proxied(settings, "127.0.0.1") as (jailed, refusals):
         code, _, err = run(jailed, [CURL, "-sS", "https://evil.example/"])
 
     assert code != 0
@@ -247,37 +268,67 @@ def test_https_tunnel_to_a_host_outside_the_policy_is_refused(runner: ProcessRun
     assert refusals == [Refusal("evil.example", 443, NOT_ALLOWED)]
 
 
-def test_forwarder_holds_no_inherited_descriptor_and_dies_with_the_command() -> None:
-    require(isolation_problem())
+def test_forwarder_holds_no_inherited_descriptor_and_dies_with_the_jail(
+    settings: Settings,
+) -> None:
     inherited_read, inherited = os.pipe()
     try:
         with AllowlistProxy(NetworkPolicy(()), lambda _: None) as path:
-            # A forwarder holding the output pipe would keep this read waiting.
-            done = subprocess.run(
-                NetworkJail(path).wrap([PY, "-c", FORWARDER_FDS]),
-                capture_output=True,
-                timeout=20,
-                check=True,
+            plan = jail_of(settings, str(path)).plan(cwd=settings.workspace, rlimits=())
+            # A forwarder holding the output pipe would keep a reader of it waiting.
+            argv, env = launched(plan, ["/bin/sleep", "60"])
+            keeper = subprocess.Popen(
+                argv,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 pass_fds=(inherited,),
             )
+            try:
+                forwarder = _forwarder_of(keeper.pid)
+                links = [os.readlink(f"/proc/{forwarder}/fd/{fd}") for fd in (0, 1, 2)]
+                pipes = _pipes_of(forwarder)
+            finally:
+                keeper.kill()
+                keeper.communicate()
     finally:
         os.close(inherited)
         os.close(inherited_read)
-    pid, *links = done.stdout.decode().split()
 
-    assert links.count("/dev/null") == 3
-    assert [link for link in links if link.startswith("pipe:")] == []
-    assert wait_until(lambda: gone(int(pid)))
+    assert links == ["/dev/null"] * 3
+    assert pipes == []
+    assert wait_until(lambda: gone(forwarder))
 
 
-def test_no_process_of_a_jailed_call_remains(runner: ProcessRunner) -> None:
-    script = f"import os; print(os.environ['{CALL_MARKER_VAR}']); {CHILDREN.split('; ', 1)[1]}"
-    with proxied(runner, "127.0.0.1") as (jailed, _):
-        code, out, _ = run(jailed, [PY, "-c", script])
-    marker, forwarder = out.split()
+def _forwarder_of(keeper: int) -> int:
+    """The keeper's child that has none of its own (the jail's init has the command)."""
+    found: list[int] = []
+
+    def both_started() -> bool:
+        children = psutil.Process(keeper).children()
+        found[:] = [child.pid for child in children if not child.children()]
+        return len(children) == 2 and len(found) == 1
+
+    assert wait_until(both_started)
+    return found[0]
+
+
+def _pipes_of(pid: int) -> list[str]:
+    links = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(FileNotFoundError):  # a relay thread just closed it
+            links.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return [link for link in links if link.startswith("pipe:")]
+
+
+def test_no_process_of_a_jailed_call_remains(settings: Settings) -> None:
+    script = f"sleep 60 & echo ${CALL_MARKER_VAR}"
+    with proxied(settings, "127.0.0.1") as (jailed, _):
+        code, out, _ = run(jailed, ["/bin/sh", "-c", script])
+    marker = out.strip()
 
     assert code == 0
-    assert gone(int(forwarder))
+    assert marker
     assert [p.pid for p in psutil.process_iter() if _marker_of(p) == marker] == []
 
 
@@ -287,22 +338,19 @@ def _marker_of(process: psutil.Process) -> str | None:
     return None
 
 
-def test_jail_that_cannot_be_made_never_runs_the_command(tmp_path: Path) -> None:
-    # A user namespace whose namespace quotas are zero: every unshare fails with ENOSPC.
-    quota = (
-        "echo 0 > /proc/sys/user/max_net_namespaces && "
-        'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"'
-    )
-    starved = ["unshare", "--user", "--map-root-user", "/bin/sh", "-c", quota, "sh"]
-    try:
-        setup = subprocess.run([*starved, "true"], capture_output=True, timeout=20, check=False)
-    except FileNotFoundError:
-        setup = None
-    require(None if setup and setup.returncode == 0 else "cannot lower namespace quotas here")
+def test_jail_that_cannot_be_made_never_runs_the_command(
+    settings: Settings, tmp_path: Path
+) -> None:
+    wrapper = starved()
+    require(None if wrapper else "cannot lower namespace quotas here")
+    assert wrapper is not None
     ran = tmp_path / "ran"
 
+    plan = jail_of(settings).plan(cwd=settings.workspace, rlimits=())
+    argv, env = launched(plan, ["/bin/touch", str(ran)])
     done = subprocess.run(
-        [*starved, *NetworkJail().wrap(["/bin/touch", str(ran)])],
+        [*wrapper, *argv],
+        env=env,
         capture_output=True,
         timeout=20,
         check=False,
@@ -310,33 +358,35 @@ def test_jail_that_cannot_be_made_never_runs_the_command(tmp_path: Path) -> None
 
     assert done.returncode == 126
     assert done.stderr.decode().splitlines() == [
-        "netjail: cannot create a network namespace: No space left on device"
+        "toolrun jail: cannot confine the command: unshare: No space left on device"
     ]
     assert not ran.exists()
 
 
-def test_missing_program_exits_127() -> None:
-    require(isolation_problem())
+def test_missing_program_exits_127(settings: Settings) -> None:
+    plan = jail_of(settings).plan(cwd=settings.workspace, rlimits=())
 
-    done = subprocess.run(
-        NetworkJail().wrap(["/no/such/program"]), capture_output=True, timeout=20, check=False
-    )
+    argv, env = launched(plan, ["/no/such/program"])
+    done = subprocess.run(argv, env=env, capture_output=True, timeout=20, check=False)
 
     assert done.returncode == 127
-    assert b"netjail: cannot run /no/such/program: No such file or directory" in done.stderr
+    assert b"cannot run /no/such/program: No such file or directory" in done.stderr
 
 
-def test_unprivileged_user_is_jailed_with_its_own_ids() -> None:
+def test_unprivileged_user_is_jailed_with_its_own_ids(settings: Settings) -> None:
     if os.geteuid() != 0 or not os.access("/usr/bin/python3", os.X_OK):
         pytest.skip("needs root to switch to an unprivileged user, and /usr/bin/python3")
-    require(isolation_problem())
+    jail = jail_of(settings)
     shared = Path(tempfile.mkdtemp())
     try:
         shared.chmod(0o777)
-        argv = NetworkJail().wrap(["/bin/sh", "-c", f"cat /proc/net/dev; touch {shared}/made"])
+        bare = replace(jail, workspace=shared, view=None, landlock=False)
+        command = ["/bin/sh", "-c", f"cat /proc/net/dev; touch {shared}/made"]
+        argv, env = launched(bare.plan(cwd=shared, rlimits=(), env={}), command)
         argv[0] = "/usr/bin/python3"  # the venv's interpreter may sit where nobody can read
         done = subprocess.run(
             argv,
+            env=env,
             capture_output=True,
             timeout=20,
             check=False,

@@ -41,3 +41,5 @@ class Health(BaseModel):
     database: str
     sandbox: str
     network: str
+    filesystem: str
+    sandbox_paths: dict[str, list[str]]

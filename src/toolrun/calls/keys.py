@@ -29,6 +29,15 @@ def network(worker: str) -> str:
     return f"{NETWORK}:{worker}"
 
 
+FILESYSTEM = f"{PREFIX}:filesystem"
+
+
+def filesystem(worker: str) -> str:
+    """How a worker confines its tools' view of files: JSON with "filesystem" ("isolated
+    (...)" or "degraded: <why>") and the extra read-only and read-write paths."""
+    return f"{FILESYSTEM}:{worker}"
+
+
 def machine(machine_id: str, level: str) -> str:
     """The workers of a level on one machine: a sorted set of worker names, each scored
     with the time its presence expires unless renewed."""

@@ -27,6 +27,7 @@ from toolrun.cli._console import (
     usage_error,
 )
 from toolrun.cli.tools import platform_registry
+from toolrun.config import Settings
 from toolrun.errors import InvalidDescriptor
 from toolrun.interop.formats import api_name
 from toolrun.interop.mcp_imports import (
@@ -41,6 +42,9 @@ from toolrun.interop.mcp_proxy import McpUnreachable, list_remote_tools
 from toolrun.interop.mcp_server import ApiBackend, Backend, LocalBackend, McpFrontEnd
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Risk
+from toolrun.sandbox.confinement import base_confinement
+from toolrun.sandbox.runner import ProcessRunner
+from toolrun.tools.base import ToolContext
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 app = typer.Typer(
@@ -142,7 +146,7 @@ def import_server(
         raise usage_error(str(exc)) from exc
     with _sdk_log_kept() as logged:
         try:
-            listed = anyio.run(list_remote_tools, endpoint)
+            listed = anyio.run(list_remote_tools, endpoint, _import_runner(settings))
         except McpUnreachable as exc:
             why = "".join(f" ({line})" for line in dict.fromkeys(logged))
             raise usage_error(f"cannot list the server's tools: {exc}{why}") from exc
@@ -168,6 +172,12 @@ class _Kept(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+
+
+def _import_runner(settings: Settings) -> ProcessRunner:
+    """What a stdio server listed at import runs in: the jail its calls will have."""
+    jail = base_confinement(settings, proxy_socket=None)
+    return ToolContext.create(settings, jail=jail).runner
 
 
 @contextmanager

@@ -29,12 +29,12 @@ from toolrun.monitoring import configure_logging
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import DELEGATION_QUEUE, PermissionLevel
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
-from toolrun.sandbox.network_gate import network_problem
+from toolrun.sandbox.confinement import Enforcement, enforcement
 from toolrun.scheduler.service import serve
 from toolrun.terminal.client import HostClient
 from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
 from toolrun.workers.app import create_celery_app, longest_time_limit
-from toolrun.workers.isolation import report_network, withdraw_network_report
+from toolrun.workers.isolation import report_isolation, withdraw_isolation_report
 from toolrun.workers.presence import Presence
 from toolrun.workers.runtime import WorkerRuntime
 from toolrun.workers.tasks import register_tasks
@@ -98,6 +98,7 @@ def worker(
     if (level is None) == (not delegation):
         raise usage_error("give exactly one of --level LEVEL and --delegation")
     settings = _platform_settings()
+    isolation = _isolation(settings)
     registry = load_registry(settings)
     app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
     with_plugins = PluginRegistry(registry, settings.database, plugin_cache(settings))
@@ -108,12 +109,9 @@ def worker(
     )
     register_tasks(app, runtime)
     role = DELEGATION if level is None else level.value
-    problem = network_problem(settings)
-    if problem is not None:
-        err.print(f"[yellow]warning:[/] network isolation {problem}", highlight=False)
     name = f"{role}@{socket.gethostname()}/{os.getpid()}"  # replacements overlap by name
     client = redis.Redis.from_url(str(settings.redis_url), socket_timeout=5)
-    report_network(client, name, problem)
+    report_isolation(client, name, isolation)
     queues = [DELEGATION_QUEUE]
     presence = None
     if level is not None:  # its level's queue, and the one of its level on this machine
@@ -126,8 +124,29 @@ def worker(
         if presence is not None:
             presence.stop()
         with contextlib.suppress(redis.RedisError):
-            withdraw_network_report(client, name)
+            withdraw_isolation_report(client, name)
         client.close()
+
+
+def _isolation(settings: Settings) -> Enforcement:
+    """What this worker enforces on its tools' processes, said on stderr.
+
+    Raises:
+        typer.Exit: a sandbox path is invalid, or isolation is required and unavailable.
+    """
+    try:
+        state = enforcement(settings)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from exc
+    for layer, value in (("filesystem", state.filesystem), ("network", state.network)):
+        colour = "green" if value.startswith("isolated") else "yellow"
+        err.print(f"[{colour}]{layer}:[/] {value}", highlight=False, soft_wrap=True)
+    if settings.fs_isolation == "required" and not state.filesystem_isolated:
+        raise usage_error(
+            "TOOLRUN_FS_ISOLATION=required and this worker cannot isolate its tools' "
+            f"processes ({state.filesystem}); fix that, or set it to auto"
+        )
+    return state
 
 
 def _run_worker(app: Celery, role: str, queues: list[str], concurrency: int, loglevel: str) -> None:
@@ -180,6 +199,7 @@ def up(
         raise usage_error(f"workspace is not a directory: {space}")
     settings = load_settings().model_copy(update={"workspace": space})
     _check_home(settings)
+    isolation = _isolation(settings)
     home = settings.platform_home
     api_host = host or settings.api_host
     api_port = settings.api_port if port is None else port
@@ -209,6 +229,11 @@ def up(
         base = f"http://{api_host}:{api_port}"
         _wait_until_ready(base, redis_url, supervisor)
         _announce(space, base, settings.flower_port, shown_url, token_path, created)
+        out.print(
+            f"  Tools    filesystem {isolation.filesystem}; network {isolation.network}",
+            highlight=False,
+            soft_wrap=True,
+        )
         ended = supervisor.wait()
         err.print(f"[red]{ended} exited; stopping the platform[/]")
         code = 1

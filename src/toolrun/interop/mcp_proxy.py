@@ -1,6 +1,7 @@
 """The MCP gateway's client side: list an external server's tools, and run a call on it
 from a worker (`McpProxyTool`). Each call opens its own connection (a stdio server is
-started for the call, in the workspace; an HTTP server is reached at its URL), so no
+started for the call, in the workspace and in the call's jail, like every process a tool
+starts; an HTTP server is reached at its URL), so no
 state is shared between calls or worker processes."""
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,6 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.interop.mcp_imports import ImportedTool, McpEndpoint
 from toolrun.permissions.policy import Concern, Risk
+from toolrun.sandbox.jail import launch
+from toolrun.sandbox.runner import ProcessRunner
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 
 CONNECT_TIMEOUT_S = 30.0
@@ -32,16 +34,13 @@ class McpUnreachable(ToolExecutionError):
     """The server could not be started or reached, or broke off."""
 
 
-def _client(endpoint: McpEndpoint, cwd: Path | None, timeout_s: float) -> Client:
+def _client(endpoint: McpEndpoint, runner: ProcessRunner | None, timeout_s: float) -> Client:
     if endpoint.command is not None:
-        env = {k: v for k in _INHERITED if (v := os.environ.get(k)) is not None}
-        parameters = StdioServerParameters(
-            command=endpoint.command[0],
-            args=list(endpoint.command[1:]),
-            env={**env, **endpoint.env},
-            cwd=cwd,
+        return Client(
+            _stdio(endpoint.command, endpoint.env, runner, timeout_s),
+            read_timeout_seconds=timeout_s,
+            mode="legacy",
         )
-        return Client(parameters, read_timeout_seconds=timeout_s, mode="legacy")
     assert endpoint.url is not None  # noqa: S101 - an endpoint has a command or a URL
     http = httpx2.AsyncClient(headers=endpoint.headers, timeout=timeout_s)
     transport: AbstractAsyncContextManager[Any] = streamable_http_client(
@@ -50,7 +49,32 @@ def _client(endpoint: McpEndpoint, cwd: Path | None, timeout_s: float) -> Client
     return Client(transport, read_timeout_seconds=timeout_s, mode="legacy")
 
 
-async def list_remote_tools(endpoint: McpEndpoint, cwd: Path | None = None) -> list[dict[str, Any]]:
+def _stdio(
+    command: tuple[str, ...],
+    env: dict[str, str],
+    runner: ProcessRunner | None,
+    timeout_s: float,
+) -> StdioServerParameters:
+    """How the SDK starts a stdio server: through the jail's launcher, with the sandbox's
+    environment only, where the runner has a jail; else under the sandbox's environment
+    (the worker's own PATH and HOME where there is no runner: an import by the CLI)."""
+    if runner is None:
+        inherited = {k: v for k in _INHERITED if (v := os.environ.get(k)) is not None}
+        return StdioServerParameters(
+            command=command[0], args=list(command[1:]), env={**inherited, **env}
+        )
+    if runner.jail is None:
+        return StdioServerParameters(
+            command=command[0], args=list(command[1:]), env={**runner.env, **env}, cwd=runner.cwd
+        )
+    plan = runner.plan(runner.cwd, timeout_s, env={**runner.env, **env})
+    argv, carried = launch.command(plan, list(command))
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=carried, cwd=runner.cwd)
+
+
+async def list_remote_tools(
+    endpoint: McpEndpoint, runner: ProcessRunner | None = None
+) -> list[dict[str, Any]]:
     """The server's tools/list entries (every page), in MCP's JSON shape.
 
     Raises:
@@ -58,7 +82,7 @@ async def list_remote_tools(endpoint: McpEndpoint, cwd: Path | None = None) -> l
     """
     try:
         with anyio.fail_after(CONNECT_TIMEOUT_S):
-            async with _client(endpoint, cwd, CONNECT_TIMEOUT_S) as client:
+            async with _client(endpoint, runner, CONNECT_TIMEOUT_S) as client:
                 listed = await client.list_tools()
                 tools = list(listed.tools)
                 while listed.next_cursor:
@@ -78,7 +102,7 @@ async def call_remote(
     remote: str,
     arguments: dict[str, Any],
     *,
-    cwd: Path | None,
+    runner: ProcessRunner | None,
     timeout_s: float,
 ) -> types.CallToolResult:
     """Call one tool on the server.
@@ -89,7 +113,7 @@ async def call_remote(
     """
     try:
         with anyio.fail_after(timeout_s):
-            async with _client(endpoint, cwd, timeout_s) as client:
+            async with _client(endpoint, runner, timeout_s) as client:
                 return await client.call_tool(remote, arguments)
     except TimeoutError as exc:
         raise ToolTimeout(f"the MCP server did not answer within {timeout_s:g} s") from exc
@@ -148,7 +172,7 @@ class McpProxyTool(Tool):
                 self.endpoint,
                 self.remote,
                 arguments,
-                cwd=ctx.workspace.root,
+                runner=ctx.runner,
                 timeout_s=self.descriptor.time_limit_s,
             )
         )

@@ -17,12 +17,13 @@ import threading
 import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.lsp.servers import LANGUAGE_IDS, ServerSpec
-from toolrun.sandbox.limits import ResourceLimits
+from toolrun.sandbox.runner import ProcessRunner
 
 STDERR_KEPT = 16 * 1024
 
@@ -35,8 +36,7 @@ class LspSession:
         spec: ServerSpec,
         root: Path,
         *,
-        env: dict[str, str],
-        limits: ResourceLimits,
+        runner: ProcessRunner,
         timeout_s: float = 30.0,
     ) -> None:
         self.spec = spec
@@ -50,16 +50,7 @@ class LspSession:
         self._diagnostics_seen = threading.Condition()
         self._write_lock = threading.Lock()
         self._stderr = bytearray()
-        self.process = subprocess.Popen(
-            spec.command,
-            cwd=root,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=limits.apply,  # noqa: PLW1509 - rlimits only, no locks taken
-        )
+        self.process = replace(runner, cwd=root).start(spec.command)
         assert self.process.stdout is not None  # noqa: S101 - PIPE was asked for
         threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()

@@ -20,6 +20,7 @@ class EventKind(StrEnum):
     NETWORK = "network"  # a connection the network allowlist refused
     AUTH = "auth"  # a request with a missing or unknown token
     FORBIDDEN = "forbidden"  # a role doing what it may not (an agent approving, say)
+    JAIL = "jail"  # a path outside the workspace a tool's process was refused
 
 
 class SecurityEvent(SQLModel, table=True):

@@ -70,6 +70,7 @@ def make_directory(workspace: Workspace, path: Path) -> None:
         SandboxViolation: a component of the path is a symbolic link.
         ToolExecutionError: a component is not a directory.
     """
+    workspace.check_writable(path)
     with _walk(workspace, path, workspace.relative(path).parts, create=True):
         pass
 
@@ -137,6 +138,7 @@ def write_bytes_atomic(workspace: Workspace, path: Path, data: bytes) -> bool:
     """
     if path == workspace.root:
         raise _directory(workspace, path)
+    workspace.check_writable(path)
     parts = workspace.relative(path).parts[:-1]
     try:
         with _walk(workspace, path, parts, create=True) as parent:

@@ -25,6 +25,22 @@ class ResourceLimits:
             open_files=self.open_files,
         )
 
+    def as_rlimits(self, *, processes: int | None = None) -> tuple[tuple[int, int], ...]:
+        """The limits as (RLIMIT_*, value) pairs for a jail, which applies them last.
+
+        `processes` (RLIMIT_NPROC) only inside a jail: there it counts the processes of the
+        jail's own user namespace; outside, every process of the worker's user.
+        """
+        pairs = (
+            (resource.RLIMIT_CORE, 0),
+            (resource.RLIMIT_CPU, self.cpu_seconds),
+            (resource.RLIMIT_AS, self.memory_bytes),
+            (resource.RLIMIT_FSIZE, self.file_size_bytes),
+            (resource.RLIMIT_NOFILE, self.open_files),
+            (resource.RLIMIT_NPROC, processes),
+        )
+        return tuple((which, value) for which, value in pairs if value is not None)
+
     def apply(self) -> None:
         """Lower this process's limits; runs in the child between fork and exec."""
         _lower(resource.RLIMIT_CORE, 0)

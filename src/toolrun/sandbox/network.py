@@ -1,25 +1,19 @@
-"""Network confinement of tool subprocesses: a host allowlist and a namespace jail.
+"""The network allowlist: which hosts tool processes (through the proxy) and http_fetch
+may reach.
 
-A jailed command runs in a fresh network namespace with only loopback up, so it reaches
-nothing, not even the host's 127.0.0.1. Given the unix socket of an `AllowlistProxy`, the
-jail relays a loopback port to it and points the command's *_PROXY variables there: HTTP
-and HTTPS (CONNECT) to allowlisted hosts is then all the network it has.
+A jailed process runs in a fresh network namespace with only loopback up, so it reaches
+nothing, not even the host's 127.0.0.1 (see `jail.confine`). With an allowlist, the jail
+relays a loopback port to an `AllowlistProxy` and points the *_PROXY variables there:
+HTTP and HTTPS (CONNECT) to allowlisted hosts is then all the network it has.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-import subprocess
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
-NETJAIL = Path(__file__).with_name("_netjail.py")
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
-_PROBE_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -101,42 +95,3 @@ def _is_name(name: str) -> bool:
         and all(_LABEL.fullmatch(label) for label in labels)
         and not labels[-1].isdigit()
     )
-
-
-@cache
-def isolation_problem() -> str | None:
-    """None when children can be put in a fresh network namespace here; else why not."""
-    try:
-        probe = subprocess.run(
-            [*_launcher(), "--check", "--"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=_PROBE_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"cannot run the network jail: {exc}"
-    if probe.returncode == 0:
-        return None
-    lines = probe.stderr.decode(errors="replace").strip().splitlines()
-    return lines[-1] if lines else f"network jail probe exited with {probe.returncode}"
-
-
-@dataclass(frozen=True)
-class NetworkJail:
-    """Runs commands with no network, or with only an allowlist proxy's (`proxy_socket`),
-    and with the `hidden` directories covered by an empty tmpfs (the platform's state)."""
-
-    proxy_socket: Path | None = None
-    hidden: tuple[Path, ...] = ()
-
-    def wrap(self, argv: Sequence[str]) -> list[str]:
-        """The argv that runs `argv` inside new network and mount namespaces."""
-        proxy = [] if self.proxy_socket is None else ["--proxy", str(self.proxy_socket)]
-        hide = [option for path in self.hidden for option in ("--hide", str(path))]
-        return [*_launcher(), *proxy, *hide, "--", *argv]
-
-
-def _launcher() -> list[str]:
-    # -I -S: no site-packages, no script directory on sys.path, no PYTHON* variables.
-    return [sys.executable, "-I", "-S", str(NETJAIL)]

@@ -10,13 +10,24 @@ OUTSIDE = "path is outside the workspace"
 
 
 class Workspace:
-    """A directory that tool paths may not leave."""
+    """A directory that tool paths may not leave; `protected` directories in it (the
+    platform's own code) are read-only to tools."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, protected: tuple[Path, ...] = ()) -> None:
         resolved = Path(root).resolve(strict=False)
         if not resolved.is_dir():
             raise SandboxViolation(f"workspace is not a directory: {root}")
         self.root = resolved
+        self.protected = tuple(path for path in protected if path.is_relative_to(resolved))
+
+    def check_writable(self, resolved: Path) -> None:
+        """Raises: SandboxViolation: `resolved` lies in a protected directory."""
+        for path in self.protected:
+            if resolved.is_relative_to(path):
+                raise SandboxViolation(
+                    f"{self.display(resolved)} is part of the platform's own code, which "
+                    "tools may read but not change"
+                )
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from urllib.parse import SplitResult, urlsplit
 
-from toolrun.sandbox._netjail import relay
+from toolrun.sandbox.jail.forwarder import relay
 from toolrun.sandbox.network import NetworkPolicy
 
 logger = logging.getLogger(__name__)

@@ -9,16 +9,21 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Protocol
 
 from toolrun.errors import SandboxViolation
+from toolrun.sandbox.jail import confine
+from toolrun.sandbox.jail.plan import JailPlan
 from toolrun.sandbox.limits import ResourceLimits
-from toolrun.sandbox.network import NetworkJail
 from toolrun.sandbox.output import OutputSink
 from toolrun.sandbox.tracking import CALL_MARKER_VAR, Tracker, new_tracker
+from toolrun.sandbox.warm import LAUNCHER, JailedProcess
+
+if TYPE_CHECKING:
+    from toolrun.sandbox.confinement import Confinement
 
 _READ_CHUNK = 1 << 16
 _POLL_S = 0.02
@@ -43,7 +48,9 @@ class ProcessRunner:
     kill_grace_s: float = 1.0
     use_cgroups: bool = True
     label: str = ""  # prefix of every marker: lets another process kill this call's leftovers
-    network: NetworkJail | None = None  # None: the host's network, unconfined
+    jail: Confinement | None = None  # None: no namespaces (isolation off or unavailable)
+    writable: bool = True  # the workspace, for processes in a jail
+    max_processes: int | None = None  # pids.max of each call's cgroup, where there is one
 
     def run(
         self,
@@ -65,38 +72,19 @@ class ProcessRunner:
             SandboxViolation: the program cannot be started.
         """
         marker = f"{self.label}-{secrets.token_hex(8)}" if self.label else secrets.token_hex(12)
-        limits = self.limits.with_cpu_for(timeout_s)
-        tracker = new_tracker(marker, use_cgroups=self.use_cgroups)
-
-        def prepare_child() -> None:
-            # Before the limits: joining the cgroup opens a file, and a parent with many
-            # descriptors open (they are closed only after this) would be over a low
-            # RLIMIT_NOFILE already.
-            tracker.enter()
-            limits.apply()
-            if cwd_fd is not None:
-                os.fchdir(cwd_fd)
-
+        tracker = new_tracker(
+            marker, use_cgroups=self.use_cgroups, max_processes=self.max_processes
+        )
+        env = {**self.env, CALL_MARKER_VAR: marker}
+        start = self._start_forked if self.jail is None else self._start_warm
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(
-                list(argv) if self.network is None else self.network.wrap(argv),
-                cwd=self.cwd,
-                env={**self.env, CALL_MARKER_VAR: marker},
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=tuple(pass_fds),
-                preexec_fn=prepare_child,  # noqa: PLW1509 - setrlimit must run in the child
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
+            proc, out, err = start(argv, env, tracker, timeout_s, cwd_fd, pass_fds)
+        except SandboxViolation:
             tracker.close()
-            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
-            raise SandboxViolation(f"cannot start {argv[0]}: {reason}") from exc
+            raise
         tracker.attach(proc.pid)
-        pumps = [_pump(proc.stdout, stdout), _pump(proc.stderr, stderr)]
+        pumps = [_pump(out, stdout), _pump(err, stderr)]
         expired = threading.Event()
         # A process that ignores SIGTERM still has to let the blocking wait below return.
         escalate = threading.Timer(self.kill_grace_s, _signal_group, (proc.pid, signal.SIGKILL))
@@ -120,11 +108,186 @@ class ProcessRunner:
             # escaped tracking and still holds the pipe.
             pump.join(timeout=self.kill_grace_s + 1)
         timed_out = expired.is_set()
+        if isinstance(proc, JailedProcess):
+            failure = proc.failure()
+            proc.close()
+            if failure is not None:
+                raise SandboxViolation(f"cannot start {argv[0]}: {failure}")
         return ProcessResult(
             exit_code=None if timed_out else proc.returncode,
             timed_out=timed_out,
             duration_s=time.monotonic() - started,
         )
+
+    def plan(
+        self,
+        cwd: Path,
+        timeout_s: float | None = None,
+        *,
+        terminal: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> JailPlan:
+        """The jail plan of one process started in `cwd`.
+
+        Raises:
+            SandboxViolation: the runner has no jail.
+        """
+        if self.jail is None:
+            raise SandboxViolation("no jail: tool processes run unconfined on this worker")
+        limits = self.limits if timeout_s is None else self.limits.with_cpu_for(timeout_s)
+        return self.jail.plan(
+            cwd=cwd,
+            rlimits=limits.as_rlimits(processes=self.max_processes),
+            writable=self.writable,
+            terminal=terminal,
+            env=env,
+        )
+
+    def _start_forked(
+        self,
+        argv: Sequence[str],
+        env: dict[str, str],
+        tracker: Tracker,
+        timeout_s: float,
+        cwd_fd: int | None,
+        pass_fds: Sequence[int],
+    ) -> tuple[_Process, IO[bytes] | None, IO[bytes] | None]:
+        """Fork this process (unjailed: the limits between fork and exec)."""
+        prepare_child, report = self._preparation(tracker, timeout_s, cwd_fd)
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=self.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=tuple(pass_fds),
+                preexec_fn=prepare_child,  # noqa: PLW1509 - limits and jail in the child
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else report.reason() or str(exc)
+            raise SandboxViolation(f"cannot start {argv[0]}: {reason}") from exc
+        finally:
+            report.close()
+        return proc, proc.stdout, proc.stderr
+
+    def _start_warm(
+        self,
+        argv: Sequence[str],
+        env: dict[str, str],
+        tracker: Tracker,
+        timeout_s: float,
+        cwd_fd: int | None,
+        pass_fds: Sequence[int],
+    ) -> tuple[_Process, IO[bytes] | None, IO[bytes] | None]:
+        """Have this process's warm launcher start it in the jail (a fork of this large
+        process would cost more than the jail)."""
+        plan = self.plan(self._cwd(cwd_fd), timeout_s)
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            proc = LAUNCHER.spawn(
+                argv,
+                env=env,
+                plan=plan,
+                stdio=(null, out_write, err_write),
+                pass_fds=pass_fds,
+                join=tracker.join_files(),
+            )
+        except BaseException:
+            os.close(out_read)
+            os.close(err_read)
+            raise
+        finally:
+            for fd in (null, out_write, err_write):
+                os.close(fd)
+        return proc, open(out_read, "rb", buffering=0), open(err_read, "rb", buffering=0)
+
+    def _cwd(self, cwd_fd: int | None) -> Path:
+        """The working directory by name: a directory descriptor must not reach a jail (its
+        ".." leads out of the view), and the workspace has the same name inside."""
+        return Path(os.readlink(f"/proc/self/fd/{cwd_fd}")) if cwd_fd is not None else self.cwd
+
+    def start(self, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        """Start a process that outlives the call (a language server) in `cwd`, with pipes
+        on its stdin, stdout and stderr; its owner ends its process group.
+
+        Raises:
+            SandboxViolation: the program cannot be started.
+        """
+        lasting = self if self.jail is None else replace(self, jail=self.jail.lasting())
+        prepare_child, report = lasting._preparation(None, None, None)
+        try:
+            return subprocess.Popen(
+                list(argv),
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                preexec_fn=prepare_child,  # noqa: PLW1509 - limits and jail in the child
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else report.reason() or str(exc)
+            raise SandboxViolation(f"cannot start {argv[0]}: {reason}") from exc
+        finally:
+            report.close()
+
+    def _preparation(
+        self, tracker: Tracker | None, timeout_s: float | None, cwd_fd: int | None
+    ) -> tuple[Callable[[], None], _Report]:
+        """What the child runs between fork and exec, and where it says why it failed."""
+        report = _Report()
+        if self.jail is None:
+            limits = self.limits if timeout_s is None else self.limits.with_cpu_for(timeout_s)
+
+            def unconfined() -> None:
+                # Before the limits: joining the cgroup opens a file, and a parent with many
+                # descriptors open (they are closed only after this) would be over a low
+                # RLIMIT_NOFILE already.
+                if tracker is not None:
+                    tracker.enter()
+                limits.apply()
+                if cwd_fd is not None:
+                    os.fchdir(cwd_fd)
+
+            return unconfined, report
+        plan = self.plan(self._cwd(cwd_fd), timeout_s)
+
+        def jailed() -> None:
+            if tracker is not None:
+                tracker.enter()
+            confine.enter(plan, report.write_fd)
+
+        return jailed, report
+
+
+class _Report:
+    """A pipe the jail writes its failure into: subprocess only says "preexec_fn failed"."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+
+    def reason(self) -> str | None:
+        os.close(self.write_fd)
+        self.write_fd = -1
+        os.set_blocking(self.read_fd, False)
+        try:
+            said = os.read(self.read_fd, 4096).decode(errors="replace")
+        except BlockingIOError:
+            return None
+        return said or None
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self.write_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.read_fd = self.write_fd = -1
 
 
 def _pump(stream: IO[bytes] | None, sink: OutputSink) -> threading.Thread:
@@ -142,7 +305,18 @@ def _pump(stream: IO[bytes] | None, sink: OutputSink) -> threading.Thread:
     return thread
 
 
-def _end_call(proc: subprocess.Popen[bytes], tracker: Tracker, grace_s: float) -> None:
+class _Process(Protocol):
+    """What the runner needs of a started process: a Popen, or a JailedProcess."""
+
+    pid: int
+    returncode: int | None
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+
+def _end_call(proc: _Process, tracker: Tracker, grace_s: float) -> None:
     """TERM what is left of the call, give it `grace_s` to exit, then KILL the rest.
 
     The KILL runs even if an exception (a worker's soft time limit) cuts the grace short.

@@ -27,6 +27,7 @@ from typing import Protocol
 
 CALL_MARKER_VAR = "TOOLRUN_CALL_MARKER"
 _CGROUP_MOUNTS = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
+_PIDS_V1_MOUNT = Path("/sys/fs/cgroup/pids")
 _EMPTY_WAIT_S = 2.0
 
 
@@ -44,6 +45,9 @@ class Tracker(Protocol):
     def enter(self) -> None:
         """Join the call's set; runs in the child between fork and exec."""
 
+    def join_files(self) -> list[str]:
+        """The cgroup.procs files `enter` writes, for a process started elsewhere."""
+
     def survivors(self) -> list[int]:
         """Pids of the call's processes still alive (zombies excluded)."""
 
@@ -55,39 +59,86 @@ class Tracker(Protocol):
 
 
 class SweepTracker:
-    """Process group plus marker variable, found by reading /proc."""
+    """Process group plus marker variable, found by reading /proc; with a `pids` group
+    (cgroup v1's pids controller) capping how many processes the call may have."""
 
-    def __init__(self, marker: str) -> None:
+    def __init__(self, marker: str, pids: PidsGroup | None = None) -> None:
         self._needle = f"{CALL_MARKER_VAR}={marker}".encode()
         self._pgid: int | None = None
+        self._pids = pids
 
     def attach(self, pid: int) -> None:
         self._pgid = pid
 
     def enter(self) -> None:
-        return None  # the group comes from start_new_session, the marker from the env
+        # The process group comes from start_new_session, the marker from the env.
+        if self._pids is not None:
+            self._pids.enter()
+
+    def join_files(self) -> list[str]:
+        return [] if self._pids is None else [str(self._pids.group / "cgroup.procs")]
 
     def survivors(self) -> list[int]:
-        return _sweep(self._needle, self._pgid)
+        found = _sweep(self._needle, self._pgid)
+        return found if self._pids is None else sorted({*found, *self._pids.members()})
 
     def kill_all(self) -> None:
         _kill(self.survivors())
 
     def close(self) -> None:
-        return None
+        if self._pids is not None:
+            self._pids.close()
+
+
+class PidsGroup:
+    """A cgroup v1 pids group of one call: hosts whose cgroup v2 tree has no pids
+    controller (a hybrid layout) still cap a fork bomb this way."""
+
+    def __init__(self, group: Path, max_processes: int) -> None:
+        self.group = group
+        group.mkdir()
+        try:
+            (group / "pids.max").write_text(str(max_processes))
+        except OSError:
+            group.rmdir()
+            raise
+
+    def enter(self) -> None:
+        with open(self.group / "cgroup.procs", "w") as procs:
+            procs.write("0")
+
+    def members(self) -> list[int]:
+        return _members(self.group)
+
+    def close(self) -> None:
+        self.close_group(self.group)
+
+    @staticmethod
+    def close_group(group: Path) -> None:
+        _kill(_members(group))
+        with contextlib.suppress(OSError):
+            group.rmdir()
 
 
 class CgroupTracker(SweepTracker):
     """The sweep, plus one cgroup v2 directory per call."""
 
-    def __init__(self, marker: str, group: Path) -> None:
-        super().__init__(marker)
+    def __init__(
+        self, marker: str, group: Path, max_processes: int | None, pids: PidsGroup | None
+    ) -> None:
+        super().__init__(marker, pids)
         self.group = group
         group.mkdir()
+        if max_processes is not None and (group / "pids.max").exists():
+            (group / "pids.max").write_text(str(max_processes))
 
     def enter(self) -> None:
         with open(self.group / "cgroup.procs", "w") as procs:
             procs.write("0")
+        super().enter()
+
+    def join_files(self) -> list[str]:
+        return [str(self.group / "cgroup.procs"), *super().join_files()]
 
     def survivors(self) -> list[int]:
         return sorted(set(_members(self.group)) | set(super().survivors()))
@@ -101,13 +152,56 @@ class CgroupTracker(SweepTracker):
             self.group.rmdir()
 
 
-def new_tracker(marker: str, *, use_cgroups: bool) -> Tracker:
-    """A cgroup tracker where this host lets us create and enter cgroups, else a sweep."""
+def new_tracker(marker: str, *, use_cgroups: bool, max_processes: int | None = None) -> Tracker:
+    """A cgroup tracker where this host lets us create and enter cgroups, else a sweep;
+    either capped at `max_processes` where a pids controller can be used."""
     base = _cgroup_base() if use_cgroups else None
+    pids = None
+    if use_cgroups and max_processes is not None and not _has_pids(base):
+        pids = _pids_group(marker, max_processes)
     if base is not None:
         with contextlib.suppress(OSError):
-            return CgroupTracker(marker, base / marker)
-    return SweepTracker(marker)
+            return CgroupTracker(marker, base / marker, max_processes, pids)
+    return SweepTracker(marker, pids)
+
+
+def _has_pids(base: Path | None) -> bool:
+    return base is not None and "pids" in _read_text(base / "cgroup.subtree_control").split()
+
+
+def _pids_group(marker: str, max_processes: int) -> PidsGroup | None:
+    base = _pids_v1_base()
+    if base is None:
+        return None
+    with contextlib.suppress(OSError):
+        return PidsGroup(base / marker, max_processes)
+    return None
+
+
+@cache
+def _pids_v1_base() -> Path | None:
+    """A directory of cgroup v1's pids hierarchy this process may create groups in."""
+    mount = _PIDS_V1_MOUNT
+    if not (mount / "cgroup.procs").exists() or (mount / "cgroup.controllers").exists():
+        return None
+    own = "/"
+    for line in _read_text(Path("/proc/self/cgroup")).splitlines():
+        _number, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            own = path
+    base = mount / own.lstrip("/") / "toolrun"
+    with contextlib.suppress(OSError):
+        base.mkdir(exist_ok=True)
+        if (base / "pids.max").exists():
+            return base
+    return None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 def kill_labelled(label: str) -> None:
@@ -118,6 +212,10 @@ def kill_labelled(label: str) -> None:
             _kill_group(group)
             with contextlib.suppress(OSError):
                 group.rmdir()
+    pids_base = _pids_v1_base()
+    if pids_base is not None:
+        for group in pids_base.glob(f"{label}-*"):
+            PidsGroup.close_group(group)
     _kill(_sweep(f"{CALL_MARKER_VAR}={label}-".encode(), None))
 
 
@@ -136,6 +234,8 @@ def _cgroup_base() -> Path | None:
         base = mount / own.lstrip("/") / "toolrun"
         with contextlib.suppress(OSError):
             base.mkdir(exist_ok=True)
+            with contextlib.suppress(OSError):  # only where the parent delegates pids
+                (base / "cgroup.subtree_control").write_text("+pids")
             if (base / "cgroup.kill").exists() and _can_enter(base):
                 return base
     return None

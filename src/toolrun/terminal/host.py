@@ -19,8 +19,11 @@ import socketserver
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
+from toolrun.sandbox.jail import confine
+from toolrun.sandbox.jail.plan import JailPlan
 from toolrun.sandbox.limits import ResourceLimits
 from toolrun.terminal.session import KEYS, TerminalSession
 
@@ -73,14 +76,13 @@ class Host:
         raise ValueError(f"unknown operation {op!r}")
 
     def open(self, request: dict[str, Any]) -> dict[str, Any]:
-        limits = ResourceLimits(**request.get("limits", {}))
         session = TerminalSession(
             request["argv"],
             cwd=request["cwd"],
             env=request["env"],
             cols=int(request["cols"]),
             rows=int(request["rows"]),
-            preexec=limits.apply,
+            preexec=_preparation(request),
         )
         session_id = f"{request['machine']}-{secrets.token_hex(8)}"
         with self.lock:
@@ -138,6 +140,14 @@ class Host:
             if self.stopping:
                 return False
             return bool(self.sessions) or now - self.last_session_at < self.idle_s
+
+
+def _preparation(request: dict[str, Any]) -> Callable[[], None]:
+    """What a session's child runs before exec: its jail, or (unjailed) its limits."""
+    if "jail" in request:
+        plan = JailPlan.from_json(request["jail"])
+        return lambda: confine.enter(plan)
+    return ResourceLimits(**request.get("limits", {})).apply
 
 
 class _Handler(socketserver.StreamRequestHandler):

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.config import Settings
 from toolrun.permissions.approvals import Approver, DenyApprover
+from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Policy, Verdict, verdict_for
+from toolrun.sandbox.confinement import Confinement
 from toolrun.sandbox.limits import ResourceLimits
-from toolrun.sandbox.network import NetworkJail
 from toolrun.sandbox.paths import Workspace
 from toolrun.sandbox.runner import ProcessRunner, sandbox_env
+from toolrun.sandbox.view import platform_code
 from toolrun.tools.model import ToolDescriptor
 from toolrun.tools.validation import validator_for
 
@@ -40,8 +42,6 @@ class ToolContext:
     approver: Approver = field(default_factory=DenyApprover)
     # Files this agent session has seen, so writes can refuse files changed behind its back.
     file_stamps: dict[Path, FileStamp] = field(default_factory=dict)
-    # The network jail for programs that could reach out (bash); None: host network.
-    network: NetworkJail | None = None
     # The agent the call is made for (None: a local run, or a platform without agents).
     agent_id: str | None = None
     # The call being run, and how it may run calls of its own (the Task tool's sub-agent);
@@ -49,9 +49,13 @@ class ToolContext:
     call_id: str | None = None
     delegation: Delegation | None = None
 
-    def isolated_runner(self) -> ProcessRunner:
-        """The runner for arbitrary programs: `runner` inside the call's network jail."""
-        return dataclasses.replace(self.runner, network=self.network)
+    def for_level(self, level: PermissionLevel) -> ToolContext:
+        """This context for a tool of `level`: a read_only tool's processes see the
+        workspace read-only."""
+        writable = level is not PermissionLevel.READ_ONLY
+        if writable == self.runner.writable:
+            return self
+        return dataclasses.replace(self, runner=dataclasses.replace(self.runner, writable=writable))
 
     @classmethod
     def create(
@@ -61,19 +65,27 @@ class ToolContext:
         workspace: Path | None = None,
         approver: Approver | None = None,
         label: str = "",
-        network: NetworkJail | None = None,
+        jail: Confinement | None = None,
         agent_id: str | None = None,
         call_id: str | None = None,
         delegation: Delegation | None = None,
     ) -> ToolContext:
         """A context for one agent session in `workspace` (default: the settings' one).
 
-        `label` tags the subprocesses started in this context (see `tracking.kill_labelled`).
+        `label` tags the subprocesses started in this context (see `tracking.kill_labelled`);
+        `jail` confines them (None: unconfined, where the host cannot jail them).
         """
-        space = Workspace(workspace if workspace is not None else settings.workspace)
+        space = Workspace(
+            workspace if workspace is not None else settings.workspace,
+            protected=tuple(platform_code(settings.rg_path)),
+        )
+        if jail is not None and jail.workspace != space.root:
+            jail = jail.within(space.root)
+        home = Path(jail.home) if jail is not None and jail.home else space.root
+        env = sandbox_env(path=settings.sandbox_path, home=home)
         runner = ProcessRunner(
             cwd=space.root,
-            env=sandbox_env(path=settings.sandbox_path, home=space.root),
+            env=env if jail is None else {**env, **jail.env()},
             limits=ResourceLimits(
                 memory_bytes=settings.max_memory_bytes,
                 file_size_bytes=settings.max_file_size_bytes,
@@ -82,13 +94,14 @@ class ToolContext:
             kill_grace_s=settings.kill_grace_s,
             use_cgroups=settings.use_cgroups,
             label=label,
+            jail=jail,
+            max_processes=settings.sandbox_max_processes,
         )
         return cls(
             space,
             runner,
             settings,
             approver or DenyApprover(),
-            network=network,
             agent_id=agent_id,
             call_id=call_id,
             delegation=delegation,

@@ -88,7 +88,7 @@ class Executor:
                 decision = ctx.approver.decide(request)
                 if not decision.approved:
                     return result(ToolStatus.DENIED, error=f"{verdict.warning}: {decision.reason}")
-            produced = tool.run(arguments, ctx)
+            produced = tool.run(arguments, ctx.for_level(descriptor.permission))
             if not isinstance(produced, ToolOutput):
                 raise TypeError(f"run() returned {type(produced).__name__}, not ToolOutput")
         except InvalidArguments as exc:

@@ -1,5 +1,5 @@
 """One call run in this process, as `toolrun call --local` and `toolrun mcp --local` do:
-the registry's tools, the workspace sandbox and network jail, sub-agents run here too."""
+the registry's tools, the workspace sandbox and jail, sub-agents run here too."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from toolrun.config import Settings
 from toolrun.permissions.approvals import Approver
-from toolrun.sandbox.network_gate import call_network
+from toolrun.sandbox.confinement import call_confinement
 from toolrun.sandbox.proxy import Refusal
 from toolrun.subagents.delegation import LocalDelegation
 from toolrun.tools.base import ToolContext
@@ -31,7 +31,7 @@ def run_local(
     Raises:
         SandboxViolation: the workspace cannot be used.
     """
-    with call_network(settings, on_refused) as network:
+    with call_confinement(settings, on_refused) as jail:
         executor = Executor(registry)
         # Sub-agents of a local task: defined in the workspace, run in this process.
         delegation = LocalDelegation(registry, None, executor=executor)
@@ -39,7 +39,7 @@ def run_local(
             settings,
             workspace=workspace,
             approver=approver,
-            network=network,
+            jail=jail,
             call_id=call.id,
             delegation=delegation,
         )

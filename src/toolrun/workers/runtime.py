@@ -27,8 +27,8 @@ from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import EventKind, SecurityLog
+from toolrun.sandbox.confinement import call_confinement
 from toolrun.sandbox.metering import measure
-from toolrun.sandbox.network_gate import call_network
 from toolrun.sandbox.proxy import Refusal
 from toolrun.sandbox.tracking import label_for
 from toolrun.subagents.catalog import SubAgentStore
@@ -164,6 +164,15 @@ class WorkerRuntime:
                 tool_name=call.tool_name,
                 target=result.metadata.get("blocked_target"),
             )
+        for denied in _jail_denials(result):
+            self.security.record(
+                EventKind.JAIL,
+                f"the jail refused it: {denied['error']}",
+                agent_id=call.agent_id,
+                call_id=call.id,
+                tool_name=call.tool_name,
+                target=denied["path"],
+            )
         self._finish(result)
         self.ended(call, result)
         return result
@@ -216,14 +225,14 @@ class WorkerRuntime:
                 target=f"{refusal.host}:{refusal.port}",
             )
 
-        with call_network(self.settings, refused) as network, measure() as usage:
+        with call_confinement(self.settings, refused) as jail, measure() as usage:
             ctx = ToolContext.create(
                 self.settings,
                 # The API parked the call until an operator (or a rule) approved it, or let
                 # it through as safe; a safe call that now needs approval changed in between.
                 approver=AutoApprover(dangerous=True) if approved else _CHANGED,
                 label=label_for(call.id),
-                network=network,
+                jail=jail,
                 agent_id=call.agent_id,
                 call_id=call.id,
                 delegation=self.delegation if self.delegates else None,
@@ -258,3 +267,10 @@ class WorkerRuntime:
             error=error,
             metadata=dict(metadata or {}),
         )
+
+
+def _jail_denials(result: ToolResult) -> list[dict[str, str]]:
+    """What the jail refused the call's processes (bash reports it with its output)."""
+    output = result.output
+    found = output.get("jail_denied") if isinstance(output, dict) else None
+    return found if isinstance(found, list) else []

@@ -11,6 +11,7 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Risk
 from toolrun.permissions.risk import assess_command
 from toolrun.sandbox.commands import DEFAULT_ALLOWLIST, CommandPolicy
+from toolrun.sandbox.denials import denials
 from toolrun.sandbox.output import CappedLines
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolDescriptor, ToolExample
@@ -50,6 +51,15 @@ DESCRIPTOR = ToolDescriptor(
             "exit_code": {"type": ["integer", "null"], "description": "null when timed out."},
             "timed_out": {"type": "boolean"},
             "duration_s": {"type": "number"},
+            "jail_denied": {
+                "type": "array",
+                "description": "Paths outside the workspace the sandbox refused the command "
+                "(only when it was refused some).",
+                "items": {
+                    "type": "object",
+                    "properties": {"path": {"type": "string"}, "error": {"type": "string"}},
+                },
+            },
         },
     },
     examples=[
@@ -132,7 +142,7 @@ def run_command_line(
     command: str, timeout: float, ctx: ToolContext, cwd_fd: int | None = None
 ) -> ToolOutput:
     """Run `command` with bash in the sandbox (the allowlist checked again, the call's
-    network jail, limits, output capped), in the workspace or the directory `cwd_fd`.
+    jail, limits, output capped), in the workspace or the directory `cwd_fd`.
 
     Raises:
         ToolTimeout: it ran out of time. ToolExecutionError: it failed (a signal, a
@@ -151,15 +161,18 @@ def run_command_line(
         for _ in range(2)
     ]
     argv = [BASH, "--noprofile", "--norc", "-c", command]
-    runner = ctx.isolated_runner()
-    ended = runner.run(argv, timeout_s=timeout, stdout=sinks[0], stderr=sinks[1], cwd_fd=cwd_fd)
-    output = {
+    ended = ctx.runner.run(argv, timeout_s=timeout, stdout=sinks[0], stderr=sinks[1], cwd_fd=cwd_fd)
+    output: dict[str, Any] = {
         "stdout": sinks[0].text(),
         "stderr": sinks[1].text(),
         "exit_code": ended.exit_code,
         "timed_out": ended.timed_out,
         "duration_s": round(ended.duration_s, 3),
     }
+    if ctx.runner.jail is not None:
+        refused = denials(output["stderr"], ctx.workspace.root)
+        if refused:  # the jail's answers, for the agent and the security log
+            output["jail_denied"] = [{"path": path, "error": why} for path, why in refused]
     if ended.timed_out:
         raise ToolTimeout(f"command timed out after {timeout:g} s", output=output)
     code = ended.exit_code

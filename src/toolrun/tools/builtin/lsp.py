@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,6 @@ from toolrun.lsp import LspSession, ServerPool, ServerSpec, language_of, results
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Risk
 from toolrun.sandbox.fs import read_bytes
-from toolrun.sandbox.runner import sandbox_env
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolDescriptor, ToolExample
 
@@ -183,16 +183,17 @@ class LspTool(Tool):
 
 
 def _starter(ctx: ToolContext) -> Callable[[ServerSpec, Path], LspSession]:
-    """How the pool starts a server: the sandbox's environment and limits, in the root."""
-    settings, limits = ctx.settings, ctx.runner.limits
+    """How the pool starts a server: the call's runner, in the root (in a jail, a HOME of
+    its own for its caches; unjailed, one outside the workspace)."""
+    settings, runner = ctx.settings, ctx.runner
 
     def start(spec: ServerSpec, root: Path) -> LspSession:
-        # The server's caches go to a home of its own outside the workspace, not into it.
-        home = settings.platform_home / "lsp"
-        home.mkdir(parents=True, exist_ok=True)
-        env = sandbox_env(path=settings.sandbox_path, home=home)
-        env["XDG_CACHE_HOME"] = str(home / "cache")
-        return LspSession(spec, root, env=env, limits=limits)
+        if runner.jail is None:
+            home = settings.platform_home / "lsp"
+            home.mkdir(parents=True, exist_ok=True)
+            env = {**runner.env, "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache")}
+            return LspSession(spec, root, runner=replace(runner, env=env))
+        return LspSession(spec, root, runner=runner)
 
     return start
 

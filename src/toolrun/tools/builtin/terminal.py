@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import re
@@ -17,7 +18,6 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Risk
 from toolrun.permissions.risk import assess_command
 from toolrun.sandbox.commands import dangerous_assignment
-from toolrun.sandbox.runner import sandbox_env
 from toolrun.terminal.client import HostClient, lost_message
 from toolrun.terminal.session import KEYS
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
@@ -166,23 +166,14 @@ class TerminalTool(Tool):
         request: dict[str, Any] = {"op": operation, "agent_id": ctx.agent_id}
         if operation == "open":
             self.assess(arguments, ctx)  # the allowlist, again where the call runs
-            limits = ctx.runner.limits
             request |= {
                 "machine": ctx.settings.machine_id,  # the session's id starts with it
                 "argv": [BASH, "--noprofile", "--norc", "-c", arguments["command"]],
                 "cwd": str(ctx.workspace.root),
-                "env": {
-                    **sandbox_env(path=ctx.settings.sandbox_path, home=ctx.workspace.root),
-                    "TERM": "xterm",
-                    **arguments.get("env", {}),
-                },
+                "env": {**ctx.runner.env, "TERM": "xterm", **arguments.get("env", {})},
                 "cols": arguments["cols"],
                 "rows": arguments["rows"],
-                "limits": {
-                    "memory_bytes": limits.memory_bytes,
-                    "file_size_bytes": limits.file_size_bytes,
-                    "open_files": limits.open_files,
-                },
+                **_confinement(ctx),
             }
         else:
             session = str(_required(arguments, "session"))
@@ -202,6 +193,23 @@ class TerminalTool(Tool):
         answer = host.request(request, timeout_s=self.time_limit_s(arguments, ctx.settings))
         answer.pop("ok", None)
         return ToolOutput(answer)
+
+
+def _confinement(ctx: ToolContext) -> dict[str, Any]:
+    """How the host confines the session: a jail of its own (private /tmp and HOME for the
+    session's life, no network: the call's proxy ends with the call), else the limits."""
+    runner = ctx.runner
+    if runner.jail is not None:
+        lasting = dataclasses.replace(runner, jail=runner.jail.lasting())
+        return {"jail": lasting.plan(ctx.workspace.root, terminal=True).to_json()}
+    limits = runner.limits
+    return {
+        "limits": {
+            "memory_bytes": limits.memory_bytes,
+            "file_size_bytes": limits.file_size_bytes,
+            "open_files": limits.open_files,
+        }
+    }
 
 
 def host_socket(settings: Settings) -> Path:

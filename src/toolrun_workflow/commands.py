@@ -78,7 +78,8 @@ class CommandTool(Tool):
             env={**ctx.runner.env, "HOME": str(work.root)},
             jail=None if jail is None else jail.within(work.root),  # workspace/ only
         )
-        return iteration, dataclasses.replace(ctx, workspace=Workspace(work.root), runner=runner)
+        inner = Workspace(work.root, protected=ctx.workspace.protected)
+        return iteration, dataclasses.replace(ctx, workspace=inner, runner=runner)
 
     def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern:
         iteration, inner = self.sandboxed(ctx)

@@ -141,6 +141,10 @@ def test_a_terminal_session_is_confined_too(
         "import glob\n"
         f"print(open({str(outside / 'secret.txt')!r}).read()) if glob.glob({str(outside)!r}) "
         "else print('no outside')\n"
+        "try:\n"
+        f"    open({str(outside / 'secret.txt')!r})\n"
+        "except OSError as exc:\n"
+        f"    print({str(outside / 'secret.txt')!r} + ': ' + exc.strerror)\n"
         "seen = 0\n"
         "for path in glob.glob('/proc/[0-9]*/environ'):\n"
         "    try:\n"
@@ -167,6 +171,7 @@ def test_a_terminal_session_is_confined_too(
     assert SECRET not in seen(waited)
     assert "no outside" in waited["output"]["output"]
     assert "environments naming Redis: 0" in waited["output"]["output"]
+    assert _jail_targets(api, waited["call_id"]) == [str(outside / "secret.txt")]
 
 
 def test_an_imported_stdio_server_is_confined_too(
@@ -185,6 +190,7 @@ def test_an_imported_stdio_server_is_confined_too(
     assert secret["status"] == "success", secret
     assert SECRET not in seen(secret)
     assert "No such file or directory" in seen(secret)
+    assert _jail_targets(api, secret["call_id"]) == [str(outside / "secret.txt")]
     assert platform.token not in seen(token)
     assert platform.redis_url not in seen(environ)
 
@@ -217,3 +223,9 @@ def test_what_the_jail_refused_is_told_and_logged(
     assert event["target"] == secret
     assert event["reason"] == "the jail refused it: No such file or directory"
     assert event["tool_name"] == "bash"
+
+
+def _jail_targets(api: httpx.Client, call_id: str) -> list[str]:
+    """What the security log holds of the jail's refusals to one call."""
+    events = api.get("/v1/security-events", params={"kind": "jail"}).json()
+    return [event["target"] for event in events if event["call_id"] == call_id]

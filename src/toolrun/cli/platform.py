@@ -284,7 +284,8 @@ def _admin_token(settings: Settings) -> tuple[Path, bool]:
 def _start_platform(
     supervisor: Supervisor, host: str, port: int, flower_port: int, concurrency: int
 ) -> None:
-    me = [sys.executable, "-m", "toolrun"]
+    # -P: the working directory (the workspace, which tools write) is not on sys.path.
+    me = [sys.executable, "-P", "-m", "toolrun"]
     supervisor.start("api", [*me, "api", f"--host={host}", f"--port={port}"])
     for level in PermissionLevel:
         worker = [*me, "worker", f"--level={level}", f"--concurrency={concurrency}"]

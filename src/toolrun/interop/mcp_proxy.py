@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.interop.mcp_imports import ImportedTool, McpEndpoint
 from toolrun.permissions.policy import Concern, Risk
+from toolrun.sandbox.denials import denials
 from toolrun.sandbox.jail import launch
 from toolrun.sandbox.runner import ProcessRunner
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
@@ -179,4 +180,10 @@ class McpProxyTool(Tool):
         output = output_of(result)
         if result.is_error:
             raise ToolExecutionError(output if isinstance(output, str) else json.dumps(output))
-        return ToolOutput(output, {"mcp_server": self.endpoint.describe()})
+        metadata: dict[str, Any] = {"mcp_server": self.endpoint.describe()}
+        if ctx.runner.jail is not None and self.endpoint.command is not None:
+            said = "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+            refused = denials(said, ctx.workspace.root)
+            if refused:  # what the server's jail refused it, for the security log
+                metadata["jail_denied"] = [{"path": path, "error": why} for path, why in refused]
+        return ToolOutput(output, metadata)

@@ -77,7 +77,8 @@ class Confinement:
         view = self.view
         if view is not None:
             space = str(self.workspace)
-            mounts = (*view.mounts, Mount(space, space, writable))
+            pinned = _pinned(self.workspace, view.mounts, writable)
+            mounts = (*view.mounts, Mount(space, space, writable), *pinned)
             view = dataclasses.replace(view, mounts=mounts, terminal=terminal)
         return JailPlan(
             network=self.network,
@@ -90,6 +91,22 @@ class Confinement:
             seccomp=self.seccomp,
             env=env,
         )
+
+
+def _pinned(workspace: Path, mounts: tuple[Mount, ...], writable: bool) -> list[Mount]:
+    """The directories between the workspace and a read-only mount inside it, each bound
+    on itself: a mount point cannot be renamed, so none can be moved away and replaced by
+    one of the tool's making (the platform's virtualenv two levels down)."""
+    found: dict[str, Mount] = {}
+    for mount in mounts:
+        target = Path(mount.target)
+        if mount.writable or not target.is_relative_to(workspace):
+            continue
+        for parent in target.relative_to(workspace).parents:
+            path = str(workspace / parent)
+            if parent != Path(".") and path not in found:
+                found[path] = Mount(path, path, writable)
+    return list(found.values())
 
 
 @dataclass(frozen=True)

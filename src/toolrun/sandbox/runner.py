@@ -102,7 +102,11 @@ class ProcessRunner:
         finally:
             timer.cancel()
             escalate.cancel()
-            _end_call(proc, tracker, self.kill_grace_s)
+            try:
+                _end_call(proc, tracker, self.kill_grace_s)
+            finally:
+                if isinstance(proc, JailedProcess):
+                    proc.close()
         for pump in pumps:
             # Every writer is dead by now; the timeout only guards against a process that
             # escaped tracking and still holds the pipe.
@@ -110,7 +114,6 @@ class ProcessRunner:
         timed_out = expired.is_set()
         if isinstance(proc, JailedProcess):
             failure = proc.failure()
-            proc.close()
             if failure is not None:
                 raise SandboxViolation(f"cannot start {argv[0]}: {failure}")
         return ProcessResult(

@@ -20,6 +20,7 @@ from toolrun.sandbox.jail.plan import JailPlan
 
 _STATUS = struct.Struct("i")
 _ANSWER_BYTES = 65536
+_ANSWER_TIMEOUT_S = 30.0
 
 
 class JailedProcess:
@@ -31,6 +32,8 @@ class JailedProcess:
         self.returncode: int | None = None
         self._status_fd = status_fd
         self._report_fd = report_fd
+        self._closed = False
+        self._reported: str | None = None
 
     def wait(self, timeout: float | None = None) -> int:
         """The command's exit code (-N: killed by signal N).
@@ -40,8 +43,9 @@ class JailedProcess:
         """
         if self.returncode is not None:
             return self.returncode
-        ready, _, _ = select.select([self._status_fd], [], [], timeout)
-        if not ready:
+        poller = select.poll()
+        poller.register(self._status_fd, select.POLLIN)
+        if not poller.poll(None if timeout is None else timeout * 1000):
             raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
         data = os.read(self._status_fd, _STATUS.size)
         if len(data) == _STATUS.size:
@@ -57,6 +61,8 @@ class JailedProcess:
 
     def failure(self) -> str | None:
         """Why the command could not start (the jail, or exec), once it has ended."""
+        if self._closed:
+            return self._reported
         os.set_blocking(self._report_fd, False)
         try:
             said = os.read(self._report_fd, 4096).decode(errors="replace")
@@ -65,6 +71,11 @@ class JailedProcess:
         return said or None
 
     def close(self) -> None:
+        """Release the pipes (what the report said stays known)."""
+        if self._closed:
+            return
+        self._reported = self.failure()
+        self._closed = True
         for fd in (self._status_fd, self._report_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -97,7 +108,7 @@ class WarmLauncher:
         """
         status_read, status_write = os.pipe()
         report_read, report_write = os.pipe()
-        request = json.dumps(
+        body = _body(
             {
                 "argv": list(argv),
                 "env": env,
@@ -105,38 +116,46 @@ class WarmLauncher:
                 "pass_fds": list(pass_fds),
                 "join": list(join),
             }
-        ).encode()
+        )
         try:
-            answer = self._ask(request, [*stdio, status_write, report_write, *pass_fds])
+            answer = self._ask([body, *stdio, status_write, report_write, *pass_fds])
         except BaseException:
             for fd in (status_read, report_read):
                 os.close(fd)
             raise
         finally:
-            os.close(status_write)
-            os.close(report_write)
+            for fd in (body, status_write, report_write):
+                os.close(fd)
         if "pid" not in answer:
             os.close(status_read)
             os.close(report_read)
             raise SandboxViolation(f"the warm launcher refused: {answer.get('error')}")
         return JailedProcess(int(str(answer["pid"])), status_read, report_read)
 
-    def _ask(self, request: bytes, fds: list[int]) -> dict[str, object]:
+    def _ask(self, fds: list[int]) -> dict[str, object]:
+        """One request, one answer. A launcher that cannot take the request is started
+        again, once; one that took it but did not answer is never asked again (its answer
+        could come late, to the next request)."""
         with self._lock:
-            failure: OSError | None = None
-            for attempt in (1, 2):  # a launcher that died is started again, once
+            for attempt in (1, 2):
                 sock = self._connected()
                 try:
-                    socket.send_fds(sock, [request], fds)
-                    answer = sock.recv(_ANSWER_BYTES)
+                    socket.send_fds(sock, [b"run"], fds)
                 except OSError as exc:
-                    answer, failure = b"", exc
-                if answer:
-                    found: dict[str, object] = json.loads(answer)
-                    return found
-                self._stop()
-                if attempt == 2:
-                    raise SandboxViolation(f"the warm launcher is gone: {failure or 'closed'}")
+                    self._stop()
+                    if attempt == 2:
+                        raise SandboxViolation(f"the warm launcher is gone: {exc}") from exc
+                    continue
+                try:
+                    answer = sock.recv(_ANSWER_BYTES)
+                except BaseException:
+                    self._stop()
+                    raise
+                if not answer:
+                    self._stop()
+                    raise SandboxViolation("the warm launcher closed without an answer")
+                found: dict[str, object] = json.loads(answer)
+                return found
         raise AssertionError("unreachable")
 
     def _connected(self) -> socket.socket:
@@ -155,6 +174,7 @@ class WarmLauncher:
                 raise SandboxViolation(f"cannot start the warm launcher: {exc}") from exc
             finally:
                 theirs.close()
+            mine.settimeout(_ANSWER_TIMEOUT_S)  # a launcher that hangs is replaced
             self._socket = mine
         return self._socket
 
@@ -176,6 +196,17 @@ class WarmLauncher:
         self._socket = None
         self._process = None
         self._lock = threading.Lock()
+
+
+def _body(request: dict[str, object]) -> int:
+    """The request in a memory file: no message size limit (a long heredoc in argv)."""
+    fd = os.memfd_create("toolrun-request", os.MFD_CLOEXEC)
+    data = json.dumps(request, ensure_ascii=False).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 LAUNCHER = WarmLauncher()

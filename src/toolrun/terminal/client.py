@@ -15,7 +15,8 @@ from typing import Any
 from toolrun.errors import ToolExecutionError, ToolTimeout
 
 START_TIMEOUT_S = 10.0
-HOST_COMMAND = (sys.executable, "-m", "toolrun.terminal.host")
+# -P: the working directory (the workspace, which tools write) is not on sys.path.
+HOST_COMMAND = (sys.executable, "-P", "-m", "toolrun.terminal.host")
 
 
 class HostClient:

@@ -270,7 +270,9 @@ class WorkerRuntime:
 
 
 def _jail_denials(result: ToolResult) -> list[dict[str, str]]:
-    """What the jail refused the call's processes (bash reports it with its output)."""
+    """What the jail refused the call's processes: bash and terminal sessions report it in
+    their output, an imported MCP server's call in the metadata."""
     output = result.output
     found = output.get("jail_denied") if isinstance(output, dict) else None
+    found = found if isinstance(found, list) else result.metadata.get("jail_denied")
     return found if isinstance(found, list) else []

@@ -156,7 +156,10 @@ def _keep(init: int, status_read: int, status_fd: int | None) -> None:
     whole = len(data) == _STATUS.size
     status = _STATUS.unpack(data)[0] if whole else os.waitpid(init, 0)[1]
     if status_fd is not None:
-        os.write(status_fd, _STATUS.pack(status))
+        os.write(status_fd, _STATUS.pack(status))  # the waiter goes on at once...
+        if whole:  # ...while this process keeps the group's number taken until init ends
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(init, 0)
         os._exit(0)
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)

@@ -161,7 +161,8 @@ def bind_fd(source: int, target: int, *, read_only: bool, device: bool = False) 
             ctypes.c_long(_SYS_OPEN_TREE), ctypes.c_int(source), b"", ctypes.c_uint(flags)
         )
     )
-    _check(0 if tree >= 0 else -1, "open_tree")
+    if tree < 0:
+        _check(-1, "open_tree")
     try:
         attr = struct.pack("QQQQ", wanted, 0, 0, 0)
         set_attr = _libc.syscall(

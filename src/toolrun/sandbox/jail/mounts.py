@@ -111,6 +111,13 @@ def _bind(root: str, source: str, target: str, *, read_only: bool, device: bool)
         place = _make_target(root, target, directory=directory)
         try:
             kernel.bind_fd(found, place, read_only=read_only, device=device)
+        except kernel.KernelError as exc:
+            if exc.errno != errno.ENOSYS:
+                raise
+            # Kernels before 5.12: bound through the descriptors' names in /proc, then
+            # hardened by name (the target was just made, link by link, in the jail).
+            kernel.bind(f"/proc/self/fd/{found}", f"/proc/self/fd/{place}")
+            kernel.harden(root + target, read_only=read_only, device=device)
         finally:
             os.close(place)
     finally:

@@ -3,9 +3,10 @@
 A worker process is large (Celery, the registry, the tools): every fork of it copies its
 page tables, and the jail forks twice more. This process holds the standard library and
 the jail only, so its forks cost a fraction of that. It serves one request per message on
-a SOCK_SEQPACKET socket: a JSON object (argv, env, plan, the fd numbers the command must
-see, cgroup files to join) with the descriptors (stdin, stdout, stderr, a status pipe, a
-report pipe, then the passed ones) attached; it answers with the keeper's pid. The keeper
+a SOCK_SEQPACKET socket: descriptors attached — a memory file holding a JSON object
+(argv, env, plan, the fd numbers the command must see, cgroup files to join), stdin,
+stdout, stderr, a status pipe, a report pipe, then the passed ones; it answers with the
+keeper's pid. The keeper
 writes the command's wait status to the status pipe; failures go to the report pipe. It
 exits when the worker process closes its end.
 """
@@ -41,7 +42,11 @@ def serve(sock: socket.socket) -> None:
             return
         answer: dict[str, object]
         try:
-            answer = {"pid": _start(json.loads(data), fds, sock)}
+            if not fds:
+                raise ValueError("a request comes with its descriptors")
+            body = fds.pop(0)
+            with open(body, "rb", closefd=True) as request:
+                answer = {"pid": _start(json.loads(request.read()), fds, sock)}
         except (ValueError, KeyError, OSError) as exc:
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         finally:
@@ -62,6 +67,9 @@ def _start(request: dict[str, object], fds: list[int], sock: socket.socket) -> i
     if pid == 0:
         try:
             _keeper(plan, argv, env, fds, targets, joins, sock)
+        except BaseException as exc:  # before the jail was entered: say why
+            with contextlib.suppress(OSError):
+                os.write(fds[4], f"cannot prepare the jail: {exc}".encode(errors="replace"))
         finally:
             os._exit(CANNOT_ISOLATE)
     return pid
@@ -105,7 +113,7 @@ def _keeper(
     try:
         os.execvpe(argv[0], argv, env)  # noqa: S606 - argv list, never a shell
     except OSError as exc:
-        os.write(report, f"cannot start {argv[0]}: {exc.strerror}".encode())
+        os.write(report, str(exc.strerror).encode())
     os._exit(CANNOT_EXEC)
 
 

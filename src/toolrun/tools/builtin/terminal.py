@@ -18,6 +18,7 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Risk
 from toolrun.permissions.risk import assess_command
 from toolrun.sandbox.commands import dangerous_assignment
+from toolrun.sandbox.denials import denials
 from toolrun.terminal.client import HostClient, lost_message
 from toolrun.terminal.session import KEYS
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
@@ -79,6 +80,12 @@ DESCRIPTOR = ToolDescriptor(
             "matched": {"type": "boolean"},
             "alive": {"type": "boolean"},
             "exit_code": {"type": ["integer", "null"]},
+            "jail_denied": {
+                "type": "array",
+                "description": "Paths outside the workspace the sandbox refused the session's "
+                "programs, as they said it (only when there are some).",
+                "items": {"type": "object"},
+            },
         },
     },
     examples=[
@@ -192,6 +199,11 @@ class TerminalTool(Tool):
             request |= {"cols": arguments["cols"], "rows": arguments["rows"]}
         answer = host.request(request, timeout_s=self.time_limit_s(arguments, ctx.settings))
         answer.pop("ok", None)
+        said = answer.get("output")
+        if ctx.runner.jail is not None and isinstance(said, str):
+            refused = denials(said, ctx.workspace.root)
+            if refused:  # what the session's jail refused, for the agent and the log
+                answer["jail_denied"] = [{"path": path, "error": why} for path, why in refused]
         return ToolOutput(answer)
 
 

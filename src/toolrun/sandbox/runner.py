@@ -84,6 +84,8 @@ class ProcessRunner:
             tracker.close()
             raise
         tracker.attach(proc.pid)
+        if isinstance(proc, JailedProcess):  # its keeper leaves when the group is killed
+            tracker.spare(proc.pid)
         pumps = [_pump(out, stdout), _pump(err, stderr)]
         expired = threading.Event()
         # A process that ignores SIGTERM still has to let the blocking wait below return.

@@ -48,6 +48,9 @@ class Tracker(Protocol):
     def join_files(self) -> list[str]:
         """The cgroup.procs files `enter` writes, for a process started elsewhere."""
 
+    def spare(self, pid: int) -> None:
+        """Leave `pid` out of the survivors (a keeper that waits to be told to go)."""
+
     def survivors(self) -> list[int]:
         """Pids of the call's processes still alive (zombies excluded)."""
 
@@ -66,9 +69,13 @@ class SweepTracker:
         self._needle = f"{CALL_MARKER_VAR}={marker}".encode()
         self._pgid: int | None = None
         self._pids = pids
+        self._spared: set[int] = set()
 
     def attach(self, pid: int) -> None:
         self._pgid = pid
+
+    def spare(self, pid: int) -> None:
+        self._spared.add(pid)
 
     def enter(self) -> None:
         # The process group comes from start_new_session, the marker from the env.
@@ -79,8 +86,10 @@ class SweepTracker:
         return [] if self._pids is None else [str(self._pids.group / "cgroup.procs")]
 
     def survivors(self) -> list[int]:
-        found = _sweep(self._needle, self._pgid)
-        return found if self._pids is None else sorted({*found, *self._pids.members()})
+        found = set(_sweep(self._needle, self._pgid))
+        if self._pids is not None:
+            found |= set(self._pids.members())
+        return sorted(found - self._spared)
 
     def kill_all(self) -> None:
         _kill(self.survivors())
@@ -141,7 +150,7 @@ class CgroupTracker(SweepTracker):
         return [str(self.group / "cgroup.procs"), *super().join_files()]
 
     def survivors(self) -> list[int]:
-        return sorted(set(_members(self.group)) | set(super().survivors()))
+        return sorted((set(_members(self.group)) - self._spared) | set(super().survivors()))
 
     def kill_all(self) -> None:
         _kill_group(self.group)

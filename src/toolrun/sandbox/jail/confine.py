@@ -157,9 +157,12 @@ def _keep(init: int, status_read: int, status_fd: int | None) -> None:
     status = _STATUS.unpack(data)[0] if whole else os.waitpid(init, 0)[1]
     if status_fd is not None:
         os.write(status_fd, _STATUS.pack(status))  # the waiter goes on at once...
-        if whole:  # ...while this process keeps the group's number taken until init ends
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(init, 0)
+        # ...while this process, the group's leader, keeps the group's number taken until
+        # the waiter has done with it (closed its end, or killed the group): no other
+        # group can get the number it signals. (A reaped Popen child is a zombie till then.)
+        poller = select.poll()
+        poller.register(status_fd, 0)  # only the error of a pipe whose reader is gone
+        poller.poll()
         os._exit(0)
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)

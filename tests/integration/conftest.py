@@ -83,6 +83,7 @@ def platform(
             "TOOLRUN_MODEL": "scripted",
             # The test MCP servers run in the tools' jail: their files must be in its view.
             "TOOLRUN_SANDBOX_READ_ONLY_PATHS": json.dumps([str(INTEROP)]),
+            "TOOLRUN_SANDBOX_MAX_PROCESSES": "256",
         },
         scheduler=True,
         delegation=True,

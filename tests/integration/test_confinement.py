@@ -229,3 +229,33 @@ def _jail_targets(api: httpx.Client, call_id: str) -> list[str]:
     """What the security log holds of the jail's refusals to one call."""
     events = api.get("/v1/security-events", params={"kind": "jail"}).json()
     return [event["target"] for event in events if event["call_id"] == call_id]
+
+
+def test_a_fork_bomb_in_a_terminal_session_is_capped(api: httpx.Client) -> None:
+    bomb = (
+        "import os, time\n"
+        "made = 0\n"
+        "try:\n"
+        "    for _ in range(600):\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(60)\n"
+        "            os._exit(0)\n"
+        "        made += 1\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc.errno)\n"
+        "print('made', made)\n"
+        "print('END')\n"
+    )
+    call(api, "write", file_path="bomb.py", content=bomb)
+    opened = call(api, "terminal", operation="open", command="python3 -q")
+    session = opened["output"]["session"]
+    call(api, "terminal", operation="send", session=session, text="exec(open('bomb.py').read())\n")
+    waited = call(
+        api, "terminal", operation="wait_for", session=session, pattern="^END", timeout=60
+    )
+    call(api, "terminal", operation="close", session=session)
+
+    said = waited["output"]["output"]
+    assert "refused 11" in said, said  # EAGAIN: the session's pids.max (256 here)
+    made = int(said.split("made ")[1].split()[0])
+    assert made < 256

@@ -6,8 +6,10 @@ state is shared between calls or worker processes."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import secrets
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -24,6 +26,7 @@ from toolrun.permissions.policy import Concern, Risk
 from toolrun.sandbox.denials import denials
 from toolrun.sandbox.jail import launch
 from toolrun.sandbox.runner import ProcessRunner
+from toolrun.sandbox.tracking import new_tracker
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 
 CONNECT_TIMEOUT_S = 30.0
@@ -168,15 +171,27 @@ class McpProxyTool(Tool):
         )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        result = anyio.run(
-            lambda: call_remote(
-                self.endpoint,
-                self.remote,
-                arguments,
-                runner=ctx.runner,
-                timeout_s=self.descriptor.time_limit_s,
-            )
+        # The server's processes in a cgroup of the call's: pids.max caps them, and
+        # nothing of them outlives the call.
+        tracker = new_tracker(
+            f"{ctx.runner.label or 'mcp'}-{secrets.token_hex(8)}",
+            use_cgroups=ctx.runner.use_cgroups,
+            max_processes=ctx.runner.max_processes,
         )
+        runner = dataclasses.replace(ctx.runner, join=tuple(tracker.join_files()))
+        try:
+            result = anyio.run(
+                lambda: call_remote(
+                    self.endpoint,
+                    self.remote,
+                    arguments,
+                    runner=runner,
+                    timeout_s=self.descriptor.time_limit_s,
+                )
+            )
+        finally:
+            tracker.kill_all()
+            tracker.close()
         output = output_of(result)
         if result.is_error:
             raise ToolExecutionError(output if isinstance(output, str) else json.dumps(output))

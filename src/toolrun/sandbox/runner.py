@@ -51,6 +51,7 @@ class ProcessRunner:
     jail: Confinement | None = None  # None: no namespaces (isolation off or unavailable)
     writable: bool = True  # the workspace, for processes in a jail
     max_processes: int | None = None  # pids.max of each call's cgroup, where there is one
+    join: tuple[str, ...] = ()  # cgroup.procs files a jailed process enters (plan.join)
 
     def run(
         self,
@@ -140,13 +141,14 @@ class ProcessRunner:
         if self.jail is None:
             raise SandboxViolation("no jail: tool processes run unconfined on this worker")
         limits = self.limits if timeout_s is None else self.limits.with_cpu_for(timeout_s)
-        return self.jail.plan(
+        plan = self.jail.plan(
             cwd=cwd,
             rlimits=limits.as_rlimits(processes=self.max_processes),
             writable=self.writable,
             terminal=terminal,
             env=env,
         )
+        return replace(plan, join=self.join) if self.join else plan
 
     def _start_forked(
         self,

@@ -25,6 +25,7 @@ from typing import Any
 from toolrun.sandbox.jail import confine
 from toolrun.sandbox.jail.plan import JailPlan
 from toolrun.sandbox.limits import ResourceLimits
+from toolrun.sandbox.tracking import Tracker, new_tracker
 from toolrun.terminal.session import KEYS, TerminalSession
 
 MAX_WAIT_S = 120.0
@@ -42,6 +43,7 @@ class Host:
     def __init__(self, idle_s: float) -> None:
         self.idle_s = idle_s
         self.sessions: dict[str, tuple[str | None, TerminalSession]] = {}
+        self.trackers: dict[str, Tracker] = {}  # each session's processes (cgroup, pids.max)
         self.ended: OrderedDict[str, str] = OrderedDict()  # id → why it ended
         self.lock = threading.Lock()
         self.last_session_at = time.monotonic()
@@ -76,17 +78,34 @@ class Host:
         raise ValueError(f"unknown operation {op!r}")
 
     def open(self, request: dict[str, Any]) -> dict[str, Any]:
-        session = TerminalSession(
-            request["argv"],
-            cwd=request["cwd"],
-            env=request["env"],
-            cols=int(request["cols"]),
-            rows=int(request["rows"]),
-            preexec=_preparation(request),
-        )
         session_id = f"{request['machine']}-{secrets.token_hex(8)}"
+        maximum = request.get("max_processes")
+        tracker = new_tracker(
+            f"terminal-{session_id}",
+            use_cgroups=bool(request.get("use_cgroups", True)),
+            max_processes=None if maximum is None else int(maximum),
+        )
+        prepare = _preparation(request)
+
+        def preexec() -> None:
+            tracker.enter()  # before the jail: the session's group caps its processes
+            prepare()
+
+        try:
+            session = TerminalSession(
+                request["argv"],
+                cwd=request["cwd"],
+                env=request["env"],
+                cols=int(request["cols"]),
+                rows=int(request["rows"]),
+                preexec=preexec,
+            )
+        except BaseException:
+            tracker.close()
+            raise
         with self.lock:
             self.sessions[session_id] = (request.get("agent_id"), session)
+            self.trackers[session_id] = tracker
         return {"session": session_id, "pid": session.child.pid}
 
     def find(self, session_id: object, agent_id: object) -> tuple[str, TerminalSession]:
@@ -100,6 +119,7 @@ class Host:
     def end(self, session_id: str, why: str) -> None:
         with self.lock:
             found = self.sessions.pop(session_id, None)
+            tracker = self.trackers.pop(session_id, None)
             self.ended[session_id] = why
             while len(self.ended) > _REMEMBERED_ENDS:
                 self.ended.popitem(last=False)
@@ -107,6 +127,9 @@ class Host:
                 self.last_session_at = time.monotonic()
         if found is not None:
             found[1].close()
+        if tracker is not None:
+            tracker.kill_all()
+            tracker.close()
 
     def stop(self) -> int:
         """Close every session and have the host exit; returns how many were closed."""

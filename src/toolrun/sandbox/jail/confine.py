@@ -72,6 +72,9 @@ def _describe(exc: Exception) -> str:
 
 
 def _enter(plan: JailPlan, status_fd: int | None) -> None:
+    for procs in plan.join:  # the call's cgroups, while this process may still write them
+        with open(procs, "w") as joined:
+            joined.write("0")
     outside_uid, outside_gid = os.geteuid(), os.getegid()
     inside = (plan.view.uid, plan.view.gid) if plan.view else (outside_uid, outside_gid)
     kernel.unshare(

@@ -49,6 +49,7 @@ class JailPlan:
     landlock: bool = True
     seccomp: bool = True
     env: dict[str, str] | None = field(default=None, compare=False)  # the launcher's only
+    join: tuple[str, ...] = ()  # cgroup.procs files entered first (the launcher's caller's)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -62,7 +63,7 @@ class JailPlan:
         view = data.pop("view", None)
         try:
             return cls(
-                **_tuples(data, "hidden", "rlimits"),
+                **_tuples(data, "hidden", "rlimits", "join"),
                 view=None if view is None else _view(view),
             )
         except TypeError as exc:

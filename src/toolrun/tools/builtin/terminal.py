@@ -211,16 +211,18 @@ def _confinement(ctx: ToolContext) -> dict[str, Any]:
     """How the host confines the session: a jail of its own (private /tmp and HOME for the
     session's life, no network: the call's proxy ends with the call), else the limits."""
     runner = ctx.runner
+    tracking = {"use_cgroups": runner.use_cgroups, "max_processes": runner.max_processes}
     if runner.jail is not None:
         lasting = dataclasses.replace(runner, jail=runner.jail.lasting())
-        return {"jail": lasting.plan(ctx.workspace.root, terminal=True).to_json()}
+        return {"jail": lasting.plan(ctx.workspace.root, terminal=True).to_json(), **tracking}
     limits = runner.limits
     return {
+        **tracking,
         "limits": {
             "memory_bytes": limits.memory_bytes,
             "file_size_bytes": limits.file_size_bytes,
             "open_files": limits.open_files,
-        }
+        },
     }
 
 

@@ -155,16 +155,7 @@ def test_a_terminal_session_is_confined_too(
         "print('END')\n"
     )
     call(api, "write", file_path="probe.py", content=probe)
-    # The admin's client: the platform approves confirm calls (a terminal is one).
-    opened = call(api, "terminal", operation="open", command="python3 -q")
-    assert opened["status"] == "success", opened
-    session = opened["output"]["session"]
-    typed = "exec(open('probe.py').read())\n"
-    call(api, "terminal", operation="send", session=session, text=typed)
-    waited = call(
-        api, "terminal", operation="wait_for", session=session, pattern="^END", timeout=20
-    )
-    call(api, "terminal", operation="close", session=session)
+    waited = _script_in_a_session(api, "probe.py", timeout=20)
 
     assert waited["status"] == "success", waited
     assert waited["output"]["matched"], waited
@@ -247,15 +238,25 @@ def test_a_fork_bomb_in_a_terminal_session_is_capped(api: httpx.Client) -> None:
         "print('END')\n"
     )
     call(api, "write", file_path="bomb.py", content=bomb)
-    opened = call(api, "terminal", operation="open", command="python3 -q")
-    session = opened["output"]["session"]
-    call(api, "terminal", operation="send", session=session, text="exec(open('bomb.py').read())\n")
-    waited = call(
-        api, "terminal", operation="wait_for", session=session, pattern="^END", timeout=60
-    )
-    call(api, "terminal", operation="close", session=session)
+    waited = _script_in_a_session(api, "bomb.py", timeout=60)
 
     said = waited["output"]["output"]
     assert "refused 11" in said, said  # EAGAIN: the session's pids.max (256 here)
     made = int(said.split("made ")[1].split()[0])
     assert made < 256
+
+
+def _script_in_a_session(api: httpx.Client, script: str, *, timeout: float) -> dict[str, Any]:
+    """Run a workspace script in a Python terminal session until it prints END; the
+    wait_for call's result. (The admin's client: the platform approves confirm calls.)"""
+    opened = call(api, "terminal", operation="open", command="python3 -q")
+    assert opened["status"] == "success", opened
+    session = opened["output"]["session"]
+    try:
+        typed = f"exec(open({script!r}).read())\n"
+        call(api, "terminal", operation="send", session=session, text=typed)
+        return call(
+            api, "terminal", operation="wait_for", session=session, pattern="^END", timeout=timeout
+        )
+    finally:
+        call(api, "terminal", operation="close", session=session)

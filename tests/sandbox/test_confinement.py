@@ -92,7 +92,7 @@ READERS = [
     "grep -r s3cret {outside}",
     "rg s3cret {outside}",
     "cat < {secret}",
-    "cat ../outside/secret.txt",
+    "cat {relative}",
     "git diff --no-index /dev/null {secret}",
     "find {outside} -type f -exec cat {{}} +",
     "python3 -c 'print(open(\"{secret}\").read())'",
@@ -108,11 +108,21 @@ READERS = [
 
 @pytest.mark.parametrize("command", READERS)
 def test_programs_cannot_read_outside_the_workspace(
-    settings: Settings, jail: Confinement, outside: Path, command: str
+    settings: Settings, jail: Confinement, outside: Path, workspace: Path, command: str
 ) -> None:
-    result = bash(settings, jail, command.format(secret=outside / "secret.txt", outside=outside))
+    inside = workspace / "inside"  # the control: the same command works on the same file here
+    inside.mkdir()
+    (inside / "secret.txt").write_text(SECRET + "\n")
 
+    control = bash(settings, jail, _reading(command, inside, "inside/secret.txt"))
+    result = bash(settings, jail, _reading(command, outside, "../outside/secret.txt"))
+
+    assert SECRET in said(control), said(control)
     assert SECRET not in said(result)
+
+
+def _reading(command: str, folder: Path, relative: str) -> str:
+    return command.format(secret=folder / "secret.txt", outside=folder, relative=relative)
 
 
 @pytest.mark.parametrize(

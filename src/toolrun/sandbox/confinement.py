@@ -7,7 +7,6 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from toolrun.config import Settings
@@ -123,49 +122,89 @@ class Enforcement:
         return self.filesystem.startswith(ISOLATED)
 
 
+@dataclass(frozen=True)
+class _Settled:
+    """What the settings give on this host, found once per process: the jail (None: no
+    namespaces at all), why it has no view, and why there are no namespaces."""
+
+    jail: Confinement | None
+    view_problem: str | None
+    namespace_problem: str | None
+
+
+_SETTLED: dict[tuple[object, ...], _Settled] = {}
+
+
 def enforcement(settings: Settings) -> Enforcement:
-    """What the jail does on this host under the settings (probed once per jail)."""
+    """What the jail does on this host under the settings.
+
+    Raises:
+        ValueError: an extra sandbox path is malformed or forbidden.
+    """
     extras = (tuple(settings.sandbox_read_only_paths), tuple(settings.sandbox_read_write_paths))
-    jail = base_confinement(settings, proxy_socket=None)
-    if jail is None:
-        why = probe(dataclasses.replace(_strongest(settings, None), view=None)) or "unknown"
-        network = _network_off(settings) or f"unavailable on this host: {why}"
+    settled = _settle(settings)
+    off = _network_off(settings)
+    if settled.jail is None:
+        why = settled.namespace_problem or "unknown"
+        network = off or f"unavailable on this host: {why}"
         return Enforcement(f"degraded: {why}", f"degraded: {network}", *extras)
+    jail = settled.jail
     if jail.view is None:
-        filesystem = f"degraded: {_view_problem(settings)}"
+        filesystem = f"degraded: {settled.view_problem}"
     else:
         layers = ["namespaces"] + ["landlock"] * jail.landlock + ["seccomp"] * jail.seccomp
         filesystem = f"{ISOLATED} ({'+'.join(layers)})"
-    off = _network_off(settings)
     return Enforcement(filesystem, ISOLATED if off is None else f"degraded: {off}", *extras)
 
 
 def base_confinement(settings: Settings, proxy_socket: str | None) -> Confinement | None:
     """The strongest jail this host allows under the settings; None: no namespaces at all.
+    The view is built and probed once per process and settings, not per call.
 
     Raises:
         ValueError: an extra sandbox path is malformed or forbidden.
     """
-    strongest = _strongest(settings, proxy_socket)
-    if strongest.view is not None and _view_problem(settings) is None:
-        return strongest
-    bare = dataclasses.replace(strongest, view=None)
-    return bare if probe(dataclasses.replace(bare, proxy_socket=None)) is None else None
+    jail = _settle(settings).jail
+    if jail is None or proxy_socket is None or jail.network != NETWORK_NONE:
+        return jail
+    return dataclasses.replace(jail, network=NETWORK_PROXY, proxy_socket=proxy_socket)
 
 
-def _strongest(settings: Settings, proxy_socket: str | None) -> Confinement:
-    network = NETWORK_HOST if _network_off(settings) else NETWORK_NONE
-    if network == NETWORK_NONE and proxy_socket is not None:
-        network = NETWORK_PROXY
-    return Confinement(
+def _settle(settings: Settings) -> _Settled:
+    key = (
+        settings.workspace.resolve(),
+        settings.platform_home,
+        settings.fs_isolation,
+        settings.network_isolation,
+        tuple(settings.sandbox_read_only_paths),
+        tuple(settings.sandbox_read_write_paths),
+        settings.sandbox_tmp_bytes,
+        settings.rg_path,
+    )
+    found = _SETTLED.get(key)
+    if found is None:
+        found = _SETTLED[key] = _probed(settings)
+    return found
+
+
+def _probed(settings: Settings) -> _Settled:
+    strongest = Confinement(
         settings.workspace.resolve(),
         None if settings.fs_isolation == "off" else _view(settings),
-        network,
-        proxy_socket,
+        NETWORK_HOST if _network_off(settings) else NETWORK_NONE,
         hidden=(str(settings.platform_home),),
         landlock=landlock.abi_version() > 0,
         seccomp=seccomp.unsupported() is None,
     )
+    bare = dataclasses.replace(strongest, view=None)
+    namespace_problem = probe(bare)
+    if strongest.view is None:
+        view_problem: str | None = "turned off (TOOLRUN_FS_ISOLATION=off)"
+    else:
+        view_problem = probe(strongest) if namespace_problem is None else namespace_problem
+    if view_problem is None:
+        return _Settled(strongest, None, None)
+    return _Settled(bare if namespace_problem is None else None, view_problem, namespace_problem)
 
 
 def _view(settings: Settings) -> View:
@@ -186,18 +225,11 @@ def _view(settings: Settings) -> View:
     )
 
 
-def _view_problem(settings: Settings) -> str | None:
-    if settings.fs_isolation == "off":
-        return "turned off (TOOLRUN_FS_ISOLATION=off)"
-    return probe(dataclasses.replace(_strongest(settings, None)))
-
-
 def _network_off(settings: Settings) -> str | None:
     off = settings.network_isolation == "off"
     return "turned off (TOOLRUN_NETWORK_ISOLATION=off)" if off else None
 
 
-@cache
 def probe(jail: Confinement) -> str | None:
     """None when a program runs in `jail` here, else why it does not."""
     runner = ProcessRunner(
@@ -237,8 +269,8 @@ def call_confinement(
 
 
 def _required(settings: Settings, jail: Confinement | None) -> Confinement | None:
-    """`jail`, unless isolation is required and it has no view (a probe failed since the
-    worker started): then nothing runs.
+    """`jail`, unless isolation is required and it has no view (where no worker start
+    refused it first: `toolrun call --local`, `toolrun mcp --local`): then nothing runs.
 
     Raises:
         SandboxViolation: TOOLRUN_FS_ISOLATION=required and the view is unavailable.
@@ -246,6 +278,6 @@ def _required(settings: Settings, jail: Confinement | None) -> Confinement | Non
     if settings.fs_isolation == "required" and (jail is None or jail.view is None):
         raise SandboxViolation(
             "TOOLRUN_FS_ISOLATION=required and tool processes cannot be isolated here: "
-            f"{_view_problem(settings) or 'no namespaces'}"
+            f"{_settle(settings).view_problem or 'no namespaces'}"
         )
     return jail

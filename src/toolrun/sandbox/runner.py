@@ -160,25 +160,8 @@ class ProcessRunner:
         pass_fds: Sequence[int],
     ) -> tuple[_Process, IO[bytes] | None, IO[bytes] | None]:
         """Fork this process (unjailed: the limits between fork and exec)."""
-        prepare_child, report = self._preparation(tracker, timeout_s, cwd_fd)
-        try:
-            proc = subprocess.Popen(
-                list(argv),
-                cwd=self.cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=tuple(pass_fds),
-                preexec_fn=prepare_child,  # noqa: PLW1509 - limits and jail in the child
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) else report.reason() or str(exc)
-            raise SandboxViolation(f"cannot start {argv[0]}: {reason}") from exc
-        finally:
-            report.close()
+        preparation = self._preparation(tracker, timeout_s, cwd_fd)
+        proc = self._popen(argv, env, preparation, stdin=subprocess.DEVNULL, pass_fds=pass_fds)
         return proc, proc.stdout, proc.stderr
 
     def _start_warm(
@@ -193,6 +176,7 @@ class ProcessRunner:
         """Have this process's warm launcher start it in the jail (a fork of this large
         process would cost more than the jail)."""
         plan = self.plan(self._cwd(cwd_fd), timeout_s)
+        plan = replace(plan, join=(*plan.join, *tracker.join_files()))
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
@@ -203,7 +187,6 @@ class ProcessRunner:
                 plan=plan,
                 stdio=(null, out_write, err_write),
                 pass_fds=pass_fds,
-                join=tracker.join_files(),
             )
         except BaseException:
             os.close(out_read)
@@ -227,16 +210,34 @@ class ProcessRunner:
             SandboxViolation: the program cannot be started.
         """
         lasting = self if self.jail is None else replace(self, jail=self.jail.lasting())
-        prepare_child, report = lasting._preparation(None, None, None)
+        preparation = lasting._preparation(None, None, None)
+        return self._popen(argv, self.env, preparation, stdin=subprocess.PIPE)
+
+    def _popen(
+        self,
+        argv: Sequence[str],
+        env: dict[str, str],
+        preparation: tuple[Callable[[], None], _Report],
+        *,
+        stdin: int,
+        pass_fds: Sequence[int] = (),
+    ) -> subprocess.Popen[bytes]:
+        """Fork and exec `argv` with output pipes, `preparation` run in between.
+
+        Raises:
+            SandboxViolation: the program cannot be started (the jail's reason, if it was).
+        """
+        prepare_child, report = preparation
         try:
             return subprocess.Popen(
                 list(argv),
                 cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.PIPE,
+                env=env,
+                stdin=stdin,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=tuple(pass_fds),
                 preexec_fn=prepare_child,  # noqa: PLW1509 - limits and jail in the child
             )
         except (OSError, subprocess.SubprocessError) as exc:

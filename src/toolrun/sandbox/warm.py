@@ -98,10 +98,9 @@ class WarmLauncher:
         plan: JailPlan,
         stdio: tuple[int, int, int],
         pass_fds: Sequence[int] = (),
-        join: Sequence[str] = (),
     ) -> JailedProcess:
         """Start `argv` in `plan`'s jail with `stdio` as its descriptors 0, 1 and 2 and each
-        of `pass_fds` under its own number; `join`: cgroup.procs files the keeper enters.
+        of `pass_fds` under its own number.
 
         Raises:
             SandboxViolation: the launcher could not be started or reached.
@@ -114,7 +113,6 @@ class WarmLauncher:
                 "env": env,
                 "plan": plan.to_json(),
                 "pass_fds": list(pass_fds),
-                "join": list(join),
             }
         )
         try:

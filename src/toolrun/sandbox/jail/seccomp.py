@@ -25,6 +25,15 @@ class SeccompError(OSError):
 # Per architecture: the AUDIT_ARCH the kernel reports, then system call numbers
 # (x86_64: arch/x86/entry/syscalls/syscall_64.tbl; aarch64: include/uapi/asm-generic/unistd.h).
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+# Calls added since Linux 5.1 have one number on every architecture.
+_SINCE_5_1 = {
+    "io_uring_setup": 425,
+    "io_uring_enter": 426,
+    "io_uring_register": 427,
+    "clone3": 435,
+    "openat2": 437,
+    "fchmodat2": 452,
+}
 _SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": {
         "open": 2,
@@ -49,12 +58,7 @@ _SYSCALLS: dict[str, dict[str, int]] = {
         "kexec_file_load": 320,
         "bpf": 321,
         "userfaultfd": 323,
-        "io_uring_setup": 425,
-        "io_uring_enter": 426,
-        "io_uring_register": 427,
-        "clone3": 435,
-        "openat2": 437,
-        "fchmodat2": 452,
+        **_SINCE_5_1,
     },
     "aarch64": {
         "mknodat": 33,
@@ -75,12 +79,7 @@ _SYSCALLS: dict[str, dict[str, int]] = {
         "bpf": 280,
         "userfaultfd": 282,
         "kexec_file_load": 294,
-        "io_uring_setup": 425,
-        "io_uring_enter": 426,
-        "io_uring_register": 427,
-        "clone3": 435,
-        "openat2": 437,
-        "fchmodat2": 452,
+        **_SINCE_5_1,
     },
 }
 

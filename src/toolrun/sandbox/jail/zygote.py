@@ -4,7 +4,7 @@ A worker process is large (Celery, the registry, the tools): every fork of it co
 page tables, and the jail forks twice more. This process holds the standard library and
 the jail only, so its forks cost a fraction of that. It serves one request per message on
 a SOCK_SEQPACKET socket: descriptors attached — a memory file holding a JSON object
-(argv, env, plan, the fd numbers the command must see, cgroup files to join), stdin,
+(argv, env, plan, the fd numbers the command must see), stdin,
 stdout, stderr, a status pipe, a report pipe, then the passed ones; it answers with the
 keeper's pid. The keeper
 writes the command's wait status to the status pipe; failures go to the report pipe. It
@@ -60,13 +60,12 @@ def _start(request: dict[str, object], fds: list[int], sock: socket.socket) -> i
     argv = [str(part) for part in request["argv"]]  # type: ignore[attr-defined]
     env = {str(k): str(v) for k, v in request["env"].items()}  # type: ignore[attr-defined]
     targets = [0, 1, 2, *(int(fd) for fd in request["pass_fds"])]  # type: ignore[attr-defined]
-    joins = [str(path) for path in request["join"]]  # type: ignore[attr-defined]
     if len(fds) != _FIXED_FDS + len(targets) - 3:
         raise ValueError(f"expected {_FIXED_FDS + len(targets) - 3} descriptors, got {len(fds)}")
     pid = os.fork()
     if pid == 0:
         try:
-            _keeper(plan, argv, env, fds, targets, joins, sock)
+            _keeper(plan, argv, env, fds, targets, sock)
         except BaseException as exc:  # before the jail was entered: say why
             with contextlib.suppress(OSError):
                 os.write(fds[4], f"cannot prepare the jail: {exc}".encode(errors="replace"))
@@ -81,11 +80,11 @@ def _keeper(
     env: dict[str, str],
     fds: list[int],
     targets: list[int],
-    joins: list[str],
     sock: socket.socket,
 ) -> None:
-    """The request's keeper: its own session, the call's cgroups, the descriptors where the
-    command expects them, then the jail and the command. Never returns."""
+    """The request's keeper: its own session, the descriptors where the command expects
+    them, then the jail (which joins the call's cgroups first) and the command. Never
+    returns."""
     sock.close()
     # Python ignores SIGPIPE and SIGXFSZ, this process SIGCHLD: the command gets defaults.
     for ignored in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
@@ -99,9 +98,6 @@ def _keeper(
     moved = [os.dup2(fd, high + 2 + index) for index, fd in enumerate(given)]
     for fd, target in zip(moved, targets, strict=True):
         os.dup2(fd, target, inheritable=True)
-    for path in joins:
-        with open(path, "w") as procs:
-            procs.write("0")
     try:
         enter(plan, report_fd=report, status_fd=status)
     except JailError:

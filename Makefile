@@ -20,6 +20,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 # The approval page's browser test drives Debian's Chromium (installed here as root;
 # elsewhere that test is skipped, and fails under CI=true).

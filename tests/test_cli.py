@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from tests.conftest import BUILTINS
-from toolrun.cli import app, approvals
+from toolrun.cli import GROUPS, app, approvals
+from toolrun.cli._deferred import SubApp
 from toolrun.cli.platform import _redacted
 from toolrun.tools import ToolDescriptor, ToolRegistry, render_markdown
 
@@ -380,6 +381,29 @@ def test_no_arguments_shows_help() -> None:
 
     assert result.exit_code == 2
     assert "Usage" in result.output
+
+
+def test_help_lists_each_group_by_its_help_line() -> None:
+    result = invoke("--help", env={"COLUMNS": "200"})
+
+    assert result.exit_code == 0
+    for group in GROUPS:
+        assert f"{group.name} {group.help}" in _flat(result.stdout)
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=lambda group: group.name)
+def test_a_group_page_shows_the_help_line_it_is_listed_by(group: SubApp) -> None:
+    result = invoke(group.name, "--help", env={"COLUMNS": "200"})
+
+    assert result.exit_code == 0
+    assert group.help in _flat(result.stdout)
+
+
+def test_a_mistyped_group_is_suggested() -> None:
+    result = invoke("agent")
+
+    assert result.exit_code == 2
+    assert "Did you mean 'agents'" in _flat(result.output)
 
 
 def test_console_script_lists_tools(tmp_path: Path) -> None:

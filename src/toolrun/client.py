@@ -1,25 +1,27 @@
-"""Python SDK: `Client` and `AsyncClient` for the toolrun API."""
+"""Python SDK: `Client` and `AsyncClient` for the toolrun API.
+
+Importing it loads neither httpx nor the pydantic models it returns: the first client
+or result does (so `toolrun call --local`, which never talks HTTP, starts fast)."""
+
+# ruff: noqa: PLC0415 - httpx, asyncio and the models are imported where they are used
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
 
-import httpx
-
 from toolrun.errors import ToolrunError
-from toolrun.interop.formats import api_names
-from toolrun.interop.function_calls import ModelToolCall, replies, result_text, tool_calls
-from toolrun.interop.strict import without_nulls
-from toolrun.subagents.definition import SubAgent
-from toolrun.tools.model import ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:
+    import httpx
+
     from toolrun.dag.plan import Plan
+    from toolrun.interop.function_calls import ModelToolCall
+    from toolrun.subagents.definition import SubAgent
+    from toolrun.tools.model import ToolDescriptor, ToolResult
 
 DEFAULT_API = "http://127.0.0.1:8000"
 # A little over the longest wait the caller asks for, so the server answers first.
@@ -76,6 +78,8 @@ class _Callable:
 
     @classmethod
     def of(cls, exported: list[dict[str, Any]]) -> _Callable:
+        from toolrun.interop.formats import api_names
+
         names = api_names(str(tool["name"]) for tool in exported)
         return cls(names, {str(t["name"]): dict(t.get("inputSchema") or {}) for t in exported})
 
@@ -89,6 +93,8 @@ class _Callable:
 
     def sent(self, call: ModelToolCall) -> tuple[str, dict[str, Any]]:
         """The tool a call names, and its arguments without strict mode's nulls."""
+        from toolrun.interop.strict import without_nulls
+
         name = self.names[call.name]
         return name, without_nulls(call.arguments, self.schemas[name])
 
@@ -103,6 +109,18 @@ def _call_path(call_id: str) -> str:
 
 def _waiting(wait: float) -> dict[str, Any]:
     return {"params": {"wait": wait}, "timeout": wait + _WAIT_SLACK_S} if wait else {}
+
+
+def _result(response: httpx.Response) -> ToolResult:
+    from toolrun.tools.model import ToolResult
+
+    return ToolResult.model_validate(response.json())
+
+
+def _descriptor(data: Any) -> ToolDescriptor:
+    from toolrun.tools.model import ToolDescriptor
+
+    return ToolDescriptor.model_validate(data)
 
 
 def _checked(response: httpx.Response) -> httpx.Response:
@@ -176,6 +194,8 @@ class Client:
     def __init__(
         self, base_url: str = DEFAULT_API, *, token: str | None = None, timeout_s: float = 30.0
     ) -> None:
+        import httpx
+
         self._http = httpx.Client(base_url=base_url, timeout=timeout_s, headers=_headers(token))
 
     def __enter__(self) -> Client:
@@ -192,6 +212,8 @@ class Client:
         self._http.close()
 
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        import httpx
+
         try:
             return _checked(self._http.request(method, path, **kwargs))
         except httpx.TransportError as exc:
@@ -200,7 +222,7 @@ class Client:
             ) from exc
 
     def list_tools(self) -> list[ToolDescriptor]:
-        return [ToolDescriptor.model_validate(d) for d in self._request("GET", "/v1/tools").json()]
+        return [_descriptor(d) for d in self._request("GET", "/v1/tools").json()]
 
     def export_tools(self, format: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
         """The tools this agent may call in the shape an API takes: openai, anthropic or
@@ -226,7 +248,7 @@ class Client:
 
     def get_tool(self, name: str, version: str | None = None) -> ToolDescriptor:
         params = {"version": version} if version else {}
-        return ToolDescriptor.model_validate(
+        return _descriptor(
             self._request("GET", f"/v1/tools/{quote(name, safe='')}", params=params).json()
         )
 
@@ -243,12 +265,12 @@ class Client:
         response = self._request(
             "POST", "/v1/calls", **_submit(name, arguments, wait, version, call_id)
         )
-        return ToolResult.model_validate(response.json())
+        return _result(response)
 
     def get_call(self, call_id: str, *, wait: float = 0) -> ToolResult:
         """A call's state; with `wait`, waits up to that long for it to end."""
         response = self._request("GET", _call_path(call_id), **_waiting(wait))
-        return ToolResult.model_validate(response.json())
+        return _result(response)
 
     def whoami(self) -> dict[str, Any]:
         """The profile of this client's token."""
@@ -269,7 +291,7 @@ class Client:
 
     def _decide(self, call_id: str, verb: str, reason: str | None) -> ToolResult:
         response = self._request("POST", f"{_call_path(call_id)}/{verb}", json={"reason": reason})
-        return ToolResult.model_validate(response.json())
+        return _result(response)
 
     def approval_rules(self) -> list[dict[str, Any]]:
         return list(self._request("GET", "/v1/approval-rules").json())
@@ -326,6 +348,8 @@ class Client:
         Raises:
             NotAModelResponse: `response` is none of those shapes.
         """
+        from toolrun.interop.function_calls import replies, result_text, tool_calls
+
         kind, calls = tool_calls(response)
         known = _Callable.of(self.export_tools("mcp") if calls else [])
         answered = []
@@ -372,6 +396,8 @@ class Client:
 
     def get_subagent(self, name: str) -> SubAgent:
         """One sub-agent definition, its system prompt included."""
+        from toolrun.subagents.definition import SubAgent
+
         found = self._request("GET", f"/v1/subagents/{quote(name, safe='')}").json()
         return SubAgent.model_validate(found)
 
@@ -395,6 +421,8 @@ class Client:
     def export_history(self, destination: BinaryIO, *, format: str = "json", **filters: Any) -> int:
         """Stream every matching row (filters as `history`) into `destination` as CSV or a
         JSON array; returns the bytes written."""
+        import httpx
+
         params = _export_params(format, filters)
         try:
             with self._http.stream("GET", "/v1/history/export", params=params) as response:
@@ -462,6 +490,8 @@ class AsyncClient:
     def __init__(
         self, base_url: str = DEFAULT_API, *, token: str | None = None, timeout_s: float = 30.0
     ) -> None:
+        import httpx
+
         self._http = httpx.AsyncClient(
             base_url=base_url, timeout=timeout_s, headers=_headers(token)
         )
@@ -476,6 +506,8 @@ class AsyncClient:
         await self._http.aclose()
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        import httpx
+
         try:
             return _checked(await self._http.request(method, path, **kwargs))
         except httpx.TransportError as exc:
@@ -485,7 +517,7 @@ class AsyncClient:
 
     async def list_tools(self) -> list[ToolDescriptor]:
         response = await self._request("GET", "/v1/tools")
-        return [ToolDescriptor.model_validate(d) for d in response.json()]
+        return [_descriptor(d) for d in response.json()]
 
     async def export_tools(
         self, format: str = "openai", *, strict: bool = False
@@ -497,7 +529,7 @@ class AsyncClient:
     async def get_tool(self, name: str, version: str | None = None) -> ToolDescriptor:
         params = {"version": version} if version else {}
         response = await self._request("GET", f"/v1/tools/{quote(name, safe='')}", params=params)
-        return ToolDescriptor.model_validate(response.json())
+        return _descriptor(response.json())
 
     async def call(
         self,
@@ -512,12 +544,12 @@ class AsyncClient:
         response = await self._request(
             "POST", "/v1/calls", **_submit(name, arguments, wait, version, call_id)
         )
-        return ToolResult.model_validate(response.json())
+        return _result(response)
 
     async def get_call(self, call_id: str, *, wait: float = 0) -> ToolResult:
         """A call's state; with `wait`, waits up to that long for it to end."""
         response = await self._request("GET", _call_path(call_id), **_waiting(wait))
-        return ToolResult.model_validate(response.json())
+        return _result(response)
 
     async def select(
         self,
@@ -543,6 +575,8 @@ class AsyncClient:
 
     async def run_tool_calls(self, response: dict[str, Any], *, wait: float = 60.0) -> list[Any]:
         """As `Client.run_tool_calls`, the calls run concurrently."""
+        from toolrun.interop.function_calls import replies, result_text, tool_calls
+
         kind, calls = tool_calls(response)
         known = _Callable.of(await self.export_tools("mcp") if calls else [])
 
@@ -555,6 +589,8 @@ class AsyncClient:
             except ApiError as exc:
                 return call, f"refused ({exc.status_code}): {exc.detail}", True
             return call, text, error
+
+        import asyncio
 
         return replies(kind, list(await asyncio.gather(*(answer(c) for c in calls))))
 
@@ -582,6 +618,8 @@ class AsyncClient:
         self, run_id: str, *, timeout: float | None = None, poll_s: float = 0.25
     ) -> dict[str, Any]:
         """The run's view once it is over, as `Client.wait_dag`."""
+        import asyncio
+
         deadline = _DagDeadline(run_id, timeout, poll_s)
         while not _over(view := await self.get_dag(run_id)):
             await asyncio.sleep(deadline.pause_s())

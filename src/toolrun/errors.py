@@ -7,6 +7,9 @@ ToolrunError
 ├── DuplicateTool          name@version is already registered
 ├── SandboxViolation       a path or process request leaves the sandbox
 │   └── NetworkRefused     a host off the network allowlist
+├── CallNotFound           no call (or no inbox entry) has this id
+├── CallConflict           the call's state forbids the request (its id is taken, it is
+│                          no longer awaiting approval, its tool is gone)
 └── ToolExecutionError     a tool ran and failed; may carry partial output
     └── ToolTimeout        a tool ran past its time limit
 """
@@ -59,3 +62,12 @@ class ToolExecutionError(ToolrunError):
 
 class ToolTimeout(ToolExecutionError):
     """A tool ran past its time limit and was stopped."""
+
+
+class CallNotFound(ToolrunError):
+    """No call, or no approval inbox entry, has this id."""
+
+
+class CallConflict(ToolrunError):
+    """The call's current state forbids the request (an id already taken, a call that is
+    no longer awaiting approval)."""

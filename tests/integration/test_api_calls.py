@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import httpx
 import pytest
 import redis
 
+from tests.envelopes import envelope
 from tests.integration.platform import Platform, record_keys, wait_for
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
@@ -92,13 +92,11 @@ def test_a_message_put_on_a_lower_queue_by_hand_is_refused(
 
     enqueue(
         app,
-        call,
-        queue=PermissionLevel.READ_ONLY.queue_name,
+        envelope(
+            call, queue=PermissionLevel.READ_ONLY.queue_name, approved_by="test", time_limit_s=5
+        ),
         parameters=None,
-        tool_limit_s=5,
         kill_grace_s=0.5,
-        approved_by="test",
-        queued_at=time.time(),
     )
 
     wait_for(lambda: api.get(f"/v1/calls/{call.id}").status_code == 200, 30, "the refusal")
@@ -121,13 +119,9 @@ def test_a_message_reaches_only_its_own_queue(redis_url: str, level: PermissionL
         call = ToolCall(tool_name="read", arguments={"file_path": "hello.txt"})
         enqueue(
             app,
-            call,
-            queue=level.queue_name,
+            envelope(call, queue=level.queue_name, time_limit_s=5),
             parameters=None,
-            tool_limit_s=5,
             kill_grace_s=0.5,
-            approved_by=None,
-            queued_at=time.time(),
         )
 
         lengths = {other: idle.llen(other.queue_name) for other in PermissionLevel}

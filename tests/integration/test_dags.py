@@ -505,25 +505,38 @@ def test_a_node_timeout_counts_from_the_approval(
     assert not (platform_workspace / scratch).exists()
 
 
-def test_a_parked_call_lost_before_its_record_is_parked_again(
-    dag_platform: Platform, api: httpx.Client, platform_workspace: Path
-) -> None:
-    """The scheduler died between putting the call in the inbox and recording it."""
-    scheduler = dag_platform.processes["scheduler"]
+def wipe_sent_by_a_dead_scheduler(
+    platform: Platform, api: httpx.Client, workspace: Path
+) -> tuple[str, str, ToolCall]:
+    """A one-node wipe run whose node the scheduler marked as sent, then died (it is
+    stopped here; the test starts it again): the scratch directory, run id and the call."""
+    scheduler = platform.processes["scheduler"]
     scheduler.terminate()
     scheduler.wait()
     scratch = f"scratch-{uuid.uuid4().hex[:8]}"
-    (platform_workspace / scratch).mkdir()
+    (workspace / scratch).mkdir()
     run_id = submit(api, wipe_plan(scratch))
     agent_id = api.get(f"/v1/dags/{run_id}").json()["agent_id"]
-    call_id = f"dag:{run_id}:wipe:1"
-    mark_sent(dag_platform, run_id, call_id)
+    call = ToolCall(
+        id=f"dag:{run_id}:wipe:1",
+        tool_name="bash",
+        version="1.0.0",
+        arguments={"command": f"rm -rf {scratch}"},
+        agent_id=agent_id,
+    )
+    mark_sent(platform, run_id, call.id)
+    return scratch, run_id, call
+
+
+def test_a_parked_call_lost_before_its_record_is_parked_again(
+    dag_platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    """The call is in the inbox but has no record (it was lost): the scheduler's resend
+    records it, keeps the pending entry, and the call can be approved."""
+    scratch, run_id, call = wipe_sent_by_a_dead_scheduler(dag_platform, api, platform_workspace)
+    call_id = call.id
     engine = open_database(dag_platform.settings.database)
     try:
-        command = {"command": f"rm -rf {scratch}"}
-        call = ToolCall(
-            id=call_id, tool_name="bash", version="1.0.0", arguments=command, agent_id=agent_id
-        )
         verdict = Verdict(Policy.DANGEROUS, Risk.HIGH, "bash runs rm -rf")
         ApprovalInbox(engine).park(ApprovalRecord.parked(call, None, verdict, 600))
     finally:
@@ -537,6 +550,31 @@ def test_a_parked_call_lost_before_its_record_is_parked_again(
         20,
         "the call recorded as awaiting approval",
     )
+    assert api.post(f"/v1/calls/{call_id}/approve", json={}).status_code == 202
+
+    view = finished(api, run_id)
+    assert view["status"] == "succeeded", view["nodes"]
+    assert not (platform_workspace / scratch).exists()
+
+
+def test_a_call_recorded_as_parked_but_never_in_the_inbox_is_parked_again(
+    dag_platform: Platform, api: httpx.Client, platform_workspace: Path
+) -> None:
+    """The scheduler died between recording the call as awaiting approval and putting it
+    in the inbox: nobody could approve it. The restarted scheduler drops the record and
+    parks the call again."""
+    scratch, run_id, call = wipe_sent_by_a_dead_scheduler(dag_platform, api, platform_workspace)
+    call_id = call.id
+    client = redis.Redis.from_url(dag_platform.redis_url)
+    try:
+        parked = ToolResult.accepted(call, ToolStatus.AWAITING_APPROVAL)
+        assert CallStore(client, ttl_s=600).create(parked)
+    finally:
+        client.close()
+    assert api.post(f"/v1/calls/{call_id}/approve", json={}).status_code == 404  # no entry
+
+    dag_platform.start_scheduler()
+    wait_parked(api, call_id)
     assert api.post(f"/v1/calls/{call_id}/approve", json={}).status_code == 202
 
     view = finished(api, run_id)

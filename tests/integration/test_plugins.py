@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import httpx
 import pytest
 import wasmtime
 
+from tests.envelopes import envelope
 from tests.integration.platform import Platform, wait_for
 from tests.plugins.conftest import EXAMPLES, build_examples
 from toolrun.config import Settings
@@ -256,13 +256,9 @@ def test_a_call_queued_for_a_removed_plugin_ends_with_an_error(
     try:  # as if it had been queued just before the removal
         enqueue(
             app,
-            queued,
-            queue=PermissionLevel.READ_ONLY.queue_name,
+            envelope(queued, queue=PermissionLevel.READ_ONLY.queue_name, time_limit_s=5),
             parameters=None,
-            tool_limit_s=5,
             kill_grace_s=0.5,
-            approved_by=None,
-            queued_at=time.time(),
         )
     finally:
         app.close()

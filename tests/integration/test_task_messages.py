@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
 
+from tests.envelopes import envelope
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall
@@ -45,13 +45,14 @@ def published(url: str, call: ToolCall, parameters: dict[str, Any] | None) -> di
     try:
         enqueue(
             app,
-            call,
-            queue=PermissionLevel.READ_WRITE.queue_name,
+            envelope(
+                call,
+                queue=PermissionLevel.READ_WRITE.queue_name,
+                approved_by="rule r1",
+                time_limit_s=5,
+            ),
             parameters=parameters,
-            tool_limit_s=5,
             kill_grace_s=0.5,
-            approved_by="rule r1",
-            queued_at=time.time(),
         )
     finally:
         app.close()

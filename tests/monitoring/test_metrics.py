@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import pytest
 import redis
-import redis.asyncio as aioredis
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from tests.monitoring.conftest import snapshot
 from toolrun.monitoring import PlatformCollector, Snapshot
-from toolrun.monitoring.metrics import BUCKET_LABELS, bucket_of, record_call, record_call_async
+from toolrun.monitoring.metrics import BUCKET_LABELS, bucket_of, record_call
 from toolrun.monitoring.snapshot import queue_keys
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolStatus
@@ -55,20 +52,6 @@ def test_ended_calls_are_counted_by_tool_and_status(
     samples = exposed(snap)
     assert samples["toolrun_calls_total", (("status", "success"), ("tool", "read"))] == 2
     assert samples["toolrun_calls_total", (("status", "blocked"), ("tool", "write"))] == 1
-
-
-def test_the_api_counts_with_its_async_client(redis_url: str) -> None:
-    async def record() -> None:
-        client = aioredis.Redis.from_url(redis_url)
-        try:
-            await record_call_async(client, "bash", ToolStatus.DENIED, None)
-            await record_call_async(client, "bash", ToolStatus.DENIED, None)
-        finally:
-            await client.aclose()
-
-    asyncio.run(record())
-
-    assert snapshot(redis_url).calls == {("bash", "denied"): 2}
 
 
 def test_duration_buckets_are_cumulative(redis_client: redis.Redis, redis_url: str) -> None:
@@ -132,17 +115,9 @@ def test_queue_depth_counts_every_priority_list(redis_client: redis.Redis, redis
 def test_redis_down_is_logged_never_raised(caplog: pytest.LogCaptureFixture) -> None:
     down = redis.Redis(port=1, retry=Retry(NoBackoff(), 0))
 
-    async def record() -> None:
-        client = aioredis.Redis(port=1, retry=AsyncRetry(NoBackoff(), 0))
-        try:
-            await record_call_async(client, "read", ToolStatus.SUCCESS, 0.1)
-        finally:
-            await client.aclose()
-
     with caplog.at_level(logging.WARNING, logger="toolrun.monitoring"):
         record_call(down, "read", ToolStatus.SUCCESS, 0.1)
-        asyncio.run(record())
 
     warnings = [r.getMessage() for r in caplog.records if r.name == "toolrun.monitoring.metrics"]
-    assert len(warnings) == 2
+    assert len(warnings) == 1
     assert all(w.startswith("call metrics not recorded (ConnectionError") for w in warnings)

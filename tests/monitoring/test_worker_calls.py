@@ -4,13 +4,14 @@ gets a warning, and every ended call is counted in Redis."""
 from __future__ import annotations
 
 import logging
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 
+from tests.envelopes import envelope
 from tests.monitoring.conftest import Configure, lines, snapshot
 from toolrun.config import Settings
 from toolrun.history import CallRecord
@@ -51,8 +52,8 @@ class Rows:
     def __init__(self) -> None:
         self.rows: list[CallRecord] = []
 
-    def put(self, record: CallRecord) -> None:
-        self.rows.append(record)
+    def put_later(self, make: Callable[[], CallRecord]) -> None:
+        self.rows.append(make())
 
 
 def runtime_for(redis_url: str, workspace: Path, tmp_path: Path, **settings: Any) -> WorkerRuntime:
@@ -73,7 +74,7 @@ def runtime_for(redis_url: str, workspace: Path, tmp_path: Path, **settings: Any
 
 def run(runtime: WorkerRuntime, **arguments: Any) -> ToolResult:
     call = ToolCall(tool_name="chatty", arguments=arguments, agent_id="agent-7")
-    result = runtime.run(call, approved_by=None, queued_at=time.time())
+    result = runtime.run(envelope(call))
     assert result is not None
     return result
 
@@ -121,7 +122,7 @@ def test_every_ended_call_is_counted_with_its_execution_time(
     timed_out = run(runtime, stop=True)
     assert (
         runtime.run(  # a redelivery of an ended call is neither run nor counted again
-            ToolCall(id=timed_out.call_id, tool_name="chatty"), approved_by=None, queued_at=0
+            envelope(ToolCall(id=timed_out.call_id, tool_name="chatty"))
         )
         is None
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from tests.plugins.conftest import EXAMPLES
 from toolrun.errors import DuplicateTool
 from toolrun.plugins.module import InvalidPlugin
-from toolrun.plugins.registry import PluginRegistry
+from toolrun.plugins.registry import REFRESH_S, PluginRegistry
 from toolrun.plugins.tool import PluginTool, load_plugin_descriptor
 from toolrun.tools.registry import ToolRegistry
 
@@ -24,7 +25,7 @@ def described(**changes: object) -> dict[str, object]:
     return {**json.loads((EXAMPLES / "wordcount" / "wordcount.json").read_text()), **changes}
 
 
-def test_a_plugin_registered_in_one_process_is_found_at_once_in_another(
+def test_a_plugin_registered_in_one_process_is_found_by_a_refresh_in_another(
     tmp_path: Path, built: dict[str, bytes]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'db.sqlite'}"
@@ -34,11 +35,29 @@ def test_a_plugin_registered_in_one_process_is_found_at_once_in_another(
     for version in ("1.0.0", "1.1.0"):
         descriptor, access = load_plugin_descriptor(described(version=version))
         api.store.register(descriptor, access, built["wordcount"])
-        found = worker.get("wordcount", version)  # a miss looks again at once
+        assert worker.get("wordcount", version) is None  # a getter never reads the database
+        assert worker.refresh(within_s=0)  # what a caller does on a miss
+        found = worker.get("wordcount", version)
         assert found is not None
         assert found.descriptor.version == version
 
     assert [tool.descriptor.version for tool in worker.versions("wordcount")] == ["1.0.0", "1.1.0"]
+
+
+def test_after_a_first_refresh_a_thread_keeps_the_registry_current(
+    tmp_path: Path, built: dict[str, bytes]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    api, worker = registry(url), registry(url)
+    worker.refresh(within_s=0)
+    descriptor, access = load_plugin_descriptor(described())
+
+    api.store.register(descriptor, access, built["wordcount"])
+
+    deadline = time.monotonic() + 10 * REFRESH_S
+    while worker.get("wordcount") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker.get("wordcount") is not None
 
 
 def test_removed_versions_leave_and_a_version_registers_once(
@@ -58,6 +77,7 @@ def test_removed_versions_leave_and_a_version_registers_once(
     assert plugins.get("wordcount") is None
     assert "wordcount" not in plugins.names()
     plugins.store.register(descriptor, access, built["wordcount"])  # it may come back
+    plugins.refresh(within_s=0)
     assert plugins.get("wordcount") is not None
 
 
@@ -90,6 +110,7 @@ def test_a_forked_child_loads_its_own_plugins_at_once(
     plugins = registry(url)
     descriptor, access = load_plugin_descriptor(described())
     plugins.store.register(descriptor, access, built["wordcount"])
+    plugins.refresh(within_s=0)
     parent_tool = plugins.get("wordcount")
     assert isinstance(parent_tool, PluginTool)
     read_end, write_end = os.pipe()
@@ -97,10 +118,11 @@ def test_a_forked_child_loads_its_own_plugins_at_once(
     pid = os.fork()
     if pid == 0:  # the child: report, then leave without running pytest's exit hooks
         try:
+            dropped = plugins.get("wordcount") is None  # the parent's tools are gone
             reloaded = plugins.refresh()  # within a second of the parent's check
             tool = plugins.get("wordcount")
             own = isinstance(tool, PluginTool) and tool.runtime is not parent_tool.runtime
-            os.write(write_end, b"ok" if reloaded and own else b"stale")
+            os.write(write_end, b"ok" if dropped and reloaded and own else b"stale")
         finally:
             os._exit(0)
     os.close(write_end)
@@ -120,6 +142,7 @@ def test_a_removal_stamped_by_a_clock_behind_is_still_seen(
     descriptor, access = load_plugin_descriptor(described())
     monkeypatch.setattr("toolrun.plugins.store.time.time", lambda: 2_000_000_000.0)
     api.store.register(descriptor, access, built["wordcount"])
+    worker.refresh(within_s=0)
     assert worker.get("wordcount") is not None
 
     monkeypatch.setattr("toolrun.plugins.store.time.time", lambda: 1_000_000_000.0)

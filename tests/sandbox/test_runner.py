@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import threading
@@ -15,10 +16,12 @@ import pytest
 
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
+from toolrun.interop.mcp_proxy import _stdio
 from toolrun.sandbox.limits import ResourceLimits
 from toolrun.sandbox.output import BoundedBytes, CappedLines
 from toolrun.sandbox.runner import CALL_MARKER_VAR, ProcessResult, ProcessRunner, sandbox_env
 from toolrun.tools import ToolContext
+from toolrun.tools.builtin.terminal import _confinement
 
 SH = "/bin/sh"
 
@@ -242,3 +245,28 @@ def test_capped_lines_sink_receives_the_stream(runner: ProcessRunner) -> None:
     assert ended.exit_code == 0
     assert out.text() == "1\n2\n[46 lines omitted]\n49\n50"
     assert err.text() == ""
+
+
+def test_a_runner_that_starts_nothing_refuses_every_way_to_start_a_process(
+    settings: Settings, workspace: Path
+) -> None:
+    runner = ToolContext.create(settings, processes=False).runner
+    # As the executor hands it to a read_only tool: the refusal stays.
+    runner = dataclasses.replace(runner, writable=False)
+    marker = workspace / "started"
+    out, err = sinks()
+
+    with pytest.raises(SandboxViolation, match="declared that it starts no process") as ran:
+        runner.run([SH, "-c", f"touch {marker}"], timeout_s=10, stdout=out, stderr=err)
+    with pytest.raises(SandboxViolation, match="declared that it starts no process"):
+        runner.start([SH, "-c", f"touch {marker}"])
+    with pytest.raises(SandboxViolation, match="declared that it starts no process"):
+        runner.plan(workspace)
+    # The ways around the runner: an MCP stdio server's start, a terminal session's host.
+    with pytest.raises(SandboxViolation, match="declared that it starts no process"):
+        _stdio((SH, "-c", f"touch {marker}"), {}, runner, 10)
+    with pytest.raises(SandboxViolation, match="declared that it starts no process"):
+        _confinement(ToolContext.create(settings, processes=False))
+
+    assert ran.value.target == SH
+    assert not marker.exists()

@@ -91,7 +91,7 @@ def test_a_revoked_caller_stops_its_sub_agent(engine: Engine) -> None:
     delegation = PlatformDelegation(
         ToolRegistry.with_builtins(),
         None,
-        gate=None,  # type: ignore[arg-type]  # parent() does not use it
+        lifecycle=None,  # type: ignore[arg-type]  # parent() does not use it
         agents=agents,
     )
 

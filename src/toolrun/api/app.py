@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
+import redis
 import redis.asyncio as aioredis
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
@@ -36,7 +37,9 @@ from toolrun.api import (
 from toolrun.api.errors import install_error_handlers
 from toolrun.api.limits import BodySizeLimit
 from toolrun.api.state import ApiState
-from toolrun.calls.store import AsyncCallStore
+from toolrun.calls.endings import history_rows, written_by
+from toolrun.calls.store import AsyncCallStore, CallStore
+from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import create_database_engine, migrate
 from toolrun.history import HistoryStore
@@ -51,7 +54,6 @@ from toolrun.scheduler.store import RunStore
 from toolrun.selection.model_steps import ModelSteps
 from toolrun.selection.preferences import Preferences
 from toolrun.subagents.catalog import SubAgentStore
-from toolrun.tools.base import ToolContext
 from toolrun.tools.loading import registry_with
 from toolrun.workers.app import create_celery_app, longest_time_limit
 
@@ -78,7 +80,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # Waiting callers block in BLPOP for up to max_wait_s: reads may take that long.
+        # Waiting callers block in BLMOVE for up to max_wait_s: reads may take that long.
         # The pool is bounded so that waiters cannot exhaust Redis's clients; past it a
         # request waits CONNECT_TIMEOUT_S for a connection, then gets a 503.
         pool = aioredis.BlockingConnectionPool.from_url(
@@ -89,16 +91,38 @@ def create_app(settings: Settings) -> FastAPI:
             socket_timeout=settings.max_wait_s + CONNECT_TIMEOUT_S,
         )
         client = aioredis.Redis(connection_pool=pool)
+        # The lifecycle's own client, used from the publishing threads only.
+        sync_client = redis.Redis.from_url(
+            str(settings.redis_url),
+            max_connections=PUBLISH_THREADS * 2,
+            socket_connect_timeout=CONNECT_TIMEOUT_S,
+            socket_timeout=CONNECT_TIMEOUT_S * 5,
+        )
         celery = create_celery_app(settings, longest_time_limit_s=longest)
         database = create_database_engine(settings.database)
         agent_store = AgentStore(database)
+        tools = PluginRegistry(registry, settings.database, plugin_cache(settings))
+        history_store = HistoryStore(database)
+        lifecycle = platform_lifecycle(
+            settings,
+            tools,
+            client=sync_client,
+            database=database,
+            celery=celery,
+            ended=platform_endings(
+                settings,
+                CallStore(sync_client, ttl_s=settings.call_ttl_s),
+                history_rows(written_by(history_store.write)),
+            ),
+        )
         app.state.toolrun = state = ApiState(
             settings=settings,
-            registry=PluginRegistry(registry, settings.database, plugin_cache(settings)),
+            registry=tools,
             celery=celery,
             redis=client,
-            store=AsyncCallStore(client, ttl_s=settings.call_ttl_s),
-            context=ToolContext.create(settings),
+            store=AsyncCallStore(client),
+            lifecycle=lifecycle,
+            context=lifecycle.context,
             publisher=ThreadPoolExecutor(PUBLISH_THREADS, thread_name_prefix="publish"),
             database=database,
             agents=agent_store,
@@ -106,7 +130,7 @@ def create_app(settings: Settings) -> FastAPI:
             inbox=ApprovalInbox(database),
             rules=RuleBook(database),
             security=SecurityLog(database),
-            history=HistoryStore(database),
+            history=history_store,
             runs=RunStore(database),
             warnings=AgentWarnings(database),
             subagents=SubAgentStore(database),
@@ -117,7 +141,10 @@ def create_app(settings: Settings) -> FastAPI:
             ),
             selection_model=ModelSteps.configured(settings),
         )
-        sweeper = asyncio.create_task(_sweep_expired(state, tables=_tables_created(database)))
+        tables = _tables_created(database)
+        if tables:  # the plugins, and from then on in the background
+            await run_in_threadpool(tools.refresh, within_s=0)
+        sweeper = asyncio.create_task(_sweep_expired(state, tables=tables))
         try:
             yield
         finally:
@@ -129,6 +156,7 @@ def create_app(settings: Settings) -> FastAPI:
             if state.selection_model is not None:
                 state.selection_model.chat.close()
             await client.aclose()
+            sync_client.close()
             celery.close()
 
     app = FastAPI(

@@ -9,24 +9,13 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from fastapi.responses import Response
 from structlog.contextvars import bound_contextvars
 
-from toolrun.api.admission import (
-    block,
-    create_record,
-    park,
-    pre_approval,
-    publish,
-    respond,
-    stranded,
-)
 from toolrun.api.auth import Agent
+from toolrun.api.lifecycle import off_loop, respond
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
 from toolrun.api.state import ApiState, get_state
-from toolrun.api.tools import unknown_tool
-from toolrun.errors import InvalidArguments, SandboxViolation
-from toolrun.permissions.agents import AgentProfile, Role
-from toolrun.tools.base import Tool
+from toolrun.errors import InvalidArguments, ToolNotFound
+from toolrun.permissions.agents import Role
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
-from toolrun.tools.validation import validate_arguments, with_defaults
 
 router = APIRouter(prefix="/v1/calls", tags=["calls"])
 State = Annotated[ApiState, Depends(get_state)]
@@ -52,63 +41,23 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
     with the final ToolResult if the call ends in time, else 202 with its current state.
     """
     _check_wait(state, wait)
-    pinned = agent.pin(body.tool_name)
-    wanted = body.version or (None if pinned is None else str(pinned))
-    tool = state.registry.get(body.tool_name, wanted)
-    if tool is None:
-        raise HTTPException(404, unknown_tool(state, agent, body.tool_name, wanted))
-    try:
-        validate_arguments(tool.validator, body.arguments)
-    except InvalidArguments as exc:
-        raise HTTPException(422, f"invalid arguments: {exc}") from exc
-    descriptor = tool.descriptor
     call = ToolCall(
         id=body.id or uuid.uuid4().hex,
-        tool_name=descriptor.name,
-        version=descriptor.version,
+        tool_name=body.tool_name,
+        version=body.version,
         arguments=body.arguments,
         agent_id=agent.id,
     )
     with bound_contextvars(call_id=call.id):  # on every line logged while it is admitted
-        return await _admit(state, agent, tool, call, wait)
-
-
-async def _admit(
-    state: ApiState, agent: AgentProfile, tool: Tool, call: ToolCall, wait: float
-) -> Response:
-    """Block, park or enqueue a valid call (`submit_call`)."""
-    descriptor = tool.descriptor
-    refusal = agent.refusal(descriptor)
-    if refusal is not None:
-        return await block(state, call, refusal)
-    arguments = with_defaults(descriptor.parameters, call.arguments)
-    try:
-        verdict = tool.verdict(arguments, state.context)
-    except SandboxViolation as exc:
-        return await block(state, call, str(exc))
-    gone = await stranded(state, tool, call, arguments)
-    if gone is not None:
-        return gone
-    result = ToolResult.accepted(call, ToolStatus.QUEUED)
-    approved_by = None
-    if verdict.needs_approval:
-        approved_by = await pre_approval(state, agent, call, arguments, verdict)
-        if approved_by is None:
-            return await park(state, agent, call, verdict)
-        result.metadata["approved_by"] = approved_by
-    await create_record(state, result)
-    try:
-        await publish(
-            state,
-            tool,
-            call,
-            approved_by=approved_by,
-            queued_at=result.metadata["queued_at"],
-        )
-    except Exception:
-        await state.store.forget(call.id)  # not queued after all: no record, id reusable
-        raise
-    return await _awaited(state, result, wait)
+        try:
+            result = await off_loop(state, state.lifecycle.admit, call, agent)
+        except ToolNotFound as exc:
+            raise HTTPException(404, str(exc)) from exc
+        except InvalidArguments as exc:
+            raise HTTPException(422, f"invalid arguments: {exc}") from exc
+        if result.status is not ToolStatus.QUEUED:  # ended, or parked: nothing to wait for
+            return respond(result)
+        return await _awaited(state, result, wait)
 
 
 @router.get(

@@ -13,6 +13,8 @@ from fastapi.responses import JSONResponse
 from kombu.exceptions import OperationalError
 from sqlalchemy.exc import SQLAlchemyError
 
+from toolrun.errors import CallConflict, CallNotFound
+
 log = logging.getLogger(__name__)
 
 
@@ -21,8 +23,8 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Validation → 400/422, broker or database down → 503, anything else → 500 with no
-    internals."""
+    """Validation → 400/422, an unknown call → 404, a call whose state forbids the
+    request → 409, broker or database down → 503, anything else → 500 with no internals."""
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -30,6 +32,14 @@ def install_error_handlers(app: FastAPI) -> None:
         if any(error.get("type") == "json_invalid" for error in errors):
             return problem(400, "malformed JSON body: " + _first_message(errors))
         return problem(422, "; ".join(_describe(error) for error in errors))
+
+    @app.exception_handler(CallNotFound)
+    async def no_such_call(request: Request, exc: CallNotFound) -> JSONResponse:
+        return problem(404, str(exc))
+
+    @app.exception_handler(CallConflict)
+    async def conflict(request: Request, exc: CallConflict) -> JSONResponse:
+        return problem(409, str(exc))
 
     @app.exception_handler(redis.RedisError)
     @app.exception_handler(OperationalError)

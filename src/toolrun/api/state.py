@@ -10,6 +10,7 @@ from celery import Celery
 from fastapi import Request
 from sqlalchemy.engine import Engine
 
+from toolrun.calls.lifecycle import Lifecycle
 from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
 from toolrun.history import HistoryStore
@@ -34,11 +35,12 @@ class ApiState:
     registry: ToolRegistry
     celery: Celery
     redis: aioredis.Redis
-    store: AsyncCallStore
-    context: ToolContext  # for confirmation checks, which look at the workspace
-    # kombu publishes with blocking socket I/O, so it runs off the event loop, on a few
-    # long-lived threads: each thread's first publish sets up Celery state (backend,
-    # producer connection) that a fresh thread per call would pay again and again.
+    store: AsyncCallStore  # reads and waits on the event loop; the lifecycle writes
+    lifecycle: Lifecycle
+    context: ToolContext  # the workspace, for the sub-agent catalog
+    # The lifecycle blocks (kombu publishes, the database), so it runs off the event
+    # loop, on a few long-lived threads: each thread's first publish sets up Celery state
+    # (backend, producer connection) that a fresh thread per call would pay again and again.
     publisher: ThreadPoolExecutor
     database: Engine
     agents: AgentStore

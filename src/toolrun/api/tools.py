@@ -10,11 +10,13 @@ from pydantic import BaseModel
 
 from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
+from toolrun.errors import ToolNotFound
 from toolrun.interop.formats import ExportFormat, export
 from toolrun.permissions.agents import AgentProfile
 from toolrun.tools.base import Tool
 from toolrun.tools.docs import render_markdown
 from toolrun.tools.model import ToolDescriptor
+from toolrun.tools.semver import VersionRange
 
 router = APIRouter(prefix="/v1/tools", tags=["tools"])
 State = Annotated[ApiState, Depends(get_state)]
@@ -77,10 +79,8 @@ async def get_tool_versions(name: str, state: State, agent: Agent) -> ToolVersio
     """Every registered version of a tool; `default` is what a call that names no version
     runs for this agent."""
     pinned = agent.pin(name)
-    chosen = state.registry.get(name, None if pinned is None else str(pinned))
+    chosen = _visible_tool(state, agent, name, None, pin=pinned)
     known = [tool for tool in state.registry.versions(name) if agent.sees(tool.descriptor)]
-    if chosen is None or not known:
-        raise HTTPException(404, unknown_tool(state, agent, name, None))
     return ToolVersions(
         name=name,
         versions=[tool.descriptor.version for tool in known],
@@ -102,14 +102,20 @@ async def get_tool_docs(
     return PlainTextResponse(render_markdown(descriptor), media_type="text/markdown")
 
 
-def _visible_tool(state: ApiState, agent: AgentProfile, name: str, version: str | None) -> Tool:
-    tool = state.registry.get(name, version)
-    if tool is None or not agent.sees(tool.descriptor):
-        raise HTTPException(404, unknown_tool(state, agent, name, version))
+def _visible_tool(
+    state: ApiState,
+    agent: AgentProfile,
+    name: str,
+    version: str | None,
+    *,
+    pin: VersionRange | None = None,
+) -> Tool:
+    """The tool a call would run for this agent; 404, naming the tools it may see, when
+    there is none or the agent may not see it."""
+    try:
+        tool = state.registry.resolve(name, version, pin=pin, visible=agent.sees)
+    except ToolNotFound as exc:
+        raise HTTPException(404, str(exc)) from exc
+    if not agent.sees(tool.descriptor):
+        raise HTTPException(404, str(state.registry.unknown(name, version, agent.sees)))
     return tool
-
-
-def unknown_tool(state: ApiState, agent: AgentProfile, name: str, version: str | None) -> str:
-    """The 404 message, naming only the tools this agent may see."""
-    visible = (t.descriptor.name for t in state.registry.list() if agent.sees(t.descriptor))
-    return state.registry.missing(name, version, visible)

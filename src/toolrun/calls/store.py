@@ -2,12 +2,14 @@
 
 A record is the call's ToolResult in its latest state (queued, running, then final). When
 a call ends its worker also pushes the final result on a per-call list, so a waiter blocks
-in BLPOP and gets the result in the same round trip, instead of polling.
+in BLMOVE (the list onto itself: the result stays for other waiters) and gets the result
+in the same round trip, instead of polling.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -62,9 +64,19 @@ class CallStore:
         key = keys.record(result.call_id)
         return bool(self.client.set(key, result.model_dump_json(), ex=self.ttl_s, nx=True))
 
+    def replace(self, result: ToolResult) -> None:
+        """Overwrite an existing call's state (an approved call becoming queued again)."""
+        self.client.set(
+            keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s, xx=True
+        )
+
     def forget(self, call_id: str) -> None:
         """Drop the record of a call that was never sent, so it can be sent afresh."""
         self.client.delete(keys.record(call_id))
+
+    def get(self, call_id: str) -> ToolResult | None:
+        raw = self.client.get(keys.record(call_id))
+        return None if raw is None else ToolResult.model_validate_json(raw)
 
     def get_many(self, call_ids: list[str]) -> list[ToolResult | None]:
         """The records of these calls, None where there is none."""
@@ -82,20 +94,22 @@ class CallStore:
         count = self._start(keys=keys_, args=[running.model_dump_json(), self.ttl_s])
         return int(count)
 
-    def finish(self, result: ToolResult) -> None:
-        """Store the final state and hand it to every waiter."""
+    def finish(self, result: ToolResult, also: Callable[[Any], None] | None = None) -> None:
+        """Store the final state and hand it to every waiter; `also` queues more commands
+        on the same pipeline (the call's counters: no round trip of their own)."""
         pipe = self.client.pipeline(transaction=False)
         _queue_finish(pipe, result, self.ttl_s)
+        if also is not None:
+            also(pipe)
         pipe.execute()
 
     def wait_final(self, call_id: str, timeout_s: float) -> ToolResult | None:
         """The call's final result if it ends within `timeout_s`, else None."""
-        woke = self.client.blpop([keys.done(call_id)], timeout=timeout_s)
-        if woke is None:
-            return None
-        _key, encoded = woke
-        self.client.lpush(keys.done(call_id), encoded)  # for any other waiter
-        return ToolResult.model_validate_json(encoded)
+        done = keys.done(call_id)
+        # Moved from the list's tail to its head: read, and still there for other waiters.
+        # Redis takes fractional seconds; redis-py's stubs say int.
+        encoded = self.client.blmove(done, done, timeout_s, "RIGHT", "LEFT")  # type: ignore[arg-type]
+        return None if encoded is None else ToolResult.model_validate_json(encoded)
 
     def dead_letter(self, call_id: str) -> None:
         """Remember a call given up on; the newest 10,000 are kept."""
@@ -106,34 +120,10 @@ class CallStore:
 
 
 class AsyncCallStore:
-    """Asynchronous access, for the API."""
+    """Asynchronous reads, for the API's event loop (the lifecycle does the writing)."""
 
-    def __init__(self, client: aioredis.Redis, *, ttl_s: int) -> None:
+    def __init__(self, client: aioredis.Redis) -> None:
         self.client = client
-        self.ttl_s = ttl_s
-
-    async def create(self, result: ToolResult) -> bool:
-        """Store a new call's first state; False when the id is already taken."""
-        created = await self.client.set(
-            keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s, nx=True
-        )
-        return bool(created)
-
-    async def replace(self, result: ToolResult) -> None:
-        """Overwrite an existing call's state (an approved call becoming queued again)."""
-        await self.client.set(
-            keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s, xx=True
-        )
-
-    async def finish(self, result: ToolResult) -> None:
-        """Store the final state and hand it to every waiter (a denied or expired call)."""
-        pipe = self.client.pipeline(transaction=False)
-        _queue_finish(pipe, result, self.ttl_s)
-        await pipe.execute()
-
-    async def forget(self, call_id: str) -> None:
-        """Drop a record whose call could not be enqueued, so the id can be used again."""
-        await self.client.delete(keys.record(call_id))
 
     async def get(self, call_id: str) -> ToolResult | None:
         raw = await self.client.get(keys.record(call_id))
@@ -141,10 +131,10 @@ class AsyncCallStore:
 
     async def wait_final(self, call_id: str, timeout_s: float) -> bytes | None:
         """The call's final result as JSON if it ends within `timeout_s`, else None."""
-        woke = await self.client.blpop([keys.done(call_id)], timeout=timeout_s)
-        if woke is None:
+        done = keys.done(call_id)
+        # Moved from the list's tail to its head: read, and still there for other waiters.
+        # Redis takes fractional seconds; redis-py's stubs say int.
+        encoded = await self.client.blmove(done, done, timeout_s, "RIGHT", "LEFT")  # type: ignore[arg-type]
+        if encoded is None:
             return None
-        _key, encoded = woke
-        # Put it back: another caller may be waiting on the same call.
-        await self.client.lpush(keys.done(call_id), encoded)
         return encoded.encode() if isinstance(encoded, str) else encoded

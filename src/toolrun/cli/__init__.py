@@ -1,4 +1,5 @@
-"""The `toolrun` command."""
+"""The `toolrun` command. Its commands' modules import little at the top (heavy modules
+where they are used); its groups are imported when a command line enters them."""
 
 from __future__ import annotations
 
@@ -6,36 +7,45 @@ import logging
 
 import typer
 
-from toolrun.cli import (
-    agents,
-    approvals,
-    dag,
-    history,
-    mcp,
-    platform,
-    plugins,
-    selection,
-    subagents,
-    tools,
-)
+from toolrun.cli import platform, selection
+from toolrun.cli._deferred import SubApp, deferring
 from toolrun.cli.call import call
 from toolrun.cli.stats import stats
 
-app = typer.Typer(help="toolrun: run AI-agent tool calls safely.", no_args_is_help=True)
-app.add_typer(tools.app, name="tools")
-app.add_typer(agents.app, name="agents")
-app.add_typer(subagents.app, name="subagents")
-app.add_typer(plugins.app, name="plugins")
-app.add_typer(approvals.app, name="approvals")
+GROUPS = (
+    SubApp("tools", "toolrun.cli.tools:app", "Inspect the tool registry."),
+    SubApp("agents", "toolrun.cli.agents:app", "Agent profiles and their tokens."),
+    SubApp("subagents", "toolrun.cli.subagents:app", "Sub-agents the task tool delegates to."),
+    SubApp(
+        "plugins", "toolrun.cli.plugins:app", "WebAssembly plugins: custom tools (docs/plugins.md)."
+    ),
+    SubApp("approvals", "toolrun.cli.approvals:app", "The approval inbox (operator token)."),
+    SubApp(
+        "blacklist", "toolrun.cli.selection:blacklist_app", "Tools kept out of recommendations."
+    ),
+    SubApp(
+        "whitelist", "toolrun.cli.selection:whitelist_app", "Tools ranked first when they match."
+    ),
+    SubApp(
+        "history",
+        "toolrun.cli.history:app",
+        "The calls that ended, newest first (subcommands: export, prune).",
+    ),
+    SubApp("dag", "toolrun.cli.dag:app", "DAG plans: tool calls that feed each other."),
+    SubApp(
+        "mcp",
+        "toolrun.cli.mcp:app",
+        "Serve toolrun's tools over MCP (no subcommand), or import an MCP server's tools.",
+    ),
+)
+
+app = typer.Typer(
+    help="toolrun: run AI-agent tool calls safely.", no_args_is_help=True, cls=deferring(GROUPS)
+)
 app.command("call")(call)
 app.command("select")(selection.select)
 app.command("feedback")(selection.feedback)
-app.add_typer(selection.blacklist_app, name="blacklist")
-app.add_typer(selection.whitelist_app, name="whitelist")
-app.add_typer(history.app, name="history")
 app.command("stats")(stats)
-app.add_typer(dag.app, name="dag")
-app.add_typer(mcp.app, name="mcp")
 app.command("up")(platform.up)
 app.command("api")(platform.api)
 app.command("worker")(platform.worker)
@@ -49,4 +59,4 @@ def main() -> None:
     app()
 
 
-__all__ = ["app", "main"]
+__all__ = ["GROUPS", "app", "main"]

@@ -1,22 +1,28 @@
-"""Consoles, exit codes and usage errors shared by the CLI commands."""
+"""Consoles, exit codes and usage errors shared by the CLI commands.
+
+Settings, the registry and the database are imported by the helpers that load them, so
+that `toolrun --help` imports none of them (pydantic-settings, jsonschema, SQLAlchemy).
+"""
+
+# ruff: noqa: PLC0415 - see the module docstring
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun.client import ApiError, ApiUnreachable, Client
-from toolrun.config import Settings
-from toolrun.database import open_database
 from toolrun.errors import ToolrunError
-from toolrun.tools.loading import registry_with
-from toolrun.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from toolrun.config import Settings
+    from toolrun.tools.registry import ToolRegistry
 
 EXIT_TOOL_FAILED = 1
 EXIT_USAGE = 2
@@ -33,6 +39,8 @@ def usage_error(message: str) -> typer.Exit:
 
 def load_registry(settings: Settings) -> ToolRegistry:
     """Built-in tools plus those of TOOLRUN_TOOL_MODULES; a bad module is a usage error."""
+    from toolrun.tools.loading import registry_with
+
     try:
         return registry_with(settings.tool_modules, settings.tool_packs)
     except ToolrunError as exc:
@@ -67,6 +75,10 @@ def api_failure(exc: ApiError | ApiUnreachable) -> typer.Exit:
 
 
 def load_settings() -> Settings:
+    from pydantic import ValidationError
+
+    from toolrun.config import Settings
+
     try:
         return Settings()
     except ValidationError as exc:
@@ -77,6 +89,10 @@ def load_settings() -> Settings:
 
 def open_platform_database(settings: Settings) -> Engine:
     """The platform's database (migrated); a usage error when it cannot be opened."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from toolrun.database import open_database
+
     try:
         return open_database(settings.database)
     except SQLAlchemyError as exc:

@@ -14,7 +14,7 @@ from toolrun.cli._console import err, load_settings, open_platform_database, out
 from toolrun.permissions.agents import AgentError, AgentProfile, AgentStore, Role
 from toolrun.permissions.levels import PermissionLevel
 
-app = typer.Typer(help="Agent profiles and their tokens.", no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 
 
 def _store() -> AgentStore:

@@ -16,7 +16,7 @@ from rich.table import Table
 from toolrun.cli._console import api_client, api_failure, err, load_settings, out
 from toolrun.client import ApiError, ApiUnreachable, Client
 
-app = typer.Typer(help="The approval inbox (operator token).")
+app = typer.Typer()  # help line: toolrun.cli.GROUPS
 rules_app = typer.Typer(help="Standing rules: calls that run without asking.")
 app.add_typer(rules_app, name="rules")
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]

@@ -1,4 +1,9 @@
-"""`toolrun call`: one tool call, through the API or in this process (--local)."""
+"""`toolrun call`: one tool call, through the API or in this process (--local).
+
+The local runner (registry, sandbox) and the tool model are imported by the calls that
+use them: `toolrun --help` imports neither, a call through the API no runner."""
+
+# ruff: noqa: PLC0415 - see the module docstring
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -22,12 +27,13 @@ from toolrun.cli._console import (
     usage_error,
 )
 from toolrun.client import ApiError, ApiUnreachable
-from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
 from toolrun.permissions.approvals import Approver, default_approver
-from toolrun.sandbox.proxy import Refusal
-from toolrun.tools import ToolCall, ToolResult, ToolStatus
-from toolrun.tools.local import run_local
+
+if TYPE_CHECKING:
+    from toolrun.config import Settings
+    from toolrun.sandbox.proxy import Refusal
+    from toolrun.tools.model import ToolCall, ToolResult
 
 
 def call(
@@ -63,6 +69,8 @@ def call(
         raise usage_error('--args must be a JSON object, e.g. \'{"file_path": "a.txt"}\'')
     settings = load_settings()
     if local:
+        from toolrun.tools.model import ToolCall
+
         approver = default_approver(
             assume_yes=yes, interactive=sys.stdin.isatty(), allow_dangerous=allow_dangerous
         )
@@ -83,6 +91,8 @@ def call(
 def _run_local(
     settings: Settings, call: ToolCall, workspace: Path | None, approver: Approver
 ) -> ToolResult:
+    from toolrun.local import run_local
+
     def refused(refusal: Refusal) -> None:
         err.print(f"[red]network:[/] {refusal.host}:{refusal.port} refused ({refusal.reason})")
 
@@ -108,6 +118,8 @@ def _run_remote(
     wait: float,
 ) -> ToolResult:
     """Submit, and keep waiting (up to `wait` in all) while the call awaits approval."""
+    from toolrun.tools.model import ToolStatus
+
     deadline = time.monotonic() + wait
     try:
         with api_client(settings, api) as client:

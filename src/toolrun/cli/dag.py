@@ -28,7 +28,7 @@ from toolrun.client import ApiError, ApiUnreachable, Client
 from toolrun.dag import Plan, PlanError, load_plan, mermaid, plan_problems
 from toolrun.dag.run import RunStatus
 
-app = typer.Typer(help="DAG plans: tool calls that feed each other.", no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 PlanFile = Annotated[
     Path, typer.Argument(metavar="PLAN_FILE", help="The plan: YAML, or JSON when named *.json.")
 ]

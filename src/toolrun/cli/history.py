@@ -30,10 +30,7 @@ from toolrun.history import HistoryStore
 from toolrun.history.export import ExportFormat
 from toolrun.tools.model import ToolStatus
 
-app = typer.Typer(
-    help="The calls that ended, newest first (subcommands: export, prune).",
-    invoke_without_command=True,
-)
+app = typer.Typer(invoke_without_command=True)  # help line: toolrun.cli.GROUPS
 Tool = Annotated[str | None, typer.Option(help="Only this tool.")]
 AgentName = Annotated[str | None, typer.Option(help="Only this agent (operators).")]
 Status = Annotated[ToolStatus | None, typer.Option(help="Only this status.")]

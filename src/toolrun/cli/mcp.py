@@ -47,10 +47,7 @@ from toolrun.sandbox.runner import ProcessRunner
 from toolrun.tools.base import ToolContext
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
-app = typer.Typer(
-    help="Serve toolrun's tools over MCP (no subcommand), or import an MCP server's tools.",
-    invoke_without_command=True,
-)
+app = typer.Typer(invoke_without_command=True)  # help line: toolrun.cli.GROUPS
 
 
 @app.callback()

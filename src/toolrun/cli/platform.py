@@ -1,4 +1,9 @@
-"""`toolrun up`, `api`, `worker`, `flower`: the platform's processes."""
+"""`toolrun up`, `api`, `worker`, `flower`: the platform's processes.
+
+Each command imports the services it starts (Celery, Redis, uvicorn, the database): the
+other commands, and `toolrun --help`, import this module too."""
+
+# ruff: noqa: PLC0415 - see the module docstring
 
 from __future__ import annotations
 
@@ -9,35 +14,21 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
-import redis
 import typer
-import uvicorn
-from celery import Celery
-from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun.cli._console import err, load_registry, load_settings, out, usage_error
-from toolrun.config import Settings
-from toolrun.database import open_database
-from toolrun.embedded import RedisServer, Supervisor
-from toolrun.embedded.admin_token import ensure_admin_token
 from toolrun.errors import ToolrunError
-from toolrun.monitoring import configure_logging
-from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import DELEGATION_QUEUE, PermissionLevel
-from toolrun.plugins.registry import PluginRegistry, plugin_cache
-from toolrun.sandbox.confinement import Enforcement, enforcement
-from toolrun.scheduler.service import serve
-from toolrun.terminal.client import HostClient
-from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
-from toolrun.workers.app import create_celery_app, longest_time_limit
-from toolrun.workers.isolation import report_isolation, withdraw_isolation_report
-from toolrun.workers.presence import Presence
-from toolrun.workers.runtime import WorkerRuntime
-from toolrun.workers.tasks import register_tasks
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+    from toolrun.config import Settings
+    from toolrun.embedded import RedisServer, Supervisor
+    from toolrun.sandbox.confinement import Enforcement
 
 _READY_TIMEOUT_S = 60.0
 DELEGATION = "delegation"  # the worker role serving DELEGATION_QUEUE
@@ -68,6 +59,8 @@ def api(
     ] = 1,
 ) -> None:
     """Serve the HTTP API (needs TOOLRUN_REDIS_URL)."""
+    import uvicorn
+
     settings = _platform_settings()
     load_registry(settings)  # a bad tool module fails here, as a usage error, not in uvicorn
     uvicorn.run(
@@ -97,6 +90,15 @@ def worker(
     (needs TOOLRUN_REDIS_URL)."""
     if (level is None) == (not delegation):
         raise usage_error("give exactly one of --level LEVEL and --delegation")
+    import redis
+
+    from toolrun.plugins.registry import PluginRegistry, plugin_cache
+    from toolrun.workers.app import create_celery_app, longest_time_limit
+    from toolrun.workers.isolation import report_isolation, withdraw_isolation_report
+    from toolrun.workers.presence import Presence
+    from toolrun.workers.runtime import WorkerRuntime
+    from toolrun.workers.tasks import register_tasks
+
     settings = _platform_settings()
     isolation = _isolation(settings)
     registry = load_registry(settings)
@@ -134,6 +136,8 @@ def _isolation(settings: Settings) -> Enforcement:
     Raises:
         typer.Exit: a sandbox path is invalid, or isolation is required and unavailable.
     """
+    from toolrun.sandbox.confinement import enforcement
+
     try:
         state = enforcement(settings)
     except ValueError as exc:
@@ -167,6 +171,9 @@ def _run_worker(app: Celery, role: str, queues: list[str], concurrency: int, log
 
 def scheduler() -> None:
     """Run the DAG scheduler (needs TOOLRUN_REDIS_URL); one per platform."""
+    from toolrun.monitoring import configure_logging
+    from toolrun.scheduler.service import serve
+
     settings = _platform_settings()
     registry = load_registry(settings)
     configure_logging(settings)
@@ -178,6 +185,8 @@ def flower(
     address: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
 ) -> None:
     """Run Flower against the platform's broker (needs TOOLRUN_REDIS_URL)."""
+    from toolrun.workers.app import create_celery_app
+
     settings = _platform_settings()
     app = create_celery_app(settings)
     chosen = settings.flower_port if port is None else port
@@ -194,6 +203,8 @@ def up(
 ) -> None:
     """Start the whole platform on this machine: Redis, API, one worker per level, the DAG
     scheduler, Flower."""
+    from toolrun.embedded import Supervisor
+
     space = (workspace or load_settings().workspace).resolve()
     if not space.is_dir():
         raise usage_error(f"workspace is not a directory: {space}")
@@ -208,11 +219,7 @@ def up(
     redis_url = settings.redis_url
     shown_url = _redacted(redis_url or "")
     if redis_url is None:
-        redis_server = RedisServer(home / "redis")
-        try:
-            redis_server.start()
-        except ToolrunError as exc:
-            raise usage_error(str(exc)) from exc
+        redis_server = _started_redis(home / "redis")
         redis_url, shown_url = redis_server.url, redis_server.display_url
     env = {
         **os.environ,
@@ -248,11 +255,30 @@ def up(
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         out.print("stopping…")
         supervisor.stop()
-        # The terminal host outlives the workers that started it: its sessions end here.
-        HostClient(host_socket(settings), idle_s=HOST_IDLE_S).stop()
+        _end_terminal_sessions(settings)
         if redis_server is not None:
             redis_server.stop()
     raise typer.Exit(code)
+
+
+def _started_redis(directory: Path) -> RedisServer:
+    """A Redis server of the platform's own, started; failing to start is a usage error."""
+    from toolrun.embedded import RedisServer
+
+    server = RedisServer(directory)
+    try:
+        server.start()
+    except ToolrunError as exc:
+        raise usage_error(str(exc)) from exc
+    return server
+
+
+def _end_terminal_sessions(settings: Settings) -> None:
+    """Stop the terminal host: it outlives the workers that started it."""
+    from toolrun.terminal.client import HostClient
+    from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
+
+    HostClient(host_socket(settings), idle_s=HOST_IDLE_S).stop()
 
 
 def _announce(
@@ -274,6 +300,12 @@ def _announce(
 
 def _admin_token(settings: Settings) -> tuple[Path, bool]:
     """The admin token's file, and whether it was created now."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from toolrun.database import open_database
+    from toolrun.embedded.admin_token import ensure_admin_token
+    from toolrun.permissions.agents import AgentStore
+
     path = settings.admin_token_path
     try:
         return path, ensure_admin_token(AgentStore(open_database(settings.database)), path)
@@ -317,6 +349,9 @@ def _wait_until_ready(base: str, redis_url: str, supervisor: Supervisor) -> None
     Raises:
         ToolrunError: a child exited, or the platform was not ready in time.
     """
+    from toolrun.config import Settings
+    from toolrun.workers.app import create_celery_app
+
     deadline = time.monotonic() + _READY_TIMEOUT_S
     celery = create_celery_app(Settings(redis_url=redis_url))
     try:
@@ -333,6 +368,8 @@ def _wait_until_ready(base: str, redis_url: str, supervisor: Supervisor) -> None
 
 
 def _api_healthy(base: str) -> bool:
+    import httpx
+
     with contextlib.suppress(httpx.HTTPError):
         return httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200
     return False

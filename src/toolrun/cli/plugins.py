@@ -12,7 +12,7 @@ from rich.markup import escape
 from toolrun.cli._console import api_client, api_failure, load_settings, out, usage_error
 from toolrun.client import ApiError, ApiUnreachable
 
-app = typer.Typer(help="WebAssembly plugins: custom tools (docs/plugins.md).", no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 
 

@@ -1,4 +1,9 @@
-"""`toolrun select`, `feedback`, `blacklist`, `whitelist`: tool selection from the CLI."""
+"""`toolrun select`, `feedback`, `blacklist`, `whitelist`: tool selection from the CLI.
+
+The selection pipeline is imported by `select --local`, the only command that runs it
+here (`toolrun --help` imports this module)."""
+
+# ruff: noqa: PLC0415 - see the module docstring
 
 from __future__ import annotations
 
@@ -22,14 +27,10 @@ from toolrun.cli._console import (
     usage_error,
 )
 from toolrun.client import ApiError, ApiUnreachable, Client
-from toolrun.selection.cards import CardError, ToolCard
-from toolrun.selection.model_steps import ModelSteps
-from toolrun.selection.pipeline import Selector
-from toolrun.selection.semantic import optional_encoder
 
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
-blacklist_app = typer.Typer(help="Tools kept out of recommendations.", no_args_is_help=True)
-whitelist_app = typer.Typer(help="Tools ranked first when they match.", no_args_is_help=True)
+blacklist_app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
+whitelist_app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 
 
 def _with_client(api: str | None, work: Any) -> Any:
@@ -85,6 +86,11 @@ def _select_here(
 ) -> dict[str, Any]:
     """`POST /v1/select`'s answer, computed in this process (steps 2 and 5 by the
     configured model, as the API does, where one is configured)."""
+    from toolrun.selection.cards import CardError, ToolCard
+    from toolrun.selection.model_steps import ModelSteps
+    from toolrun.selection.pipeline import Selector
+    from toolrun.selection.semantic import optional_encoder
+
     settings = load_settings()
     if supplied is None:
         newest = {t.descriptor.name: t.descriptor for t in load_registry(settings).list()}

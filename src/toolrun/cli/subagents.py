@@ -15,7 +15,7 @@ from toolrun.cli._console import api_client, api_failure, load_settings, out, us
 from toolrun.client import ApiError, ApiUnreachable
 from toolrun.subagents.definition import SubAgentError, parse_markdown, to_markdown
 
-app = typer.Typer(help="Sub-agents the task tool delegates to.", no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 
 

@@ -27,7 +27,7 @@ from toolrun.permissions.policy import Risk
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.tools import Tool, render_markdown
 
-app = typer.Typer(help="Inspect the tool registry.", no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 
 
 def platform_registry(settings: Settings) -> PluginRegistry:

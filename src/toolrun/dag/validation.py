@@ -8,6 +8,7 @@ from typing import Any
 from toolrun.dag.graph import dependencies, find_cycle
 from toolrun.dag.plan import Node, Plan
 from toolrun.dag.refs import BadReference, Reference, dotted, is_reference, references
+from toolrun.errors import ToolNotFound
 from toolrun.permissions.agents import AgentProfile
 from toolrun.tools.base import Tool
 from toolrun.tools.registry import ToolRegistry
@@ -30,9 +31,10 @@ def plan_problems(
     known = {node.id for node in plan.nodes}
     for node in plan.nodes:
         problems += _structure_problems(node, known)
-        tool = chosen_tool(registry, node, agent)
-        if tool is None:
-            problems.append(f"node {node.id!r}: {_missing(registry, node, agent)}")
+        try:
+            tool = chosen_tool(registry, node, agent)
+        except ToolNotFound as exc:
+            problems.append(f"node {node.id!r}: {exc}")
             continue
         problems += [f"node {node.id!r}: {problem}" for problem in _argument_problems(tool, node)]
         refusal = None if agent is None else agent.refusal(tool.descriptor)
@@ -45,18 +47,16 @@ def plan_problems(
     return problems
 
 
-def chosen_tool(registry: ToolRegistry, node: Node, agent: AgentProfile | None) -> Tool | None:
+def chosen_tool(registry: ToolRegistry, node: Node, agent: AgentProfile | None) -> Tool:
     """The tool version a node runs: its own version (or range), else the agent's pin,
-    else the newest."""
-    pinned = None if agent is None else agent.pin(node.tool)
-    return registry.get(node.tool, node.version or (None if pinned is None else str(pinned)))
+    else the newest.
 
-
-def _missing(registry: ToolRegistry, node: Node, agent: AgentProfile | None) -> str:
-    visible = None
-    if agent is not None:
-        visible = [tool.descriptor.name for tool in registry.list() if agent.sees(tool.descriptor)]
-    return registry.missing(node.tool, node.version, visible)
+    Raises:
+        ToolNotFound: no such tool (or version) among those the agent may see.
+    """
+    if agent is None:
+        return registry.resolve(node.tool, node.version)
+    return registry.resolve(node.tool, node.version, pin=agent.pin(node.tool), visible=agent.sees)
 
 
 def _structure_problems(node: Node, known: set[str]) -> list[str]:

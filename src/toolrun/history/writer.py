@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable
 
 from toolrun.history.records import CallRecord
 from toolrun.history.store import HistoryStore
@@ -27,13 +28,20 @@ class HistoryWriter:
         self.store = store
         self.interval_s = interval_s
         self.max_batch = max_batch
-        self._queue: queue.SimpleQueue[CallRecord | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[CallRecord | Callable[[], CallRecord] | None] = (
+            queue.SimpleQueue()
+        )
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def put(self, record: CallRecord) -> None:
         self._ensure_thread()
         self._queue.put(record)
+
+    def put_later(self, make: Callable[[], CallRecord]) -> None:
+        """Queue a row that `make` builds on the writer's thread, off the caller's path."""
+        self._ensure_thread()
+        self._queue.put(make)
 
     def flush(self, timeout_s: float = 10.0) -> None:
         """Write everything queued so far and stop the thread (a later `put` restarts it)."""
@@ -67,6 +75,10 @@ class HistoryWriter:
                 else:
                     batch.append(item)
             try:
-                self.store.write_many(batch)
+                self.store.write_many([_made(item) for item in batch])
             except Exception:  # never let one bad batch stop the thread
                 log.exception("history batch of %d rows failed", len(batch))
+
+
+def _made(item: CallRecord | Callable[[], CallRecord]) -> CallRecord:
+    return item if isinstance(item, CallRecord) else item()

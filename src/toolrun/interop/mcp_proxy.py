@@ -67,6 +67,7 @@ def _stdio(
         return StdioServerParameters(
             command=command[0], args=list(command[1:]), env={**inherited, **env}
         )
+    runner.refuse_if_barred(command[0])
     if runner.jail is None:
         return StdioServerParameters(
             command=command[0], args=list(command[1:]), env={**runner.env, **env}, cwd=runner.cwd

@@ -34,9 +34,9 @@ from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
 from toolrun.interop.formats import ExportFormat, export
 from toolrun.interop.function_calls import result_text
+from toolrun.local import run_local
 from toolrun.permissions.approvals import ApprovalRequest, AutoApprover, Decision
 from toolrun.sandbox.proxy import Refusal
-from toolrun.tools.local import run_local
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 from toolrun.tools.validation import validator_for

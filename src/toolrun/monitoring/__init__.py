@@ -2,7 +2,7 @@
 
 from toolrun.monitoring.collector import PlatformCollector
 from toolrun.monitoring.logs import configure_logging
-from toolrun.monitoring.metrics import record_call, record_call_async
+from toolrun.monitoring.metrics import record_call
 from toolrun.monitoring.monitor import CallMonitor
 from toolrun.monitoring.snapshot import Snapshot, read_snapshot
 
@@ -13,5 +13,4 @@ __all__ = [
     "configure_logging",
     "read_snapshot",
     "record_call",
-    "record_call_async",
 ]

@@ -18,7 +18,6 @@ import logging
 from bisect import bisect_left
 
 import redis
-import redis.asyncio as aioredis
 
 from toolrun.tools.model import ToolStatus
 
@@ -31,7 +30,7 @@ BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
 BUCKET_LABELS = (*(repr(float(bound)) for bound in BUCKETS), "+Inf")
 log = logging.getLogger(__name__)
 
-Pipeline = redis.client.Pipeline | aioredis.client.Pipeline
+Pipeline = redis.client.Pipeline
 
 
 def bucket_of(seconds: float) -> str:
@@ -43,25 +42,14 @@ def record_call(client: redis.Redis, tool: str, status: ToolStatus, seconds: flo
     """Count one ended call, and its execution time when it ran (`seconds`)."""
     try:
         pipe = client.pipeline(transaction=False)
-        _increments(pipe, tool, status, seconds)
+        queue_call(pipe, tool, status, seconds)
         pipe.execute()
     except redis.RedisError as exc:
         log.warning("call metrics not recorded (%s: %s)", type(exc).__name__, exc)
 
 
-async def record_call_async(
-    client: aioredis.Redis, tool: str, status: ToolStatus, seconds: float | None
-) -> None:
-    """`record_call` for the API's event loop."""
-    try:
-        pipe = client.pipeline(transaction=False)
-        _increments(pipe, tool, status, seconds)
-        await pipe.execute()
-    except redis.RedisError as exc:
-        log.warning("call metrics not recorded (%s: %s)", type(exc).__name__, exc)
-
-
-def _increments(pipe: Pipeline, tool: str, status: ToolStatus, seconds: float | None) -> None:
+def queue_call(pipe: Pipeline, tool: str, status: ToolStatus, seconds: float | None) -> None:
+    """Queue `record_call`'s counting on `pipe` (sent with whatever else it holds)."""
     pipe.hincrby(CALLS, f"{status.value}:{tool}", 1)
     if seconds is not None:
         pipe.hincrby(DURATION, f"{bucket_of(seconds)}:{tool}", 1)

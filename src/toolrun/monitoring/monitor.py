@@ -1,29 +1,33 @@
-"""The workers' after-call hook: count the ended call, warn when it ran slowly."""
+"""What every call's ending (`calls.endings`) is told for monitoring: it is counted, in the
+Redis pipeline that stores its final state, and a slow one gets a warning."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
 
-import redis
-
-from toolrun.monitoring.metrics import record_call
-from toolrun.tools.model import ToolCall, ToolResult
+from toolrun.calls.endings import CallEnded
+from toolrun.monitoring.metrics import Pipeline, queue_call
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CallMonitor:
-    """Called once per call a worker ended, after its final state is stored."""
+    """Counts ended calls (`count`) and warns of slow ones (a subscriber)."""
 
-    redis: redis.Redis
     slow_call_ms: float
 
-    def __call__(self, call: ToolCall, result: ToolResult) -> None:
+    def count(self, pipe: Pipeline, event: CallEnded) -> None:
+        """Queue the call's counters and execution time on `pipe`."""
+        result = event.result
         elapsed_ms = result.metadata.get("execution_time_ms")
         seconds = None if elapsed_ms is None else elapsed_ms / 1000
-        record_call(self.redis, result.tool_name, result.status, seconds)
+        queue_call(pipe, result.tool_name, result.status, seconds)
+
+    def __call__(self, event: CallEnded) -> None:
+        result = event.result
+        elapsed_ms = result.metadata.get("execution_time_ms")
         if elapsed_ms is not None and elapsed_ms > self.slow_call_ms:
             log.warning(
                 "slow call",
@@ -31,6 +35,6 @@ class CallMonitor:
                     "call_id": result.call_id,
                     "tool": result.tool_name,
                     "execution_time_ms": elapsed_ms,
-                    "agent_id": call.agent_id,
+                    "agent_id": result.metadata.get("agent_id"),
                 },
             )

@@ -1,21 +1,25 @@
 """A tool registry that includes the registered plugins and the tools of imported MCP
 servers, kept current in every process.
 
-The plugins are loaded again when they change in the database: checked at most every
-REFRESH_S, and at once when a tool is not found (a plugin registered a moment ago; the
-API checks every call's tool before it is queued, so workers rarely miss). The
-database engine and the wasmtime runtime are made on first use in each process, and made
-again after a fork (a prefork pool's new child): wasmtime's threads do not survive one.
+Getters never touch the database. `refresh` loads the plugins again when they changed;
+the first call in a process also starts a thread that refreshes every REFRESH_S. Callers
+refresh explicitly when a tool is not found (a plugin registered a moment ago: the
+lifecycle when it admits a call, a worker when it runs one). The database engine and the
+wasmtime runtime are made in each process, and made again after a fork (a prefork pool's
+new child), which also drops the parent's plugin tools: wasmtime's threads do not survive
+a fork.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import logging
 import os
 import threading
 import time
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
@@ -32,6 +36,7 @@ from toolrun.tools.base import Tool
 from toolrun.tools.registry import ToolRegistry
 
 REFRESH_S = 1.0
+log = logging.getLogger(__name__)
 
 
 def plugin_cache(settings: Settings) -> Path:
@@ -54,30 +59,13 @@ class PluginRegistry(ToolRegistry):
         self._generation: int | None = None
         self._checked_at = 0.0
         self._lock = threading.RLock()
+        self._refresher_pid = -1
+        os.register_at_fork(after_in_child=_forget_plugins(weakref.ref(self)))
 
     @property
     def base(self) -> builtins.list[Tool]:
         """The tools that are not plugins."""
         return list(self._base)
-
-    def get(self, name: str, version: str | None = None) -> Tool | None:
-        self.refresh()
-        found = super().get(name, version)
-        if found is None and self.refresh(within_s=0):  # one query: a plugin just registered?
-            found = super().get(name, version)
-        return found
-
-    def list(self) -> builtins.list[Tool]:
-        self.refresh()
-        return super().list()
-
-    def versions(self, name: str) -> builtins.list[Tool]:
-        self.refresh()
-        return super().versions(name)
-
-    def names(self) -> builtins.list[str]:
-        self.refresh()
-        return super().names()
 
     @property
     def store(self) -> PluginStore:
@@ -93,10 +81,12 @@ class PluginRegistry(ToolRegistry):
 
     def refresh(self, *, within_s: float = REFRESH_S) -> bool:
         """Load the plugins again if they changed and were not checked in the last
-        `within_s` seconds (0: check now); True when it loaded them."""
+        `within_s` seconds (0: check now); True when it loaded them. Keeps a thread
+        refreshing in the background from then on, in this process."""
+        self._keep_refreshing()
         now = time.monotonic()
         if self._pid == os.getpid() and now - self._checked_at < within_s:
-            return False  # a forked child must not wait: its tools hold the parent's runtime
+            return False
         with self._lock:
             self._checked_at = now
             store = self.store
@@ -129,6 +119,27 @@ class PluginRegistry(ToolRegistry):
         self._tools_by_key = kept
         self._tools = fresh._tools  # one assignment: readers see the old set or the new one
 
+    def _keep_refreshing(self) -> None:
+        if self._refresher_pid == os.getpid():
+            return
+        with self._lock:
+            if self._refresher_pid == os.getpid():
+                return
+            self._refresher_pid = os.getpid()
+            threading.Thread(
+                target=_refresh_forever, args=(weakref.ref(self),), name="plugins", daemon=True
+            ).start()
+
+    def _forked(self) -> None:
+        """In a new child: only the base tools until the next refresh (the plugin tools
+        hold the parent's runtime); no refreshing thread yet."""
+        fresh = ToolRegistry()
+        for tool in self._base:
+            fresh.register(tool)
+        self._tools = fresh._tools
+        self._refresher_pid = -1
+        self._lock = threading.RLock()
+
     def _own_process(self) -> None:
         """Make the engine and runtime here if this process has none of its own yet."""
         if self._pid == os.getpid():
@@ -141,3 +152,24 @@ class PluginRegistry(ToolRegistry):
             self._tools_by_key = {}
             self._generation = None
             self._pid = os.getpid()
+
+
+def _forget_plugins(ref: weakref.ref[PluginRegistry]) -> Callable[[], None]:
+    def forget() -> None:
+        registry = ref()
+        if registry is not None:
+            registry._forked()
+
+    return forget
+
+
+def _refresh_forever(ref: weakref.ref[PluginRegistry]) -> None:
+    """Refresh the registry every REFRESH_S until it is gone (or the process forks: the
+    thread does not exist in the child)."""
+    while (registry := ref()) is not None:
+        try:
+            registry.refresh(within_s=REFRESH_S / 2)
+        except Exception as exc:  # the database away for a moment: the next round retries
+            log.warning("refreshing plugins failed: %r", exc)
+        del registry
+        time.sleep(REFRESH_S)

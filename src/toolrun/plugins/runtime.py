@@ -3,7 +3,8 @@
 - CPU: fuel (wasm instructions, roughly); out of fuel traps.
 - Memory: the Store's memory limit; growing past it fails (malloc returns NULL).
 - Wall time: epoch interruption; a ticker thread advances the engine's epoch every
-  TICK_S, and each Store's deadline is its time limit in ticks. WASI's poll_oneoff (sleep,
+  TICK_S while some plugin runs (idle otherwise), and each Store's deadline is its time
+  limit in ticks. WASI's poll_oneoff (sleep,
   waiting on a clock) answers ENOSYS: a host-side sleep could not be interrupted.
 - Output: stdout beyond its cap is dropped and the call fails; stderr (diagnostics
   only) beyond its cap is dropped and the call goes on.
@@ -110,6 +111,8 @@ class WasmRuntime:
         self._modules: OrderedDict[str, wasmtime.Module] = OrderedDict()
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._running = 0  # plugin runs under way: the ticker ticks only while there are some
+        self._busy = threading.Event()
         self._ticker = threading.Thread(target=self._tick, name="wasm-epoch", daemon=True)
         self._ticker.start()
         atexit.register(self.close)
@@ -160,7 +163,11 @@ class WasmRuntime:
             if workspace is not None:
                 wasi.preopen_dir(str(workspace), WORKSPACE_GUEST_PATH, writable)
             store.set_wasi(wasi)
-            exit_code, trap, memory = self._start(store, module)
+            self._running_one(+1)
+            try:
+                exit_code, trap, memory = self._start(store, module)
+            finally:
+                self._running_one(-1)
         used = limits.fuel - store.get_fuel()
         store.close()
         failed = trap is not None or exit_code != 0
@@ -173,6 +180,7 @@ class WasmRuntime:
         if self._stop.is_set():
             return
         self._stop.set()
+        self._busy.set()  # wakes an idle ticker, which then sees the stop
         self._ticker.join()  # it must not touch the engine once that is gone
         self._modules.clear()
         self.linker.close()
@@ -213,8 +221,16 @@ class WasmRuntime:
             _write_atomically(path, bytes(module.serialize()))
         return module
 
+    def _running_one(self, change: int) -> None:
+        with self._lock:
+            self._running += change
+            if self._running:
+                self._busy.set()
+            else:
+                self._busy.clear()
+
     def _tick(self) -> None:
-        while not self._stop.wait(TICK_S):
+        while self._busy.wait() and not self._stop.wait(TICK_S):
             self.engine.increment_epoch()
 
 

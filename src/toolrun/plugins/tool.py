@@ -57,6 +57,8 @@ def load_plugin_descriptor(data: object) -> tuple[ToolDescriptor, WorkspaceAcces
 class PluginTool(Tool):
     """Runs a WASI command module per call (see docs/plugins.md)."""
 
+    starts_processes = False  # the module runs in this process, in wasmtime
+
     def __init__(
         self,
         descriptor: ToolDescriptor,

@@ -33,10 +33,33 @@ def _tree_rss(process: psutil.Process) -> int:
     total = 0
     with contextlib.suppress(psutil.Error):
         total = process.memory_info().rss
-        for child in process.children(recursive=True):
+        for child in _descendants(process):
             with contextlib.suppress(psutil.Error):
                 total += child.memory_info().rss
     return total
+
+
+def _descendants(process: psutil.Process) -> list[psutil.Process]:
+    """The process's descendants, from the kernel's per-thread child lists: a few small
+    reads, where psutil's `children` reads the status of every process on the host."""
+    if not _CHILD_LISTS:
+        return process.children(recursive=True)
+    found: list[psutil.Process] = []
+    parents = [process.pid]
+    while parents:
+        parent = parents.pop()
+        with contextlib.suppress(OSError):
+            for task in os.scandir(f"/proc/{parent}/task"):
+                with contextlib.suppress(OSError), open(f"{task.path}/children") as listed:
+                    for pid in map(int, listed.read().split()):
+                        parents.append(pid)
+                        with contextlib.suppress(psutil.Error):
+                            found.append(psutil.Process(pid))
+    return found
+
+
+# Linux with CONFIG_PROC_CHILDREN: /proc/<pid>/task/<tid>/children.
+_CHILD_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
 class _TreeSampler:
@@ -76,13 +99,25 @@ def measure() -> Iterator[Usage]:
     """Measure the block: CPU seconds (rusage of this process and its reaped children) and
     the peak resident memory of the process tree.
     """
-    me = psutil.Process()
     usage = Usage()
-    _sampler.begin(me.memory_info().rss)
+    _sampler.begin(_own_rss())
     started = _cpu_s()
     try:
         yield usage
     finally:
         _sampler.end()
         usage.cpu_s = round(_cpu_s() - started, 6)
-        usage.peak_rss_bytes = max(_sampler.peak_rss_bytes, me.memory_info().rss)
+        usage.peak_rss_bytes = max(_sampler.peak_rss_bytes, _own_rss())
+
+
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def _own_rss() -> int:
+    """This process's resident memory: one read of /proc/self/statm (psutil's way, without
+    building a Process object on every call)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_BYTES
+    except OSError:
+        return int(psutil.Process().memory_info().rss)

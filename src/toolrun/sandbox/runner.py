@@ -52,6 +52,9 @@ class ProcessRunner:
     writable: bool = True  # the workspace, for processes in a jail
     max_processes: int | None = None  # pids.max of each call's cgroup, where there is one
     join: tuple[str, ...] = ()  # cgroup.procs files a jailed process enters (plan.join)
+    # Set: this runner starts nothing, and says why (the context of a tool that declared
+    # it starts no process, run without a jail).
+    refusal: str | None = None
 
     def run(
         self,
@@ -72,6 +75,7 @@ class ProcessRunner:
         Raises:
             SandboxViolation: the program cannot be started.
         """
+        self.refuse_if_barred(argv[0])
         marker = f"{self.label}-{secrets.token_hex(8)}" if self.label else secrets.token_hex(12)
         tracker = new_tracker(
             marker, use_cgroups=self.use_cgroups, max_processes=self.max_processes
@@ -136,8 +140,9 @@ class ProcessRunner:
         """The jail plan of one process started in `cwd`.
 
         Raises:
-            SandboxViolation: the runner has no jail.
+            SandboxViolation: the runner has no jail, or starts nothing.
         """
+        self.refuse_if_barred(None)
         if self.jail is None:
             raise SandboxViolation("no jail: tool processes run unconfined on this worker")
         limits = self.limits if timeout_s is None else self.limits.with_cpu_for(timeout_s)
@@ -149,6 +154,14 @@ class ProcessRunner:
             env=env,
         )
         return replace(plan, join=self.join) if self.join else plan
+
+    def refuse_if_barred(self, program: str | None) -> None:
+        """Raises SandboxViolation, naming `program` (None: unknown yet), if this runner
+        starts nothing. Whatever starts a process for a tool without this runner (the
+        terminal host, an MCP stdio server) calls it first."""
+        if self.refusal is not None:
+            what = program or "a process"
+            raise SandboxViolation(f"cannot start {what}: {self.refusal}", target=program)
 
     def _start_forked(
         self,
@@ -209,6 +222,7 @@ class ProcessRunner:
         Raises:
             SandboxViolation: the program cannot be started.
         """
+        self.refuse_if_barred(argv[0])
         lasting = self if self.jail is None else replace(self, jail=self.jail.lasting())
         preparation = lasting._preparation(None, None, None)
         return self._popen(argv, self.env, preparation, stdin=subprocess.PIPE)

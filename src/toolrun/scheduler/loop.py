@@ -29,7 +29,7 @@ from toolrun.calls import keys
 from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
 from toolrun.permissions.levels import QUEUES
 from toolrun.scheduler.broker import held_task_ids
-from toolrun.scheduler.dispatch import NodeDispatcher, Prepared, Refused
+from toolrun.scheduler.dispatch import Admitted, NodeDispatcher, Refused
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.model import ToolResult, ToolStatus
 
@@ -81,30 +81,39 @@ class Scheduler:
 
     def drop_unsent_calls(self) -> None:
         """At start: a call recorded as queued whose message the broker does not hold was
-        never sent (the last scheduler died between the two); its record is dropped, so
-        the reconcile that follows sends it. Checked twice, half a second apart, so that a
-        message a worker is just taking is not mistaken for one never sent."""
-        queued = self._queued_calls()
+        never sent (the last scheduler died between the two), and a call recorded as
+        awaiting approval with no inbox entry was never parked; their records are dropped,
+        so the reconcile that follows sends them. A queued call is checked twice, half a
+        second apart, so that a message a worker is just taking is not mistaken for one
+        never sent."""
+        queued, parked = self._waiting_calls()
+        for call_id in parked:
+            if self.dispatcher.lifecycle.inbox.get(call_id) is None:
+                log.warning("call %s was recorded but never parked; parking it now", call_id)
+                self.dispatcher.calls.forget(call_id)
         for attempt in range(2):
             if not queued:
                 return
             if attempt:
                 time.sleep(UNSENT_RECHECK_S)
-                queued &= self._queued_calls()
+                queued &= self._waiting_calls()[0]
             queued -= held_task_ids(self.client, QUEUES)
         for call_id in queued:
             log.warning("call %s was recorded but never sent; sending it now", call_id)
             self.dispatcher.calls.forget(call_id)
 
-    def _queued_calls(self) -> set[str]:
-        """The calls of running nodes whose record says queued."""
+    def _waiting_calls(self) -> tuple[set[str], set[str]]:
+        """The calls of running nodes whose record says queued, and awaiting approval."""
         call_ids = []
         for run_id in self.store.running_ids():
             loaded = self.store.load(run_id)
             if loaded is not None:
                 call_ids += [run.call_id for run in loaded[1].running if run.call_id]
-        results = self.dispatcher.calls.get_many(call_ids)
-        return {r.call_id for r in results if r is not None and r.status is ToolStatus.QUEUED}
+        results = [r for r in self.dispatcher.calls.get_many(call_ids) if r is not None]
+        return (
+            {r.call_id for r in results if r.status is ToolStatus.QUEUED},
+            {r.call_id for r in results if r.status is ToolStatus.AWAITING_APPROVAL},
+        )
 
     def news(self, timeout_s: float) -> dict[str, set[str] | None]:
         """What the wake list says, waiting up to `timeout_s` for its first item: per run,
@@ -250,10 +259,10 @@ class Scheduler:
 
     def _dispatch(
         self, run_id: str, active: ActiveRun, progress: RunProgress, changed: set[str]
-    ) -> list[Prepared]:
+    ) -> list[Admitted]:
         """Decide on every node that may start now; returns the calls to send once stored."""
         now = time.time()
-        sends: list[tuple[str, Prepared]] = []
+        sends: list[tuple[str, Admitted]] = []
         outputs = {
             node_id: run.output
             for node_id, run in progress.nodes.items()

@@ -8,14 +8,12 @@ import threading
 
 import redis
 
+from toolrun.calls.endings import history_rows, written_by
 from toolrun.calls.store import CallStore
+from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.history import HistoryStore
-from toolrun.permissions.agents import AgentStore
-from toolrun.permissions.inbox import ApprovalInbox
-from toolrun.permissions.rules import RuleBook
-from toolrun.permissions.security_log import SecurityLog
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.scheduler.dispatch import NodeDispatcher
 from toolrun.scheduler.loop import RECONCILE_S, Scheduler
@@ -33,18 +31,21 @@ def build_scheduler(settings: Settings, registry: ToolRegistry) -> Scheduler:
     celery = create_celery_app(
         settings, longest_time_limit_s=longest_time_limit(registry, settings)
     )
-    dispatcher = NodeDispatcher(
-        settings=settings,
-        registry=PluginRegistry(registry, settings.database, plugin_cache(settings)),
+    tools = PluginRegistry(registry, settings.database, plugin_cache(settings))
+    tools.refresh(within_s=0)  # and from then on in the background
+    lifecycle = platform_lifecycle(
+        settings,
+        tools,
+        client=client,
+        database=engine,
         celery=celery,
-        calls=CallStore(client, ttl_s=settings.call_ttl_s),
-        agents=AgentStore(engine),
-        inbox=ApprovalInbox(engine),
-        rules=RuleBook(engine),
-        security=SecurityLog(engine),
-        history=HistoryStore(engine),
+        ended=platform_endings(
+            settings,
+            CallStore(client, ttl_s=settings.call_ttl_s),
+            history_rows(written_by(HistoryStore(engine).write)),
+        ),
     )
-    return Scheduler(RunStore(engine), dispatcher, client)
+    return Scheduler(RunStore(engine), NodeDispatcher(lifecycle), client)
 
 
 def serve(settings: Settings, registry: ToolRegistry) -> None:

@@ -18,13 +18,13 @@ from sqlmodel import Field, Session, SQLModel, select
 from toolrun.errors import SandboxViolation
 from toolrun.sandbox.paths import Workspace
 from toolrun.subagents.definition import (
+    AGENTS_DIR,
     MAX_DEFINITION_BYTES,
     SubAgent,
     SubAgentError,
     parse_markdown,
 )
 
-AGENTS_DIR = ".toolrun/agents"
 MAX_FILES = 500
 Source = Literal["registered", "workspace"]
 

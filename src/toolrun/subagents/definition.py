@@ -10,21 +10,28 @@ is and what it may use, and whose body is its system prompt.
     max_turns: 8                            # the default is 10
     ---
     You are a code search assistant. ...
+
+Light to import (the Task tool's descriptor names AGENTS_DIR): YAML and the agent
+profiles, which bring the database's models, are imported where they are used.
 """
+
+# ruff: noqa: PLC0415 - see the module docstring
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from toolrun.errors import ToolrunError
-from toolrun.permissions.agents import in_tool_set
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.tools.model import ToolDescriptor
 
+if TYPE_CHECKING:
+    from toolrun.tools.model import ToolDescriptor
+
+# Where a workspace keeps its sub-agent definitions, one NAME.md each.
+AGENTS_DIR = ".toolrun/agents"
 ALL_TOOLS = "all"
 MAX_DEFINITION_BYTES = 256 * 1024
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S | re.M)
@@ -72,6 +79,8 @@ class SubAgent(BaseModel):
 
     def sees(self, descriptor: ToolDescriptor) -> bool:
         """True when the tool is in this sub-agent's own filter (by name or tag)."""
+        from toolrun.permissions.agents import in_tool_set
+
         return in_tool_set(None if self.tools is None else frozenset(self.tools), descriptor)
 
     @classmethod
@@ -97,6 +106,8 @@ def parse_markdown(text: str, source: str) -> SubAgent:
     Raises:
         SubAgentError: no front matter, bad YAML, unknown or invalid fields.
     """
+    import yaml
+
     if len(text.encode()) > MAX_DEFINITION_BYTES:
         raise SubAgentError(f"{source}: larger than {MAX_DEFINITION_BYTES // 1024} KiB")
     found = _FRONT_MATTER.match(text)
@@ -119,6 +130,8 @@ def parse_markdown(text: str, source: str) -> SubAgent:
 
 def to_markdown(agent: SubAgent) -> str:
     """The definition as a Markdown file that `parse_markdown` reads back unchanged."""
+    import yaml
+
     fields = agent.model_dump(mode="json", exclude={"prompt"}, exclude_none=True)
     if agent.tools is None:
         fields["tools"] = ALL_TOOLS

@@ -2,9 +2,9 @@
 sub-agent definitions, and a way to run the sub-agent's calls.
 
 On the platform (`PlatformDelegation`, in a delegation worker) each call goes through the
-same gate as a call sent to the API (`calls.gate`): checked against the sub-agent's
-profile, parked for approval where needed, queued for the workers of its level, recorded in
-the history; then awaited. Locally (`LocalDelegation`, `toolrun call --local`) calls are
+lifecycle of every call (`calls.lifecycle`): checked against the sub-agent's profile,
+parked for approval where needed, queued for the workers of its level, recorded in the
+history; then awaited. Locally (`LocalDelegation`, `toolrun call --local`) calls are
 checked the same way and run in this process, asking the local approver.
 """
 
@@ -14,16 +14,15 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from toolrun.calls.gate import CallGate, Refused
-from toolrun.errors import InvalidArguments, ToolExecutionError
+from toolrun.calls.lifecycle import Admitted, CallIdTaken, Lifecycle
+from toolrun.errors import InvalidArguments, ToolExecutionError, ToolNotFound
 from toolrun.permissions.agents import AgentProfile, AgentStore
 from toolrun.sandbox.paths import Workspace
 from toolrun.subagents.catalog import SubAgentCatalog, SubAgentStore
-from toolrun.tools.base import Tool, ToolContext
+from toolrun.tools.base import ToolContext
 from toolrun.tools.executor import Executor
 from toolrun.tools.model import ToolCall, ToolDescriptor, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
-from toolrun.tools.validation import validate_arguments
 
 OUT_OF_TIME = "the Task call that made this call ran out of time"
 _POLL_S = 1.0  # how often a wait for a sub-agent's call looks at the clock
@@ -59,27 +58,12 @@ class Delegation(ABC):
         """Run `calls` as `agent` (concurrently where the platform can), each to its end or
         until `deadline` (time.monotonic()); one result per call, in order."""
 
-    def _resolved(self, call: ToolCall, agent: AgentProfile) -> Tool | ToolResult:
-        """The tool a call names (the agent's pinned version) with valid arguments, or
-        the error the model gets instead; neither is a run, so nothing is recorded."""
-        pinned = agent.pin(call.tool_name)
-        tool = self.registry.get(call.tool_name, None if pinned is None else str(pinned))
-        if tool is None:
-            visible = [d.name for d in self.tools() if agent.refusal(d) is None]
-            missing = self.registry.missing(call.tool_name, available=visible)
-            return _ended(call, ToolStatus.ERROR, missing)
-        try:
-            validate_arguments(tool.validator, call.arguments)
-        except InvalidArguments as exc:
-            return _ended(call, ToolStatus.ERROR, f"invalid arguments: {exc}")
-        return tool
-
 
 @dataclass
 class PlatformDelegation(Delegation):
-    """Sub-agent calls through the gate, awaited in the call store."""
+    """Sub-agent calls through the lifecycle, awaited in the call store."""
 
-    gate: CallGate = field(kw_only=True)
+    lifecycle: Lifecycle = field(kw_only=True)
     agents: AgentStore = field(kw_only=True)
 
     def parent(self, agent_id: str | None) -> AgentProfile | None:
@@ -95,30 +79,42 @@ class PlatformDelegation(Delegation):
     ) -> list[ToolResult]:
         results: dict[str, ToolResult] = {}
         sent: list[ToolCall] = []
-        for asked in calls:
-            found = self._resolved(asked, agent)
-            if isinstance(found, ToolResult):
-                results[asked.id] = found
-                continue
-            call = asked.model_copy(update={"version": found.descriptor.version})
-            checked = self.gate.check(found, call, agent, max(1.0, deadline - time.monotonic()))
-            if isinstance(checked, Refused):
-                results[call.id] = _ended(call, checked.status, checked.reason)
-                continue
-            self.gate.send(checked)
-            sent.append(call)
+        for call in calls:
+            admitted = self._admitted(call, agent, max(1.0, deadline - time.monotonic()))
+            if isinstance(admitted, ToolResult):
+                results[call.id] = admitted
+            else:
+                sent.append(admitted.call)
         for call in sent:
             results[call.id] = self._awaited(call, deadline)
         return [results[call.id] for call in calls]
 
+    def _admitted(
+        self, call: ToolCall, agent: AgentProfile, limit_s: float
+    ) -> Admitted | ToolResult:
+        """The call decided on and sent, or how it ended at once (an unknown tool or invalid
+        arguments are not runs, so nothing is recorded for them)."""
+        try:
+            decided = self.lifecycle.decide(call, agent, limit_s=limit_s)
+            if isinstance(decided, Admitted):
+                self.lifecycle.send(decided)
+        except ToolNotFound as exc:
+            return _ended(call, ToolStatus.ERROR, str(exc))
+        except InvalidArguments as exc:
+            return _ended(call, ToolStatus.ERROR, f"invalid arguments: {exc}")
+        except CallIdTaken as exc:
+            return _ended(call, ToolStatus.ERROR, str(exc))
+        return decided
+
     def _awaited(self, call: ToolCall, deadline: float) -> ToolResult:
         """The call's final result; cancelled (or reported still running) at `deadline`."""
+        calls = self.lifecycle.calls
         while (left := deadline - time.monotonic()) > 0:
-            ended = self.gate.calls.wait_final(call.id, min(_POLL_S, left))
+            ended = calls.wait_final(call.id, min(_POLL_S, left))
             if ended is not None:
                 return ended
-        self.gate.cancel(call.id, call.arguments, by="task", reason=OUT_OF_TIME)
-        [current] = self.gate.calls.get_many([call.id])
+        self.lifecycle.cancel(call.id, call.arguments, by="task", reason=OUT_OF_TIME)
+        current = calls.get(call.id)
         if current is not None and current.final:
             return current
         return _ended(call, ToolStatus.TIMEOUT, f"still running when {OUT_OF_TIME}")
@@ -138,14 +134,19 @@ class LocalDelegation(Delegation):
     ) -> list[ToolResult]:
         results = []
         for call in calls:
-            found = self._resolved(call, agent)
-            refusal = None if isinstance(found, ToolResult) else agent.refusal(found.descriptor)
-            if isinstance(found, ToolResult):
-                results.append(found)
-            elif refusal is not None:
-                results.append(_ended(call, ToolStatus.BLOCKED, f"blocked: {refusal}"))
+            pin = agent.pin(call.tool_name)
+            try:
+                tool = self.registry.resolve(
+                    call.tool_name, call.version, pin=pin, visible=agent.sees
+                )
+            except ToolNotFound as exc:
+                results.append(_ended(call, ToolStatus.ERROR, str(exc)))
+                continue
+            refusal = agent.refusal(tool.descriptor)
+            if refusal is not None:
+                results.append(_ended(call, ToolStatus.BLOCKED, refusal))
             else:
-                pinned = call.model_copy(update={"version": found.descriptor.version})
+                pinned = call.model_copy(update={"version": tool.descriptor.version})
                 results.append(self.executor.execute(pinned, ctx))
         return results
 

@@ -14,7 +14,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.agents import AgentProfile, Role
@@ -22,10 +22,8 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.subagents.chat import ChatModel, Reply, ToolRequest, function_spec
 from toolrun.subagents.definition import SubAgent
 from toolrun.tools.base import ToolContext
+from toolrun.tools.delegating import Delegating
 from toolrun.tools.model import ToolCall, ToolDescriptor, ToolResult
-
-if TYPE_CHECKING:  # the delegation's gate needs the registry, which holds this tool
-    from toolrun.subagents.delegation import Delegation
 
 TASK_TOOL = "task"  # never given to a sub-agent: delegation does not nest
 MAX_TOOL_ANSWER_CHARS = 30_000
@@ -101,7 +99,7 @@ class SubAgentRun:
     """One Task call's sub-agent, with where its calls go."""
 
     agent: SubAgent
-    delegation: Delegation
+    delegation: Delegating
     chat: ChatModel
     ctx: ToolContext
     parent_call_id: str | None

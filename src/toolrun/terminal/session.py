@@ -1,5 +1,10 @@
 """One interactive program on a pseudo-terminal: what it printed since the last read, its
-screen as a terminal would show it (pyte), keys sent to it, and waits for its output."""
+screen as a terminal would show it (pyte), keys sent to it, and waits for its output.
+
+pexpect and pyte are imported by a session: the terminal tool's descriptor reads KEYS
+from here in every process that loads the registry."""
+
+# ruff: noqa: PLC0415 - see the module docstring
 
 from __future__ import annotations
 
@@ -8,9 +13,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-
-import pexpect
-import pyte
 
 MAX_UNREAD_CHARS = 256 * 1024  # older unread output is dropped, and that is said
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
@@ -45,6 +47,9 @@ class TerminalSession:
         rows: int,
         preexec: Callable[[], None] | None = None,
     ) -> None:
+        import pexpect
+        import pyte
+
         self.started = self.last_used = time.monotonic()
 
         def prepare_child() -> None:
@@ -131,6 +136,8 @@ class TerminalSession:
         self.child.close(force=True)
 
     def _read(self) -> None:
+        import pexpect
+
         while True:
             try:
                 chunk = self.child.read_nonblocking(65536, timeout=None)

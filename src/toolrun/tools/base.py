@@ -6,7 +6,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 from toolrun.config import Settings
 from toolrun.permissions.approvals import Approver, DenyApprover
@@ -17,11 +17,11 @@ from toolrun.sandbox.limits import ResourceLimits
 from toolrun.sandbox.paths import Workspace
 from toolrun.sandbox.runner import ProcessRunner, sandbox_env
 from toolrun.sandbox.view import platform_code
+from toolrun.tools.delegating import Delegating
 from toolrun.tools.model import ToolDescriptor
 from toolrun.tools.validation import validator_for
 
-if TYPE_CHECKING:
-    from toolrun.subagents.delegation import Delegation
+_NO_PROCESSES = "this tool declared that it starts no process (Tool.starts_processes)"
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ToolContext:
     # The call being run, and how it may run calls of its own (the Task tool's sub-agent);
     # None where neither applies.
     call_id: str | None = None
-    delegation: Delegation | None = None
+    delegation: Delegating | None = None
 
     def for_level(self, level: PermissionLevel) -> ToolContext:
         """This context for a tool of `level`: a read_only tool's processes see the
@@ -68,12 +68,15 @@ class ToolContext:
         jail: Confinement | None = None,
         agent_id: str | None = None,
         call_id: str | None = None,
-        delegation: Delegation | None = None,
+        delegation: Delegating | None = None,
+        processes: bool = True,
     ) -> ToolContext:
         """A context for one agent session in `workspace` (default: the settings' one).
 
         `label` tags the subprocesses started in this context (see `tracking.kill_labelled`);
         `jail` confines them (None: unconfined, where the host cannot jail them).
+        `processes=False`: its runner starts none (for a tool that declared it starts none,
+        run without a jail), so such a tool cannot start one unconfined.
         """
         space = Workspace(
             workspace if workspace is not None else settings.workspace,
@@ -96,6 +99,7 @@ class ToolContext:
             label=label,
             jail=jail,
             max_processes=settings.sandbox_max_processes,
+            refusal=None if processes else _NO_PROCESSES,
         )
         return cls(
             space,
@@ -120,6 +124,9 @@ class Tool(ABC):
     """A runnable tool. Subclasses set `descriptor` and implement `run`."""
 
     descriptor: ToolDescriptor
+    # False: `run` never starts a process, so a local call needs no jail set up, and the
+    # context's runner refuses to start one. Default True: it may.
+    starts_processes: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.validator = validator_for(self.descriptor.parameters)

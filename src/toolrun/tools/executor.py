@@ -1,4 +1,5 @@
-"""Runs one call in-process: resolve, validate, confirm, run, and shape the result."""
+"""Runs one call in-process: resolve, validate, confirm, run, and shape the result; or,
+on a worker, runs a call the lifecycle already admitted (`run_admitted`)."""
 
 from __future__ import annotations
 
@@ -36,9 +37,25 @@ class Executor:
 
     def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run `call` and return its ToolResult (status error/denied/timeout, never a raise)."""
+        return self._timed(call, ctx, arguments=None, rate=True)
+
+    def run_admitted(
+        self, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext, *, rate: bool
+    ) -> ToolResult:
+        """Run a call the lifecycle admitted: `arguments` are valid, with their defaults.
+        `rate`: rate the call again, asking `ctx.approver` if it now needs approval (a call
+        let through as safe, whose workspace may have changed since)."""
+        return self._timed(call, ctx, arguments=arguments, rate=rate)
+
+    def _timed(
+        self, call: ToolCall, ctx: ToolContext, *, arguments: dict[str, Any] | None, rate: bool
+    ) -> ToolResult:
         started = time.perf_counter()
         tool = self.registry.get(call.tool_name, call.version)
-        result = self._unknown_tool(call) if tool is None else self._execute_tool(tool, call, ctx)
+        if tool is None:
+            result = self._unknown_tool(call)
+        else:
+            result = self._execute_tool(tool, call, ctx, arguments=arguments, rate=rate)
         result.metadata["execution_time_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return result
 
@@ -50,7 +67,16 @@ class Executor:
             error=self.registry.missing(call.tool_name, call.version),
         )
 
-    def _execute_tool(self, tool: Tool, call: ToolCall, ctx: ToolContext) -> ToolResult:
+    def _execute_tool(
+        self,
+        tool: Tool,
+        call: ToolCall,
+        ctx: ToolContext,
+        *,
+        arguments: dict[str, Any] | None,
+        rate: bool,
+    ) -> ToolResult:
+        """`arguments`: already checked, defaults applied (None: check `call`'s)."""
         descriptor = tool.descriptor
 
         def result(
@@ -72,10 +98,11 @@ class Executor:
             return ended
 
         try:
-            validate_arguments(tool.validator, call.arguments)
-            arguments = with_defaults(descriptor.parameters, call.arguments)
-            verdict = tool.verdict(arguments, ctx)
-            if verdict.needs_approval:
+            if arguments is None:
+                validate_arguments(tool.validator, call.arguments)
+                arguments = with_defaults(descriptor.parameters, call.arguments)
+            verdict = tool.verdict(arguments, ctx) if rate else None
+            if verdict is not None and verdict.needs_approval:
                 request = ApprovalRequest(
                     call_id=call.id,
                     tool_name=descriptor.name,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from toolrun.errors import DuplicateTool, ToolNotFound
 from toolrun.tools.base import Tool
 from toolrun.tools.builtin import builtin_tools
+from toolrun.tools.model import ToolDescriptor
 from toolrun.tools.semver import Version, VersionRange
 
 
@@ -72,6 +73,41 @@ class ToolRegistry:
             return None
         matching = [v for v in versions if wanted.matches(v)]
         return versions[max(matching)] if matching else None
+
+    def refresh(self, *, within_s: float = 0.0) -> bool:
+        """Load tool sources that change (plugins, MCP imports) again if they changed;
+        True when something was loaded. Built-in tools never change: False."""
+        return False
+
+    def resolve(
+        self,
+        name: str,
+        version: str | None = None,
+        *,
+        pin: VersionRange | None = None,
+        visible: Callable[[ToolDescriptor], bool] | None = None,
+    ) -> Tool:
+        """The tool a call names: `version` (exact or a range) if given, else the caller's
+        `pin`, else the newest release.
+
+        Raises:
+            ToolNotFound: nothing matches; the message names the tools the caller may see
+                (`visible`; default: every tool).
+        """
+        wanted = version or (None if pin is None else str(pin))
+        found = self.get(name, wanted)
+        if found is None:
+            raise self.unknown(name, wanted, visible)
+        return found
+
+    def unknown(
+        self, name: str, version: str | None, visible: Callable[[ToolDescriptor], bool] | None
+    ) -> ToolNotFound:
+        """The error for a tool that is not here, naming those the caller may see."""
+        shown = None
+        if visible is not None:
+            shown = [tool.descriptor.name for tool in self.list() if visible(tool.descriptor)]
+        return ToolNotFound(self.missing(name, version, shown))
 
     def versions(self, name: str) -> builtins.list[Tool]:
         """Every registered version of `name`, oldest first (empty when unknown)."""

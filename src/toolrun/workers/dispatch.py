@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from celery import Celery
 from kombu import Exchange, Queue
 
+from toolrun.calls.envelope import Envelope
 from toolrun.history.records import redact
-from toolrun.tools.model import ToolCall
 
 EXECUTE_TASK = "toolrun.execute"
 # The tool's own limit fires first and the sandbox kills its processes: SIGTERM, a grace,
@@ -29,10 +30,10 @@ def time_limits(tool_limit_s: float, kill_grace_s: float = 1.0) -> tuple[int, in
     return soft, math.ceil(soft + HARD_AFTER_SOFT_S)
 
 
-def shown_arguments(call: ToolCall, parameters: dict[str, Any] | None) -> str:
-    """The call's arguments as Flower (and Celery's log lines) show them: JSON, secret
+def shown_arguments(arguments: dict[str, Any], parameters: dict[str, Any] | None) -> str:
+    """A call's arguments as Flower (and Celery's log lines) show them: JSON, secret
     (``writeOnly``) values redacted, at most MAX_REPR_CHARS long."""
-    return _truncated(json.dumps(redact(call.arguments, parameters), default=str))
+    return _truncated(json.dumps(redact(arguments, parameters), default=str))
 
 
 def _truncated(text: str) -> str:
@@ -43,34 +44,33 @@ def _truncated(text: str) -> str:
 
 def enqueue(
     app: Celery,
-    call: ToolCall,
+    envelope: Envelope,
     *,
-    queue: str,
     parameters: dict[str, Any] | None,
-    tool_limit_s: float,
     kill_grace_s: float,
-    approved_by: str | None,
-    queued_at: float,
 ) -> None:
-    """Send `call` to the workers of `queue` (`Tool.queue`); the Celery task id is
-    the call id.
+    """Send an admitted call to the workers of its queue; the Celery task id is the call
+    id and the envelope the task's only argument.
 
     `parameters`: the tool's JSON Schema, which marks the arguments never to be shown.
-    `approved_by`: who approved a call that needed it (an operator, a rule); None for a safe
-    call, which the worker refuses should it need approval by the time it runs.
     """
-    soft, hard = time_limits(tool_limit_s, kill_grace_s)
+    call = envelope.call
+    soft, hard = time_limits(envelope.time_limit_s, kill_grace_s)
+    queue = envelope.queue
     target: str | Queue = queue
     declare = []
     if queue not in app.amqp.queues:  # a machine's queue (`Tool.machine`): declared here,
         # so the message waits in it even before that machine's worker has declared it
         target = Queue(queue, Exchange(queue, "direct"), queue)
         declare.append(target)
-    payload: dict[str, Any] = call.model_dump(mode="json")
-    about = {"version": call.version, "agent_id": call.agent_id, "approved_by": approved_by}
+    about = {
+        "version": call.version,
+        "agent_id": call.agent_id,
+        "approved_by": envelope.approved_by,
+    }
     app.send_task(
         EXECUTE_TASK,
-        args=[payload, approved_by, queued_at],
+        args=[envelope.model_dump(mode="json")],
         task_id=call.id,
         queue=target,  # type: ignore[arg-type]  # Celery takes a Queue too (not in its stubs)
         declare=declare,
@@ -78,6 +78,17 @@ def enqueue(
         time_limit=hard,
         shadow=f"toolrun.{call.tool_name}",
         # Shown instead of the raw task arguments, which hold the secrets in the payload.
-        argsrepr=shown_arguments(call, parameters),
+        argsrepr=shown_arguments(call.arguments, parameters),
         kwargsrepr=_truncated(json.dumps(about)),
     )
+
+
+@dataclass(frozen=True)
+class CeleryPublisher:
+    """The lifecycle's way to queue a call: a Celery message on the call's queue."""
+
+    app: Celery
+    kill_grace_s: float
+
+    def send(self, envelope: Envelope, parameters: dict[str, Any] | None) -> None:
+        enqueue(self.app, envelope, parameters=parameters, kill_grace_s=self.kill_grace_s)

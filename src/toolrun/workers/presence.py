@@ -12,7 +12,6 @@ import threading
 import time
 
 import redis
-import redis.asyncio as aioredis
 
 from toolrun.calls import keys
 from toolrun.permissions.levels import PermissionLevel
@@ -54,9 +53,3 @@ class Presence:
 def has_workers(client: redis.Redis, machine: str, level: PermissionLevel) -> bool:
     """True while some worker of `level` on `machine` is present."""
     return int(client.zcount(keys.machine(machine, level.value), time.time(), "+inf")) > 0
-
-
-async def has_workers_async(client: aioredis.Redis, machine: str, level: PermissionLevel) -> bool:
-    """`has_workers`, for the API."""
-    present = await client.zcount(keys.machine(machine, level.value), time.time(), "+inf")
-    return int(present) > 0

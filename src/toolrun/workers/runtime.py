@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import socket
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -14,18 +13,17 @@ from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.engine import Engine
 from structlog.contextvars import bound_contextvars
 
-from toolrun.calls.gate import CallGate
+from toolrun.calls.endings import Endings, history_rows
+from toolrun.calls.envelope import Envelope
 from toolrun.calls.store import CallStore
+from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import open_database
-from toolrun.history import HistoryStore, record_of
+from toolrun.history import HistoryStore
 from toolrun.history.writer import HistoryWriter
-from toolrun.monitoring import CallMonitor
 from toolrun.permissions.agents import AgentStore
-from toolrun.permissions.approvals import AutoApprover, DenyApprover
-from toolrun.permissions.inbox import ApprovalInbox
+from toolrun.permissions.approvals import DenyApprover
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import EventKind, SecurityLog
 from toolrun.sandbox.confinement import call_confinement
 from toolrun.sandbox.metering import measure
@@ -39,9 +37,7 @@ from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.app import create_celery_app, longest_time_limit
 
-AfterCall = Callable[[ToolCall, ToolResult], None]
 log = logging.getLogger(__name__)
-_FINISH_RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0)
 _CHANGED = DenyApprover(
     "it was let through as safe, but needs approval now (the workspace changed after it was "
     "queued); submit it again"
@@ -76,71 +72,59 @@ class WorkerRuntime:
     def history(self) -> HistoryWriter:
         return HistoryWriter(HistoryStore(self.database))
 
-    def remember(self, call: ToolCall, result: ToolResult) -> None:
-        """Queue the call's history row (written in batches: callers never wait for it)."""
-        tool = self.registry.get(call.tool_name, call.version)
-        parameters = None if tool is None else tool.descriptor.parameters
-        self.history.put(record_of(result, call.arguments, parameters))
-
     @cached_property
-    def after_call(self) -> list[AfterCall]:
-        """What follows the storing of a call's final state: its history row, its counters
-        and slow-call warning. None of them raises."""
-        monitor = CallMonitor(self.store.client, slow_call_ms=self.settings.slow_call_ms)
-        return [self.remember, monitor]
-
-    def ended(self, call: ToolCall, result: ToolResult) -> None:
-        """Run the after-call hooks of a call whose final state is stored."""
-        for hook in self.after_call:
-            hook(call, result)
+    def endings(self) -> Endings:
+        """How this worker's calls end: stored, then their history row (written in
+        batches: callers never wait for it), counters and slow-call warning."""
+        return platform_endings(self.settings, self.store, history_rows(self.history.put_later))
 
     @cached_property
     def delegation(self) -> PlatformDelegation:
         """How Task calls run their sub-agents' calls (on delegation workers)."""
-        gate = CallGate(
-            settings=self.settings,
-            registry=self.registry,
-            celery=create_celery_app(
-                self.settings, longest_time_limit_s=longest_time_limit(self.registry, self.settings)
-            ),
-            calls=self.store,
-            inbox=ApprovalInbox(self.database),
-            rules=RuleBook(self.database),
-            security=self.security,
-            history=HistoryStore(self.database),
+        celery = create_celery_app(
+            self.settings, longest_time_limit_s=longest_time_limit(self.registry, self.settings)
+        )
+        lifecycle = platform_lifecycle(
+            self.settings,
+            self.registry,
+            client=self.store.client,
+            database=self.database,
+            celery=celery,
+            ended=self.endings,
         )
         return PlatformDelegation(
-            self.registry, SubAgentStore(self.database), gate=gate, agents=AgentStore(self.database)
+            self.registry,
+            SubAgentStore(self.database),
+            lifecycle=lifecycle,
+            agents=AgentStore(self.database),
         )
 
     @cached_property
     def executor(self) -> Executor:
         return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
 
-    def run(
-        self, call: ToolCall, *, approved_by: str | None, queued_at: float
-    ) -> ToolResult | None:
-        """Run one delivery of `call` and store its final state (None: it had already ended).
+    def run(self, envelope: Envelope) -> ToolResult | None:
+        """Run one delivery of an admitted call and store its final state (None: it had
+        already ended).
 
         Every line logged meanwhile carries the call's id.
         """
-        with bound_contextvars(call_id=call.id):
-            return self._run(call, approved_by=approved_by, queued_at=queued_at)
+        with bound_contextvars(call_id=envelope.call.id):
+            return self._run(envelope)
 
-    def _run(
-        self, call: ToolCall, *, approved_by: str | None, queued_at: float
-    ) -> ToolResult | None:
+    def _run(self, envelope: Envelope) -> ToolResult | None:
+        call = envelope.call
         started_at = time.time()
         facts: dict[str, object] = {
             "worker": f"{'delegation' if self.delegates else self.level}@{self.hostname}",
-            "queued_at": queued_at,
+            "queued_at": envelope.queued_at,
             "started_at": started_at,
-            "queue_wait_ms": round((started_at - queued_at) * 1000, 3),
+            "queue_wait_ms": round((started_at - envelope.queued_at) * 1000, 3),
             "agent_id": call.agent_id,
             **call.lineage(),
         }
-        if approved_by is not None:
-            facts["approved_by"] = approved_by
+        if envelope.approved_by is not None:
+            facts["approved_by"] = envelope.approved_by
         # Running is recorded before the checks below so the count and state take one trip;
         # a refusal overwrites it at once.
         deliveries = self.store.start(self._state(call, ToolStatus.RUNNING, facts))
@@ -148,9 +132,9 @@ class WorkerRuntime:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None
         facts["deliveries"] = deliveries
-        result = self._refusal(call, deliveries) or self._execute(
-            call, approved=approved_by is not None
-        )
+        if self.registry.get(call.tool_name, call.version) is None:
+            self.registry.refresh(within_s=0)  # a plugin registered a moment ago
+        result = self._refusal(call, deliveries) or self._execute(envelope)
         result.metadata.update(facts)
         # Logged before the result is stored: whoever reads the result finds the event.
         if result.status is ToolStatus.BLOCKED:
@@ -173,25 +157,14 @@ class WorkerRuntime:
                 tool_name=call.tool_name,
                 target=denied["path"],
             )
-        self._finish(result)
-        self.ended(call, result)
+        self.end(call, result)
         return result
 
-    def _finish(self, result: ToolResult) -> None:
-        """Store the final state, riding out a Redis restart of a few seconds.
-
-        Raises:
-            redis.RedisError: still unreachable after the retries.
-        """
-        for delay in _FINISH_RETRY_DELAYS_S:
-            try:
-                self.store.finish(result)
-            except redis.RedisError as exc:
-                log.warning("storing the result of %s failed (%s); retrying", result.call_id, exc)
-                time.sleep(delay)
-            else:
-                return
-        self.store.finish(result)
+    def end(self, call: ToolCall, result: ToolResult) -> None:
+        """Store a final state and tell the subscribers (see `calls.endings`)."""
+        tool = self.registry.get(call.tool_name, call.version)
+        parameters = None if tool is None else tool.descriptor.parameters
+        self.endings.finish(result, call.arguments, parameters)
 
     def _refusal(self, call: ToolCall, deliveries: int) -> ToolResult | None:
         """A final result when the call must not run here, else None."""
@@ -214,7 +187,12 @@ class WorkerRuntime:
             )
         return None
 
-    def _execute(self, call: ToolCall, *, approved: bool) -> ToolResult:
+    def _execute(self, envelope: Envelope) -> ToolResult:
+        call = envelope.call
+        # A call let through as safe is rated again: the workspace may have changed since
+        # (a file it would create now exists), and then it needs an approval it never had.
+        rate = envelope.approved_by is None
+
         def refused(refusal: Refusal) -> None:
             self.security.record(
                 EventKind.NETWORK,
@@ -228,9 +206,7 @@ class WorkerRuntime:
         with call_confinement(self.settings, refused) as jail, measure() as usage:
             ctx = ToolContext.create(
                 self.settings,
-                # The API parked the call until an operator (or a rule) approved it, or let
-                # it through as safe; a safe call that now needs approval changed in between.
-                approver=AutoApprover(dangerous=True) if approved else _CHANGED,
+                approver=_CHANGED,
                 label=label_for(call.id),
                 jail=jail,
                 agent_id=call.agent_id,
@@ -239,7 +215,7 @@ class WorkerRuntime:
             )
             started = time.perf_counter()
             try:
-                result = self.executor.execute(call, ctx)
+                result = self.executor.run_admitted(call, envelope.arguments, ctx, rate=rate)
             except SoftTimeLimitExceeded:
                 result = self._state(
                     call, ToolStatus.TIMEOUT, error="call exceeded its time limit and was stopped"

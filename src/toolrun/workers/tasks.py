@@ -12,9 +12,10 @@ from celery.signals import setup_logging, worker_process_shutdown, worker_shutdo
 from celery.worker.request import Request
 from structlog.contextvars import bound_contextvars
 
+from toolrun.calls.envelope import Envelope
 from toolrun.monitoring import configure_logging
 from toolrun.sandbox.tracking import kill_labelled, label_for
-from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.tools.model import ToolResult, ToolStatus
 from toolrun.workers.dispatch import EXECUTE_TASK
 from toolrun.workers.runtime import WorkerRuntime
 
@@ -49,12 +50,11 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
         Request = ToolRequest  # type: ignore[assignment]  # Celery takes a class or a path
 
     @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True)
-    def execute(
-        self: ToolTask, payload: dict[str, Any], approved_by: str | None, queued_at: float
-    ) -> None:
-        call = ToolCall.model_validate(payload)
+    def execute(self: ToolTask, payload: dict[str, Any]) -> None:
+        envelope = Envelope.model_validate(payload)
+        call = envelope.call
         try:
-            runtime.run(call, approved_by=approved_by, queued_at=queued_at)
+            runtime.run(envelope)
         except redis.RedisError as exc:
             # The call store is unreachable: hand the message back rather than have it
             # acknowledged as failed, which would leave the call queued or running forever.
@@ -67,8 +67,9 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
 
 
 def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error: str) -> None:
-    payload, _approved_by, queued_at = request.args
-    call = ToolCall.model_validate(payload)
+    [payload] = request.args
+    envelope = Envelope.model_validate(payload)
+    call = envelope.call
     with bound_contextvars(call_id=call.id):
         log.error("call %s (%s): %s", call.id, call.tool_name, error)
         kill_labelled(label_for(call.id))  # what the killed pool process had started
@@ -78,7 +79,10 @@ def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error:
             tool_version=call.version,
             status=status,
             error=error,
-            metadata={"agent_id": call.agent_id, "queued_at": queued_at, **call.lineage()},
+            metadata={
+                "agent_id": call.agent_id,
+                "queued_at": envelope.queued_at,
+                **call.lineage(),
+            },
         )
-        runtime.store.finish(result)
-        runtime.ended(call, result)
+        runtime.end(call, result)

@@ -10,6 +10,7 @@ from typing import Any
 
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.policy import Risk
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolDescriptor, ToolExample
 
@@ -141,9 +142,45 @@ class Flaky(Tool):
         return ToolOutput({"calls": calls})
 
 
+class Guarded(Tool):
+    """A high-risk tool (never auto-approved) with a defaulted argument: it writes `mode`
+    to `marker`. The subject of standing rules on defaulted arguments."""
+
+    descriptor = ToolDescriptor(
+        name="guarded",
+        version="1.0.0",
+        description="Write `mode` to `marker`, after an approval.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "marker": {"type": "string"},
+                "mode": {"type": "string", "enum": ["careful", "bold"], "default": "careful"},
+            },
+            "required": ["marker"],
+            "additionalProperties": False,
+        },
+        returns={"type": "object"},
+        examples=[
+            ToolExample(description="careful", arguments={"marker": "m"}),
+            ToolExample(description="bold", arguments={"marker": "m", "mode": "bold"}),
+            ToolExample(description="other marker", arguments={"marker": "n"}),
+        ],
+        permission=PermissionLevel.READ_WRITE,
+        risk=Risk.HIGH,
+        requires_confirmation=True,
+        time_limit_s=5,
+        tags=["test"],
+    )
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        Path(ctx.workspace.resolve(arguments["marker"])).write_text(arguments["mode"])
+        return ToolOutput({"mode": arguments["mode"]})
+
+
 TOOLS: list[Tool] = [
     Sleepy(),
     Flaky(),
+    Guarded(),
     Stubborn(),
     Suicidal(),
     *(Probe(level) for level in PermissionLevel),

@@ -5,8 +5,6 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from charset_normalizer import from_bytes
-
 from toolrun.errors import ToolExecutionError
 
 _BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's.
@@ -94,6 +92,9 @@ def is_binary(data: bytes) -> bool:
 
 
 def _detect(data: bytes) -> str:
+    # Slow to import, and needed only for the rare file that is neither UTF-8 nor BOM'd.
+    from charset_normalizer import from_bytes  # noqa: PLC0415
+
     best = from_bytes(data[:_DETECTION_SAMPLE_BYTES], cp_isolation=_LEGACY_ENCODINGS).best()
     return codecs.lookup(best.encoding).name if best is not None else "latin-1"
 

@@ -1,24 +1,28 @@
-"""bash: a shell command in the workspace, in its own process group, killed on timeout."""
+"""bash: a shell command in the workspace, in its own process group, killed on timeout.
+
+The command parser (bashlex, slow to import) is imported by the checks that parse a
+command, not with the registry."""
 
 from __future__ import annotations
 
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolrun.config import Settings
 from toolrun.errors import ToolExecutionError, ToolTimeout
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Risk
-from toolrun.permissions.risk import assess_command
-from toolrun.sandbox.commands import DEFAULT_ALLOWLIST, CommandPolicy
 from toolrun.sandbox.denials import denials
 from toolrun.sandbox.output import CappedLines
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolDescriptor, ToolExample
 
+if TYPE_CHECKING:
+    from toolrun.sandbox.commands import CommandPolicy
+
 BASH = "/bin/bash"
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="bash",
     version="1.0.0",
     description=(
@@ -92,6 +96,8 @@ DESCRIPTOR = ToolDescriptor(
 def command_policy(settings: Settings) -> CommandPolicy | None:
     """The allowlist from TOOLRUN_COMMAND_ALLOWLIST ("default" stands for the built-in list),
     or None when it is turned off."""
+    from toolrun.sandbox.commands import DEFAULT_ALLOWLIST, CommandPolicy  # noqa: PLC0415
+
     names = settings.command_allowlist
     if names is None:
         return None
@@ -105,6 +111,8 @@ def command_risk(command: str, ctx: ToolContext) -> tuple[Risk, str]:
     Raises:
         SandboxViolation: the command allowlist refuses it.
     """
+    from toolrun.permissions.risk import assess_command  # noqa: PLC0415 - see the docstring
+
     policy = command_policy(ctx.settings)
     if policy is not None:
         policy.check(command, ctx.workspace)

@@ -13,7 +13,7 @@ from toolrun.tools.model import ToolDescriptor, ToolExample
 
 MAX_LISTED_LINES = 20
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="edit",
     version="1.0.0",
     description=(
@@ -94,6 +94,7 @@ DESCRIPTOR = ToolDescriptor(
 
 class EditTool(Tool):
     descriptor = DESCRIPTOR
+    starts_processes = False
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         old = _lf(arguments["old_string"])

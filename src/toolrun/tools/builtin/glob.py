@@ -15,7 +15,7 @@ from toolrun.tools.builtin._globpattern import compile_glob
 from toolrun.tools.builtin._ripgrep import run_rg, split_lines
 from toolrun.tools.model import ToolDescriptor, ToolExample
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="glob",
     version="1.0.0",
     description=(

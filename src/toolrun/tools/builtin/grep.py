@@ -19,7 +19,7 @@ MAX_COLUMNS = 500
 NO_FILES_SEARCHED = "No files were searched"
 _CONTEXT = {"type": "integer", "minimum": 0, "maximum": 1000}
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="grep",
     version="1.0.0",
     description=(

@@ -19,7 +19,7 @@ from toolrun.tools.model import ToolDescriptor, ToolExample
 
 DIAGNOSTICS_WAIT_S = 10.0
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="lsp",
     version="1.0.0",
     description=(

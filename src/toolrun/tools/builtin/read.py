@@ -15,7 +15,7 @@ DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 CUT_MARK = " … [line truncated]"
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="read",
     version="1.0.0",
     description=(
@@ -88,6 +88,7 @@ DESCRIPTOR = ToolDescriptor(
 
 class ReadTool(Tool):
     descriptor = DESCRIPTOR
+    starts_processes = False
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         path = ctx.workspace.resolve(arguments["file_path"])

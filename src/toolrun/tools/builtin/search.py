@@ -4,25 +4,27 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import ToolExecutionError, ToolrunError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Risk
 from toolrun.sandbox.fs import read_bytes
-from toolrun.search import Hit, SearchIndex
-from toolrun.search.index import Stamp
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.builtin._ripgrep import run_rg, split_lines
 from toolrun.tools.builtin._text import decode, is_binary
 from toolrun.tools.model import ToolDescriptor, ToolExample
+
+if TYPE_CHECKING:
+    from toolrun.search import Hit
+    from toolrun.search.index import Stamp
 
 MAX_FILE_BYTES = 1024 * 1024
 SNIPPET_LINES = 6
 SYMBOL_KINDS = {"function", "method", "class", "struct", "enum", "trait", "interface", "type"}
 SYMBOL_KINDS |= {"module"}
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="search",
     version="1.0.0",
     description=(
@@ -106,6 +108,10 @@ class SearchTool(Tool):
         base = ctx.workspace.resolve(arguments.get("path", "."))
         if not base.is_dir():
             raise ToolExecutionError(f"not a directory: {ctx.workspace.display(base)}")
+        # The index (tantivy, tree-sitter's grammars) is imported by a search, not with
+        # the registry.
+        from toolrun.search import SearchIndex  # noqa: PLC0415
+
         index = SearchIndex(ctx.settings.platform_home / "search")
         update = index.update(_listing(ctx), lambda path: _text(ctx, path))
         prefix = "" if base == ctx.workspace.root else ctx.workspace.display(base) + "/"

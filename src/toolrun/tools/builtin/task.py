@@ -1,4 +1,9 @@
-"""task: delegate a piece of work to a sub-agent with fewer tools and permissions."""
+"""task: delegate a piece of work to a sub-agent with fewer tools and permissions.
+
+The sub-agent machinery (its model client, httpx, and work loop, which brings the
+database's models) is imported by a call of this tool, not with the registry."""
+
+# ruff: noqa: PLC0415 - see the module docstring
 
 from __future__ import annotations
 
@@ -8,10 +13,7 @@ from typing import Any
 from toolrun.config import Settings
 from toolrun.errors import ToolExecutionError
 from toolrun.permissions.levels import DELEGATION_QUEUE, PermissionLevel
-from toolrun.subagents.catalog import AGENTS_DIR
-from toolrun.subagents.chat import ChatModel
-from toolrun.subagents.definition import SubAgentError
-from toolrun.subagents.loop import SubAgentRun
+from toolrun.subagents.definition import AGENTS_DIR, SubAgentError
 from toolrun.tools.base import Tool, ToolContext, ToolOutput
 from toolrun.tools.model import ToolDescriptor, ToolExample
 
@@ -28,7 +30,7 @@ _TRACE_CALL = {
     },
 }
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="task",
     version="1.0.0",
     description=(
@@ -149,6 +151,9 @@ class TaskTool(Tool):
         return float(arguments.get("timeout", 300))
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        from toolrun.subagents.chat import ChatModel
+        from toolrun.subagents.loop import SubAgentRun
+
         deadline = time.monotonic() + self.time_limit_s(arguments, ctx.settings)
         if ctx.delegation is None:
             raise ToolExecutionError(

@@ -16,8 +16,6 @@ from toolrun.config import Settings
 from toolrun.errors import SandboxViolation, ToolExecutionError
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Concern, Risk
-from toolrun.permissions.risk import assess_command
-from toolrun.sandbox.commands import dangerous_assignment
 from toolrun.sandbox.denials import denials
 from toolrun.terminal.client import HostClient, lost_message
 from toolrun.terminal.session import KEYS
@@ -31,7 +29,7 @@ MAX_SOCKET_PATH_BYTES = 100  # of the 107 a unix socket path may have, with room
 REQUEST_SLACK_S = 10.0
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="terminal",
     version="1.0.0",
     description=(
@@ -138,6 +136,9 @@ class TerminalTool(Tool):
     def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern:
         if arguments["operation"] != "open":
             return Concern(Risk.LOW, "terminal acts on a session already opened")
+        # The command parser is slow to import: imported by the call, not the registry.
+        from toolrun.permissions.risk import assess_command  # noqa: PLC0415
+
         command = _required(arguments, "command")
         _check_env(arguments.get("env", {}))
         policy = command_policy(ctx.settings)
@@ -211,6 +212,7 @@ def _confinement(ctx: ToolContext) -> dict[str, Any]:
     """How the host confines the session: a jail of its own (private /tmp and HOME for the
     session's life, no network: the call's proxy ends with the call), else the limits."""
     runner = ctx.runner
+    runner.refuse_if_barred(None)  # the session host starts the session's program
     tracking = {"use_cgroups": runner.use_cgroups, "max_processes": runner.max_processes}
     if runner.jail is not None:
         lasting = dataclasses.replace(runner, jail=runner.jail.lasting())
@@ -258,6 +260,8 @@ def _required(arguments: dict[str, Any], name: str) -> Any:
 
 
 def _check_env(env: dict[str, str]) -> None:
+    from toolrun.sandbox.commands import dangerous_assignment  # noqa: PLC0415 - as in assess
+
     for name in env:
         if not _ENV_NAME.match(name) or dangerous_assignment(name):
             raise SandboxViolation(f"setting {name} is not allowed: it changes what runs")

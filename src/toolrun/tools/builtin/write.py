@@ -12,7 +12,7 @@ from toolrun.tools.builtin._files import ensure_unchanged, store_text
 from toolrun.tools.builtin._text import TextFile, decode, is_binary
 from toolrun.tools.model import ToolDescriptor, ToolExample
 
-DESCRIPTOR = ToolDescriptor(
+DESCRIPTOR = ToolDescriptor.builtin(
     name="write",
     version="1.0.0",
     description=(
@@ -75,6 +75,7 @@ DESCRIPTOR = ToolDescriptor(
 
 class WriteTool(Tool):
     descriptor = DESCRIPTOR
+    starts_processes = False
 
     def assess(self, arguments: dict[str, Any], ctx: ToolContext) -> Concern | None:
         path = ctx.workspace.resolve(arguments["file_path"])

@@ -39,7 +39,7 @@ def describe(
 ) -> ToolDescriptor:
     """A git tool's descriptor; admin tools are high risk and always wait for approval."""
     admin = permission is PermissionLevel.ADMIN
-    return ToolDescriptor(
+    return ToolDescriptor.builtin(
         name=name,
         version="1.0.0",
         description=description,

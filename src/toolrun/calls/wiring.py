@@ -1,0 +1,58 @@
+"""The lifecycle wired to the platform: Redis for call records, Celery for the queues, the
+database for the approval inbox, rules, security log and history."""
+
+from __future__ import annotations
+
+import redis
+from celery import Celery
+from sqlalchemy.engine import Engine
+
+from toolrun.calls.endings import Endings, Subscriber
+from toolrun.calls.lifecycle import Lifecycle
+from toolrun.calls.store import CallStore
+from toolrun.config import Settings
+from toolrun.monitoring import CallMonitor
+from toolrun.permissions.agents import AgentStore
+from toolrun.permissions.inbox import ApprovalInbox
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.rules import RuleBook
+from toolrun.permissions.security_log import SecurityLog
+from toolrun.tools.registry import ToolRegistry
+from toolrun.workers.dispatch import CeleryPublisher
+from toolrun.workers.presence import has_workers
+
+
+def platform_endings(settings: Settings, calls: CallStore, history: Subscriber) -> Endings:
+    """How calls end on the platform: stored with their counters, then their history row
+    (`history`) and slow-call warning."""
+    monitor = CallMonitor(slow_call_ms=settings.slow_call_ms)
+    return Endings(calls, [history, monitor], counters=[monitor.count])
+
+
+def platform_lifecycle(
+    settings: Settings,
+    tools: ToolRegistry,
+    *,
+    client: redis.Redis,
+    database: Engine,
+    celery: Celery,
+    ended: Endings,
+) -> Lifecycle:
+    """A lifecycle on the platform's Redis (`client`), broker (`celery`) and `database`;
+    `ended` stores its calls' final states (`platform_endings`)."""
+
+    def present(machine: str, level: PermissionLevel) -> bool:
+        return has_workers(client, machine, level)
+
+    return Lifecycle(
+        settings=settings,
+        tools=tools,
+        calls=ended.store,
+        endings=ended,
+        publisher=CeleryPublisher(celery, kill_grace_s=settings.kill_grace_s),
+        presence=present,
+        inbox=ApprovalInbox(database),
+        rules=RuleBook(database),
+        security=SecurityLog(database),
+        agents=AgentStore(database),
+    )

@@ -56,6 +56,8 @@ class ApiState:
     selection_model: ModelSteps | None  # steps 2 and 5 by a model, where one is configured
 
 
-def get_state(request: Request) -> ApiState:
+async def get_state(request: Request) -> ApiState:
+    """The app's state. A coroutine on purpose: FastAPI runs a plain-function dependency
+    on its thread pool, a thread hop on every request for one attribute read."""
     state: ApiState = request.app.state.toolrun
     return state

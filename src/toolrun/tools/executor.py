@@ -37,21 +37,33 @@ class Executor:
 
     def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run `call` and return its ToolResult (status error/denied/timeout, never a raise)."""
-        return self._timed(call, ctx, arguments=None, rate=True)
+        tool = self.registry.get(call.tool_name, call.version)
+        return self._timed(tool, call, ctx, arguments=None, rate=True)
 
     def run_admitted(
-        self, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext, *, rate: bool
+        self,
+        tool: Tool,
+        call: ToolCall,
+        arguments: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        rate: bool,
     ) -> ToolResult:
-        """Run a call the lifecycle admitted: `arguments` are valid, with their defaults.
-        `rate`: rate the call again, asking `ctx.approver` if it now needs approval (a call
-        let through as safe, whose workspace may have changed since)."""
-        return self._timed(call, ctx, arguments=arguments, rate=rate)
+        """Run a call the lifecycle admitted, with its `tool` found: `arguments` are valid,
+        with their defaults. `rate`: rate the call again, asking `ctx.approver` if it now
+        needs approval (a call let through as safe, whose workspace may have changed)."""
+        return self._timed(tool, call, ctx, arguments=arguments, rate=rate)
 
     def _timed(
-        self, call: ToolCall, ctx: ToolContext, *, arguments: dict[str, Any] | None, rate: bool
+        self,
+        tool: Tool | None,
+        call: ToolCall,
+        ctx: ToolContext,
+        *,
+        arguments: dict[str, Any] | None,
+        rate: bool,
     ) -> ToolResult:
         started = time.perf_counter()
-        tool = self.registry.get(call.tool_name, call.version)
         if tool is None:
             result = self._unknown_tool(call)
         else:

@@ -31,7 +31,7 @@ from toolrun.sandbox.proxy import Refusal
 from toolrun.sandbox.tracking import label_for
 from toolrun.subagents.catalog import SubAgentStore
 from toolrun.subagents.delegation import PlatformDelegation
-from toolrun.tools.base import ToolContext
+from toolrun.tools.base import Tool, ToolContext
 from toolrun.tools.executor import Executor
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
@@ -132,9 +132,11 @@ class WorkerRuntime:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None
         facts["deliveries"] = deliveries
-        if self.registry.get(call.tool_name, call.version) is None:
-            self.registry.refresh(within_s=0)  # a plugin registered a moment ago
-        result = self._refusal(call, deliveries) or self._execute(envelope)
+        checked = self._checked(call, deliveries)
+        if isinstance(checked, ToolResult):
+            tool, result = None, checked
+        else:
+            tool, result = checked, self._execute(envelope, checked)
         result.metadata.update(facts)
         # Logged before the result is stored: whoever reads the result finds the event.
         if result.status is ToolStatus.BLOCKED:
@@ -157,17 +159,26 @@ class WorkerRuntime:
                 tool_name=call.tool_name,
                 target=denied["path"],
             )
-        self.end(call, result)
+        self.end(call, result, tool)
         return result
 
-    def end(self, call: ToolCall, result: ToolResult) -> None:
-        """Store a final state and tell the subscribers (see `calls.endings`)."""
-        tool = self.registry.get(call.tool_name, call.version)
+    def end(self, call: ToolCall, result: ToolResult, tool: Tool | None = None) -> None:
+        """Store a final state and tell the subscribers (see `calls.endings`); `tool`: the
+        call's, when the caller has it at hand."""
+        tool = tool or self.registry.get(call.tool_name, call.version)
         parameters = None if tool is None else tool.descriptor.parameters
         self.endings.finish(result, call.arguments, parameters)
 
-    def _refusal(self, call: ToolCall, deliveries: int) -> ToolResult | None:
-        """A final result when the call must not run here, else None."""
+    def _tool(self, call: ToolCall) -> Tool | None:
+        """The exact version the lifecycle chose; looked for once more after loading the
+        tool sources again when missing (a plugin registered a moment ago)."""
+        tool = self.registry.get(call.tool_name, call.version)
+        if tool is None and self.registry.refresh(within_s=0):
+            tool = self.registry.get(call.tool_name, call.version)
+        return tool
+
+    def _checked(self, call: ToolCall, deliveries: int) -> Tool | ToolResult:
+        """The call's tool, or its final result when it must not run here."""
         if deliveries > self.settings.max_deliveries:
             self.store.dead_letter(call.id)
             return self._state(
@@ -176,8 +187,12 @@ class WorkerRuntime:
                 error=f"worker lost {deliveries - 1} times while running this call; "
                 "it was dead-lettered and will not be retried",
             )
-        tool = self.registry.get(call.tool_name, call.version)
-        if tool is not None and not self.level.allows(tool.descriptor.permission):
+        tool = self._tool(call)
+        if tool is None:
+            return self._state(
+                call, ToolStatus.ERROR, error=self.registry.missing(call.tool_name, call.version)
+            )
+        if not self.level.allows(tool.descriptor.permission):
             needed = tool.descriptor.permission
             return self._state(
                 call,
@@ -185,9 +200,9 @@ class WorkerRuntime:
                 error=f"a {self.level} worker may not run {tool.descriptor.tool_id} "
                 f"(needs {needed})",
             )
-        return None
+        return tool
 
-    def _execute(self, envelope: Envelope) -> ToolResult:
+    def _execute(self, envelope: Envelope, tool: Tool) -> ToolResult:
         call = envelope.call
         # A call let through as safe is rated again: the workspace may have changed since
         # (a file it would create now exists), and then it needs an approval it never had.
@@ -215,7 +230,7 @@ class WorkerRuntime:
             )
             started = time.perf_counter()
             try:
-                result = self.executor.run_admitted(call, envelope.arguments, ctx, rate=rate)
+                result = self.executor.run_admitted(tool, call, envelope.arguments, ctx, rate=rate)
             except SoftTimeLimitExceeded:
                 result = self._state(
                     call, ToolStatus.TIMEOUT, error="call exceeded its time limit and was stopped"
@@ -234,11 +249,10 @@ class WorkerRuntime:
         *,
         error: str | None = None,
     ) -> ToolResult:
-        tool = self.registry.get(call.tool_name, call.version)
         return ToolResult(
             call_id=call.id,
             tool_name=call.tool_name,
-            tool_version=tool.descriptor.version if tool else call.version,
+            tool_version=call.version,  # the exact version the lifecycle resolved
             status=status,
             error=error,
             metadata=dict(metadata or {}),

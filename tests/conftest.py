@@ -5,18 +5,22 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 import sqlalchemy
 from sqlalchemy.exc import OperationalError
 
+from toolrun import local
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.permissions.agents import AgentStore, Role
 from toolrun.permissions.approvals import Approver, AutoApprover
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.sandbox.proxy import Refusal
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult
 
 CallTool = Callable[..., ToolResult]
@@ -146,3 +150,48 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         with admin.begin() as connection:
             connection.execute(sqlalchemy.text(f"DROP SCHEMA {schema} CASCADE"))
         admin.dispose()
+
+
+UNIT_REDIS_URL = os.environ.get("TOOLRUN_TEST_UNIT_REDIS_URL", "redis://127.0.0.1:6379/12")
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A real Redis (database 12), flushed around each test; locally a test skips when
+    there is none, in CI (CI=true) it fails."""
+    client = redis.Redis.from_url(UNIT_REDIS_URL, socket_connect_timeout=2)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        client.close()
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs Redis at {UNIT_REDIS_URL}: {exc}")
+        pytest.skip(f"no Redis at {UNIT_REDIS_URL}")
+    client.flushdb()
+    try:
+        yield UNIT_REDIS_URL
+    finally:
+        client.flushdb()
+        client.close()
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def jails(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
+    """The settings of each jail set-up run_local enters; each yields no jail (the jail's
+    own tests are in tests/sandbox/test_confinement.py)."""
+    entered: list[Settings] = []
+
+    @contextmanager
+    def recorded(settings: Settings, on_refused: Callable[[Refusal], None]) -> Iterator[None]:
+        entered.append(settings)
+        yield None
+
+    monkeypatch.setattr(local, "call_confinement", recorded)
+    return entered

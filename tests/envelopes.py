@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -9,6 +10,8 @@ from toolrun.calls.envelope import Envelope
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Policy, Risk
 from toolrun.tools.model import ToolCall
+from toolrun.tools.registry import ToolRegistry
+from toolrun.tools.validation import with_defaults
 
 
 def envelope(
@@ -20,11 +23,15 @@ def envelope(
     arguments: dict[str, Any] | None = None,
     time_limit_s: float = 5.0,
 ) -> Envelope:
-    """`call` as admitted at `level` (on its queue unless `queue`), safe, queued now."""
+    """`call` as admitted at `level` (on its queue unless `queue`), safe, queued now; its
+    version, when it names none, and its arguments' defaults (unless `arguments`) those of
+    the built-in tool of that name."""
+    if call.version is None:
+        tool = _builtins().get(call.tool_name)
+        call = call.model_copy(update={"version": tool.descriptor.version if tool else "1.0.0"})
     return Envelope(
         call=call,
-        arguments=call.arguments if arguments is None else arguments,
-        level=level,
+        arguments=_with_defaults(call) if arguments is None else arguments,
         queue=level.queue_name if queue is None else queue,
         policy=Policy.SAFE,
         risk=Risk.LOW,
@@ -32,4 +39,18 @@ def envelope(
         approved_by=approved_by,
         queued_at=time.time(),
         time_limit_s=time_limit_s,
+    )
+
+
+@functools.cache
+def _builtins() -> ToolRegistry:
+    return ToolRegistry.with_builtins()
+
+
+def _with_defaults(call: ToolCall) -> dict[str, Any]:
+    tool = _builtins().get(call.tool_name, call.version)
+    return (
+        call.arguments
+        if tool is None
+        else with_defaults(tool.descriptor.parameters, call.arguments)
     )

@@ -3,19 +3,15 @@ a tool that declared it starts none cannot start one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from toolrun import local
 from toolrun.config import Settings
 from toolrun.permissions.approvals import AutoApprover
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.sandbox.output import BoundedBytes
-from toolrun.sandbox.proxy import Refusal
 from toolrun.tools import (
     Tool,
     ToolCall,
@@ -58,21 +54,6 @@ class ProcessTool(Tool):
 
 class NoProcessTool(ProcessTool):
     starts_processes = False
-
-
-@pytest.fixture
-def jails(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
-    """The settings of each jail set-up run_local enters; each yields no jail (the jail's
-    own tests are in tests/sandbox/test_confinement.py)."""
-    entered: list[Settings] = []
-
-    @contextmanager
-    def recorded(settings: Settings, on_refused: Callable[[Refusal], None]) -> Iterator[None]:
-        entered.append(settings)
-        yield None
-
-    monkeypatch.setattr(local, "call_confinement", recorded)
-    return entered
 
 
 def run(settings: Settings, registry: ToolRegistry, name: str, **arguments: Any) -> ToolResult:

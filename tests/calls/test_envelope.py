@@ -7,7 +7,6 @@ from pydantic import ValidationError
 from tests.envelopes import envelope
 
 from toolrun.calls.envelope import Envelope
-from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Policy
 from toolrun.tools.model import ToolCall
 
@@ -16,7 +15,6 @@ def test_an_envelope_survives_the_message_as_json() -> None:
     call = ToolCall(tool_name="grep", version="1.0.0", arguments={"pattern": "x"}, agent_id="a1")
     sent = envelope(
         call,
-        level=PermissionLevel.READ_ONLY,
         approved_by="rule r1",
         arguments={"pattern": "x", "-i": False},
     )
@@ -43,8 +41,9 @@ def test_only_an_unapproved_call_of_a_held_back_policy_needs_approval() -> None:
     [
         {"extra": 1},  # a field the worker does not know
         {"time_limit_s": 0},
-        {"level": "root"},
         {"policy": "maybe"},
+        {"call": {"tool_name": "read", "version": "^1.0"}},  # a range: not resolved
+        {"call": {"tool_name": "read"}},  # no version at all
     ],
 )
 def test_a_malformed_message_is_refused(change: dict[str, object]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,13 @@ import redis
 
 from tests.envelopes import envelope
 from tests.integration.platform import Platform, record_keys, wait_for
+from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.tools.model import ToolCall
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.app import create_celery_app
-from toolrun.workers.dispatch import enqueue
+from toolrun.workers.dispatch import EXECUTE_TASK, enqueue
+from toolrun.workers.tasks import OLDER_MESSAGE
 
 
 def submit(api: httpx.Client, tool: str, wait: float = 30, **arguments: Any) -> httpx.Response:
@@ -106,6 +109,41 @@ def test_a_message_put_on_a_lower_queue_by_hand_is_refused(
     assert result["metadata"]["worker"].startswith("read_only@")
     assert not (platform_workspace / "pwned").exists()
     app.close()
+
+
+@pytest.mark.parametrize("older", [True, False])
+def test_a_message_the_worker_cannot_read_ends_with_an_error_and_runs_nothing(
+    platform: Platform, api: httpx.Client, platform_workspace: Path, older: bool
+) -> None:
+    """Before the envelope a message carried (call, approved_by, queued_at): a call still
+    queued across the upgrade is told to be sent again. A message that is no envelope at
+    all ends its call too. Neither is left queued."""
+    app = create_celery_app(Settings(redis_url=platform.redis_url))
+    call = ToolCall(
+        tool_name="write", version="1.0.0", arguments={"file_path": "older.txt", "content": "x"}
+    )
+    client = redis.Redis.from_url(platform.redis_url)
+    try:  # recorded as queued, as the older API did
+        assert CallStore(client, ttl_s=600).create(ToolResult.accepted(call, ToolStatus.QUEUED))
+    finally:
+        client.close()
+    try:
+        app.send_task(
+            EXECUTE_TASK,
+            args=[call.model_dump(mode="json"), None, time.time()] if older else [{"call": 1}],
+            task_id=call.id,
+            queue=PermissionLevel.READ_WRITE.queue_name,
+        )
+    finally:
+        app.close()
+
+    result = api.get(f"/v1/calls/{call.id}", params={"wait": 30}).json()
+    assert result["status"] == "error", result
+    if older:
+        assert result["error"] == OLDER_MESSAGE
+    else:
+        assert result["error"].startswith("its message could not be read (")
+    assert not (platform_workspace / "older.txt").exists()
 
 
 @pytest.mark.parametrize("level", list(PermissionLevel))

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import redis
 
 from tests.integration.platform import Platform, running, wait_for
+from toolrun.calls import keys
 from toolrun.permissions.agents import Role
 from toolrun.permissions.levels import PermissionLevel
 
 
-def submit(api: httpx.Client, command: str, **options: Any) -> dict[str, Any]:
-    response = api.post(
-        "/v1/calls", json={"tool_name": "bash", "arguments": {"command": command}}, **options
-    )
+def submit(
+    api: httpx.Client, command: str, json_id: str | None = None, **options: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"tool_name": "bash", "arguments": {"command": command}}
+    if json_id is not None:
+        body["id"] = json_id
+    response = api.post("/v1/calls", json=body, **options)
     assert response.status_code in {200, 202}, response.text
     return dict(response.json())
 
@@ -295,3 +301,26 @@ def test_a_call_from_a_revoked_agent_cannot_be_approved(
     assert "was revoked" in refused.json()["detail"]
     assert api.post(f"/v1/calls/{parked['call_id']}/deny").status_code == 200
     assert victims[0].exists()
+
+
+def test_an_id_still_in_the_inbox_cannot_be_parked_again(
+    api: httpx.Client, redis_client: redis.Redis, victims: list[Path]
+) -> None:
+    """A parked call's record expired from Redis while its inbox entry stays: another
+    call under the same id is a conflict, and neither the entry nor a record changes."""
+    call_id = f"kept-{uuid.uuid4().hex[:8]}"
+    first = submit(api, f"rm -rf {victims[0].name}", json_id=call_id)
+    assert first["status"] == "awaiting_approval"
+    redis_client.delete(keys.record(call_id))  # as its TTL would
+
+    again = api.post(
+        "/v1/calls",
+        json={"id": call_id, "tool_name": "bash", "arguments": {"command": "rm -rf other"}},
+    )
+
+    assert again.status_code == 409, again.text
+    assert "already exists" in again.json()["detail"]
+    assert api.get(f"/v1/calls/{call_id}").status_code == 404  # no record left behind
+    [entry] = [item for item in api.get("/v1/approvals").json() if item["call_id"] == call_id]
+    assert entry["arguments"] == {"command": f"rm -rf {victims[0].name}"}
+    assert entry["status"] == "pending"

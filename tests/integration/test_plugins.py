@@ -16,6 +16,7 @@ import wasmtime
 from tests.envelopes import envelope
 from tests.integration.platform import Platform, wait_for
 from tests.plugins.conftest import EXAMPLES, build_examples
+from tests.scripted_model import ScriptedModel, answer, tool_calls
 from toolrun.config import Settings
 from toolrun.embedded import terminate
 from toolrun.permissions.levels import PermissionLevel
@@ -292,3 +293,33 @@ def test_the_compiled_module_cache_survives_a_worker_restart(
     assert call(api, name, arguments)["output"] == {"lines": ["a", "b a"], "count": 2}
     assert entry.stat().st_ino == before  # loaded, not compiled and written again
     api.delete(f"/v1/tools/{name}")
+
+
+def test_a_sub_agent_is_offered_a_plugin_registered_after_its_worker_started(
+    platform: Platform, api: httpx.Client, modules: dict[str, bytes], model: ScriptedModel
+) -> None:
+    """The delegation worker's pool processes load the plugins when they start and keep
+    them current: a sub-agent's model sees a plugin registered a moment ago, and its call
+    of it runs."""
+    name = f"late_{uuid.uuid4().hex[:8]}"
+    sub_agent = f"plugin-user-{uuid.uuid4().hex[:8]}"
+    definition = {
+        "name": sub_agent,
+        "description": "Counts words.",
+        "prompt": "Count.",
+        "tools": [name],
+        "ceiling": "read_only",
+    }
+    assert api.put(f"/v1/subagents/{sub_agent}", json=definition).status_code == 201
+    assert (
+        register(api, modules["wordcount"], descriptor("wordcount", name=name)).status_code == 201
+    )
+    model.script(tool_calls((name, {"text": "three small words"})), answer("3"))
+
+    task = call(api, "task", {"agent": sub_agent, "prompt": "Count the words."})
+
+    assert task["status"] == "success", task
+    assert model.offered_tools() == [name]
+    assert task["output"]["tools"] == [name]
+    [made] = [c for turn in task["output"]["trace"] for c in turn.get("tool_calls") or []]
+    assert (made["tool"], made["status"]) == (name, "success"), made

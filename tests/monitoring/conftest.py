@@ -1,8 +1,5 @@
-"""A real Redis for the counters (database 12, flushed around each test), and logging
-configured into a buffer.
-
-Locally, tests skip when Redis is missing; in CI (CI=true) a missing Redis fails them.
-"""
+"""Logging configured into a buffer, and the counters read back from Redis (the
+`redis_url` fixture: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -10,45 +7,15 @@ import asyncio
 import io
 import json
 import logging
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-import redis
 import redis.asyncio as aioredis
 import structlog
 
 from toolrun.config import Settings
 from toolrun.monitoring import Snapshot, configure_logging, read_snapshot
-
-METRICS_REDIS_URL = os.environ.get("TOOLRUN_TEST_METRICS_REDIS_URL", "redis://127.0.0.1:6379/12")
-
-
-@pytest.fixture
-def redis_url() -> Iterator[str]:
-    client = redis.Redis.from_url(METRICS_REDIS_URL, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        client.close()
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs Redis at {METRICS_REDIS_URL}: {exc}")
-        pytest.skip(f"no Redis at {METRICS_REDIS_URL}")
-    client.flushdb()
-    try:
-        yield METRICS_REDIS_URL
-    finally:
-        client.flushdb()
-        client.close()
-
-
-@pytest.fixture
-def redis_client(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    yield client
-    client.close()
-
 
 Configure = Callable[..., io.StringIO]
 

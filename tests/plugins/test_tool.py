@@ -4,8 +4,6 @@ the process jail (the module runs in this process, under wasmtime's own limits).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,6 @@ from toolrun.errors import InvalidDescriptor
 from toolrun.permissions.approvals import AutoApprover
 from toolrun.plugins import WasmRuntime
 from toolrun.plugins.tool import load_plugin_descriptor
-from toolrun.sandbox.proxy import Refusal
 from toolrun.tools import ToolCall, ToolRegistry, ToolStatus
 
 
@@ -30,20 +27,9 @@ def test_a_plugin_descriptor_whose_schema_is_not_a_json_schema_is_refused() -> N
 
 
 def test_a_local_plugin_call_sets_up_no_jail(
-    built: dict[str, bytes],
-    runtime: WasmRuntime,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    built: dict[str, bytes], runtime: WasmRuntime, tmp_path: Path, jails: list[Settings]
 ) -> None:
     (tmp_path / "notes.txt").write_text("one\ntwo\n")
-    entered: list[Settings] = []
-
-    @contextmanager
-    def recorded(settings: Settings, on_refused: Callable[[Refusal], None]) -> Iterator[None]:
-        entered.append(settings)
-        yield None
-
-    monkeypatch.setattr(local, "call_confinement", recorded)
     registry = ToolRegistry()
     registry.register(example_tool("filestat", built, runtime))
 
@@ -58,4 +44,4 @@ def test_a_local_plugin_call_sets_up_no_jail(
 
     assert result.status is ToolStatus.SUCCESS, result.error
     assert result.output == {"path": "notes.txt", "bytes": 8, "lines": 2}
-    assert entered == []
+    assert jails == []

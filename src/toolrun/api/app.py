@@ -59,7 +59,10 @@ from toolrun.workers.app import create_celery_app, longest_time_limit
 
 CONNECT_TIMEOUT_S = 2.0
 MAX_REDIS_CONNECTIONS = 512
-PUBLISH_THREADS = 4
+ADMISSION_THREADS = 4
+# The lifecycle's Redis connections: the admission threads and anyio's pool (40 threads),
+# which runs approvals and the expiry sweep.
+LIFECYCLE_REDIS_CONNECTIONS = 64
 EXPIRY_SWEEP_S = 1.0
 PRUNE_EVERY_S = 3600.0
 log = logging.getLogger(__name__)
@@ -91,10 +94,10 @@ def create_app(settings: Settings) -> FastAPI:
             socket_timeout=settings.max_wait_s + CONNECT_TIMEOUT_S,
         )
         client = aioredis.Redis(connection_pool=pool)
-        # The lifecycle's own client, used from the publishing threads only.
+        # The lifecycle's own client, used from the admission threads and anyio's pool.
         sync_client = redis.Redis.from_url(
             str(settings.redis_url),
-            max_connections=PUBLISH_THREADS * 2,
+            max_connections=LIFECYCLE_REDIS_CONNECTIONS,
             socket_connect_timeout=CONNECT_TIMEOUT_S,
             socket_timeout=CONNECT_TIMEOUT_S * 5,
         )
@@ -113,6 +116,7 @@ def create_app(settings: Settings) -> FastAPI:
                 settings,
                 CallStore(sync_client, ttl_s=settings.call_ttl_s),
                 history_rows(written_by(history_store.write)),
+                patient=False,  # a request answers 503 at once rather than wait for Redis
             ),
         )
         app.state.toolrun = state = ApiState(
@@ -123,7 +127,7 @@ def create_app(settings: Settings) -> FastAPI:
             store=AsyncCallStore(client),
             lifecycle=lifecycle,
             context=lifecycle.context,
-            publisher=ThreadPoolExecutor(PUBLISH_THREADS, thread_name_prefix="publish"),
+            admission=ThreadPoolExecutor(ADMISSION_THREADS, thread_name_prefix="admit"),
             database=database,
             agents=agent_store,
             tokens=TokenCache(agent_store),
@@ -142,8 +146,10 @@ def create_app(settings: Settings) -> FastAPI:
             selection_model=ModelSteps.configured(settings),
         )
         tables = _tables_created(database)
-        if tables:  # the plugins, and from then on in the background
+        try:  # the plugins now, and from then on in the background (it starts even here)
             await run_in_threadpool(tools.refresh, within_s=0)
+        except SQLAlchemyError as exc:
+            log.warning("plugins not loaded at start (%s); retrying", type(exc).__name__)
         sweeper = asyncio.create_task(_sweep_expired(state, tables=tables))
         try:
             yield
@@ -151,7 +157,7 @@ def create_app(settings: Settings) -> FastAPI:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
-            app.state.toolrun.publisher.shutdown(wait=True)
+            app.state.toolrun.admission.shutdown(wait=True)
             app.state.toolrun.database.dispose()
             if state.selection_model is not None:
                 state.selection_model.chat.close()

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from structlog.contextvars import bound_contextvars
 
 from toolrun.api.auth import Operator
-from toolrun.api.lifecycle import off_loop, respond
+from toolrun.api.lifecycle import respond
 from toolrun.api.schemas import CALL_ID_PATTERN
 from toolrun.api.state import ApiState, get_state
 from toolrun.permissions.inbox import ApprovalRecord, ApprovalStatus
@@ -66,8 +66,8 @@ async def approve_call(
     """Run this one parked call (and no other) on its level's workers."""
     reason = body.reason if body else None
     with bound_contextvars(call_id=call_id):  # on every line logged while it is decided
-        queued = await off_loop(
-            state, state.lifecycle.approve, call_id, by=operator.name, reason=reason
+        queued = await run_in_threadpool(
+            state.lifecycle.approve, call_id, by=operator.name, reason=reason
         )
     return respond(queued)
 
@@ -83,8 +83,8 @@ async def deny_call(
     """End this parked call as denied; the caller sees who denied it and why."""
     reason = body.reason if body else None
     with bound_contextvars(call_id=call_id):
-        denied = await off_loop(
-            state, state.lifecycle.deny, call_id, by=operator.name, reason=reason
+        denied = await run_in_threadpool(
+            state.lifecycle.deny, call_id, by=operator.name, reason=reason
         )
     return respond(denied)
 
@@ -130,4 +130,4 @@ async def remove_rule(
 
 async def expire_overdue(state: ApiState) -> int:
     """Deny every parked call past its deadline; returns how many."""
-    return await off_loop(state, state.lifecycle.expire)
+    return await run_in_threadpool(state.lifecycle.expire)

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from structlog.contextvars import bound_contextvars
 
 from toolrun.api.auth import Agent
-from toolrun.api.lifecycle import off_loop, respond
+from toolrun.api.lifecycle import admitted, respond
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
 from toolrun.api.state import ApiState, get_state
 from toolrun.errors import InvalidArguments, ToolNotFound
@@ -50,7 +50,7 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
     )
     with bound_contextvars(call_id=call.id):  # on every line logged while it is admitted
         try:
-            result = await off_loop(state, state.lifecycle.admit, call, agent)
+            result = await admitted(state, state.lifecycle.admit, call, agent)
         except ToolNotFound as exc:
             raise HTTPException(404, str(exc)) from exc
         except InvalidArguments as exc:

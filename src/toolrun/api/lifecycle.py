@@ -1,5 +1,5 @@
-"""The API's side of the call lifecycle: each step in one hop off the event loop, on a
-few long-lived threads, and the answer it gives."""
+"""The API's side of the call lifecycle: admission in one hop off the event loop, on a
+few long-lived threads of its own, and the answer it gives."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from toolrun.tools.model import ToolResult
 T = TypeVar("T")
 
 
-async def off_loop(state: ApiState, step: Callable[..., T], *args: object, **kwargs: object) -> T:
-    """Run a lifecycle step on the publishing threads (kombu and the database block), with
-    this request's context (the call id on every line it logs)."""
+async def admitted(state: ApiState, step: Callable[..., T], *args: object, **kwargs: object) -> T:
+    """Run an admission step on the admission threads (kombu and Redis block), with this
+    request's context (the call id on every line it logs)."""
     context = contextvars.copy_context()
     bound = functools.partial(context.run, step, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(state.publisher, bound)
+    return await asyncio.get_running_loop().run_in_executor(state.admission, bound)
 
 
 def respond(result: ToolResult) -> JSONResponse:

@@ -38,10 +38,11 @@ class ApiState:
     store: AsyncCallStore  # reads and waits on the event loop; the lifecycle writes
     lifecycle: Lifecycle
     context: ToolContext  # the workspace, for the sub-agent catalog
-    # The lifecycle blocks (kombu publishes, the database), so it runs off the event
-    # loop, on a few long-lived threads: each thread's first publish sets up Celery state
-    # (backend, producer connection) that a fresh thread per call would pay again and again.
-    publisher: ThreadPoolExecutor
+    # Admission blocks (kombu publishes, Redis), so it runs off the event loop, on a few
+    # long-lived threads of its own: each thread's first publish sets up Celery state
+    # (backend, producer connection) that a fresh thread per call would pay again and
+    # again. Approvals and the expiry sweep run on anyio's pool, never in its way.
+    admission: ThreadPoolExecutor
     database: Engine
     agents: AgentStore
     tokens: TokenCache

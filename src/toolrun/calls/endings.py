@@ -1,5 +1,7 @@
 """The one way a call ends: its final state stored, with its counters in the same Redis
-pipeline, then a `CallEnded` event for every subscriber (history row, slow-call warning).
+pipeline (a call refused before it was sent: created, then counted in a second trip, since
+only a created record may count), then a `CallEnded` event for every subscriber (history
+row, slow-call warning).
 Blocked, denied, expired, cancelled, finished or lost: each ending goes through here, so
 each is recorded alike.
 
@@ -23,7 +25,7 @@ from toolrun.history.records import CallRecord, record_of
 from toolrun.tools.model import ToolResult
 
 log = logging.getLogger(__name__)
-_STORE_RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0)
+STORE_RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0)  # a Redis restart of a few seconds
 
 
 @dataclass(frozen=True)
@@ -65,19 +67,20 @@ class Endings:
     store: CallStore
     subscribers: Sequence[Subscriber]
     counters: Sequence[Counter] = ()
+    retry_delays_s: Sequence[float] = ()  # between attempts to store a final state
 
     def finish(
         self, result: ToolResult, arguments: dict[str, Any], parameters: dict[str, Any] | None
     ) -> None:
-        """End a call that has a record: store its final state (riding out a Redis restart
-        of a few seconds), hand it to its waiters, then notify.
+        """End a call that has a record: store its final state (retrying after each of
+        `retry_delays_s`), hand it to its waiters, then notify.
 
         Raises:
             redis.RedisError: Redis still unreachable after the retries.
         """
         event = CallEnded(result, arguments, parameters)
         also = functools.partial(self._count, event=event)
-        for delay in _STORE_RETRY_DELAYS_S:
+        for delay in self.retry_delays_s:
             try:
                 self.store.finish(result, also)
             except redis.RedisError as exc:

@@ -1,20 +1,20 @@
 """A call as the lifecycle admitted it: every decision made once, carried to the worker.
 
 The envelope is the Celery message's only argument. A worker reads the facts from it
-(the resolved tool version, the arguments with their defaults, who approved it, when it
-was queued) instead of working them out again; it still checks that its own level may run
-the tool, never trusting `level`, which is only what the API saw.
+(the resolved tool version, who approved it, when it was queued, its time limit) instead
+of working them out again. It does not trust the message: it checks that its own level
+may run the tool, and that the arguments are the call's, valid, with their defaults.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Policy, Risk
 from toolrun.tools.model import ToolCall
+from toolrun.tools.semver import Version
 
 
 class Envelope(BaseModel):
@@ -24,7 +24,6 @@ class Envelope(BaseModel):
 
     call: ToolCall
     arguments: dict[str, Any]  # the call's arguments with the schema's defaults applied
-    level: PermissionLevel
     queue: str
     policy: Policy
     risk: Risk
@@ -33,6 +32,15 @@ class Envelope(BaseModel):
     queued_at: float = 0.0  # set when it is queued (or queued again, once approved)
     time_limit_s: float = Field(gt=0)  # the tool's own limit, shortened by a node's timeout
     trace: dict[str, str] = Field(default_factory=dict)  # W3C trace context, when given
+
+    @field_validator("call")
+    @classmethod
+    def _exact_version(cls, call: ToolCall) -> ToolCall:
+        """The lifecycle resolved a version range or a pin to one version."""
+        if call.version is None:
+            raise ValueError("an admitted call names its exact tool version")
+        Version.parse(call.version)  # ValueError: not one version
+        return call
 
     @property
     def needs_approval(self) -> bool:

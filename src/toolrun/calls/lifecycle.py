@@ -250,7 +250,7 @@ class Lifecycle:
             agent_id=record.agent_id,
             **lineage_of(waiting.metadata),
         )
-        tool = self.tools.get(call.tool_name, call.version)
+        tool = self.tools.find(call.tool_name, call.version)
         if tool is None:  # unregistered while it waited
             missing = self.tools.missing(call.tool_name, call.version)
             self.endings.finish(
@@ -391,7 +391,6 @@ def _envelope(
     return Envelope(
         call=call,
         arguments=arguments,
-        level=tool.descriptor.permission,
         queue=tool.queue(arguments),
         policy=verdict.policy,
         risk=verdict.risk,

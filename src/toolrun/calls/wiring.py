@@ -7,7 +7,7 @@ import redis
 from celery import Celery
 from sqlalchemy.engine import Engine
 
-from toolrun.calls.endings import Endings, Subscriber
+from toolrun.calls.endings import STORE_RETRY_DELAYS_S, Endings, Subscriber
 from toolrun.calls.lifecycle import Lifecycle
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
@@ -22,11 +22,15 @@ from toolrun.workers.dispatch import CeleryPublisher
 from toolrun.workers.presence import has_workers
 
 
-def platform_endings(settings: Settings, calls: CallStore, history: Subscriber) -> Endings:
+def platform_endings(
+    settings: Settings, calls: CallStore, history: Subscriber, *, patient: bool = True
+) -> Endings:
     """How calls end on the platform: stored with their counters, then their history row
-    (`history`) and slow-call warning."""
+    (`history`) and slow-call warning. `patient`: ride out a Redis restart of a few seconds
+    (a worker, the scheduler), or fail at once (an API request, which answers 503)."""
     monitor = CallMonitor(slow_call_ms=settings.slow_call_ms)
-    return Endings(calls, [history, monitor], counters=[monitor.count])
+    delays = STORE_RETRY_DELAYS_S if patient else ()
+    return Endings(calls, [history, monitor], counters=[monitor.count], retry_delays_s=delays)
 
 
 def platform_lifecycle(

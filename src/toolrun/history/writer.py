@@ -74,11 +74,19 @@ class HistoryWriter:
                     stopping = True
                 else:
                     batch.append(item)
+            rows = [row for row in map(_made, batch) if row is not None]
             try:
-                self.store.write_many([_made(item) for item in batch])
+                self.store.write_many(rows)
             except Exception:  # never let one bad batch stop the thread
-                log.exception("history batch of %d rows failed", len(batch))
+                log.exception("history batch of %d rows failed", len(rows))
 
 
-def _made(item: CallRecord | Callable[[], CallRecord]) -> CallRecord:
-    return item if isinstance(item, CallRecord) else item()
+def _made(item: CallRecord | Callable[[], CallRecord]) -> CallRecord | None:
+    """The row, or None (logged) when making it failed: one bad row loses no other."""
+    if isinstance(item, CallRecord):
+        return item
+    try:
+        return item()
+    except Exception:
+        log.exception("a history row could not be made")
+        return None

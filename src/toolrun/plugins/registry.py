@@ -50,6 +50,8 @@ class PluginRegistry(ToolRegistry):
     def __init__(self, base: ToolRegistry, database_url: str, cache_dir: Path | None) -> None:
         super().__init__(base.list())
         self._base = base.list()
+        # What a forked child starts from (a copy: nothing here changes it in place).
+        self._base_tools = {name: dict(versions) for name, versions in self._tools.items()}
         self._database_url = database_url
         self._cache_dir = cache_dir
         self._pid = -1
@@ -132,11 +134,9 @@ class PluginRegistry(ToolRegistry):
 
     def _forked(self) -> None:
         """In a new child: only the base tools until the next refresh (the plugin tools
-        hold the parent's runtime); no refreshing thread yet."""
-        fresh = ToolRegistry()
-        for tool in self._base:
-            fresh.register(tool)
-        self._tools = fresh._tools
+        hold the parent's runtime); no refreshing thread yet. Runs in every child forked
+        from this process, sandboxed starts' too: a few assignments, nothing more."""
+        self._tools = self._base_tools
         self._refresher_pid = -1
         self._lock = threading.RLock()
 

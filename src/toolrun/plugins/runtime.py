@@ -112,6 +112,7 @@ class WasmRuntime:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._running = 0  # plugin runs under way: the ticker ticks only while there are some
+        self._running_lock = threading.Lock()  # not `_lock`: compiling must not delay a run
         self._busy = threading.Event()
         self._ticker = threading.Thread(target=self._tick, name="wasm-epoch", daemon=True)
         self._ticker.start()
@@ -179,8 +180,9 @@ class WasmRuntime:
         threads must not outlive Python)."""
         if self._stop.is_set():
             return
-        self._stop.set()
-        self._busy.set()  # wakes an idle ticker, which then sees the stop
+        with self._running_lock:  # a run ending now cannot put the ticker back to sleep
+            self._stop.set()
+            self._busy.set()  # wakes an idle ticker, which then sees the stop
         self._ticker.join()  # it must not touch the engine once that is gone
         self._modules.clear()
         self.linker.close()
@@ -222,9 +224,9 @@ class WasmRuntime:
         return module
 
     def _running_one(self, change: int) -> None:
-        with self._lock:
+        with self._running_lock:
             self._running += change
-            if self._running:
+            if self._running or self._stop.is_set():
                 self._busy.set()
             else:
                 self._busy.clear()

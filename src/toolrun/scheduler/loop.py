@@ -176,8 +176,8 @@ class Scheduler:
         changed |= self._collect(active, now, calls, ended_calls)
         sends = self._dispatch(run_id, active, progress, changed)
         self.store.save(run_id, progress, changed)
-        for prepared in sends:
-            self.dispatcher.send(prepared)
+        for admitted in sends:
+            self.dispatcher.send(admitted)
         for node_id, call_id in running.items():  # cancelled, or timed out
             run = progress.nodes[node_id]
             moved_on = run.call_id != call_id or run.state is not NodeState.RUNNING
@@ -277,19 +277,19 @@ class Scheduler:
             run = progress.nodes[node_id]
             call_id = keys.dag_call(run_id, node_id, run.attempts + 1)
             timeout = progress.plan.timeout_s(node)
-            prepared = (
+            decided = (
                 caller
                 if isinstance(caller, Refused)
                 else self.dispatcher.prepare(node, call_id, caller, outputs, timeout)
             )
             progress.dispatched(node_id, call_id, now)
             changed.add(node_id)
-            if isinstance(prepared, Refused):
-                changed |= progress.failed(node_id, prepared.reason, now, retryable=False)
+            if isinstance(decided, Refused):
+                changed |= progress.failed(node_id, decided.reason, now, retryable=False)
             else:
-                run.arguments = prepared.call.arguments
-                run.tool_version = prepared.call.version
-                sends.append((node_id, prepared))
+                run.arguments = decided.call.arguments
+                run.tool_version = decided.call.version
+                sends.append((node_id, decided))
         return [p for node_id, p in sends if progress.nodes[node_id].state is NodeState.RUNNING]
 
     def _next_event(self, active: ActiveRun) -> float:

@@ -66,6 +66,12 @@ class PlatformDelegation(Delegation):
     lifecycle: Lifecycle = field(kw_only=True)
     agents: AgentStore = field(kw_only=True)
 
+    def tools(self) -> list[ToolDescriptor]:
+        """The newest version of every tool, the plugins registered a moment ago too (the
+        tool sources are checked once per Task call: an explicit refresh, not a getter's)."""
+        self.registry.refresh(within_s=0)
+        return super().tools()
+
     def parent(self, agent_id: str | None) -> AgentProfile | None:
         if agent_id is None:
             return None

@@ -1,5 +1,5 @@
 """What the Task tool needs from where it runs, so the core never imports the platform
-that provides it (`subagents.delegation`: through the calls gate, or in this process)."""
+that provides it (`subagents.delegation`: through the call lifecycle, or in this process)."""
 
 from __future__ import annotations
 

@@ -79,6 +79,14 @@ class ToolRegistry:
         True when something was loaded. Built-in tools never change: False."""
         return False
 
+    def find(self, name: str, version: str | None = None) -> Tool | None:
+        """`get`, and on a miss the changing sources loaded again once (`refresh`: I/O, so
+        an explicit call for a tool the caller was told exists, never a getter's)."""
+        found = self.get(name, version)
+        if found is None and self.refresh(within_s=0):
+            found = self.get(name, version)
+        return found
+
     def resolve(
         self,
         name: str,

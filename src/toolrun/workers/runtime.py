@@ -19,6 +19,7 @@ from toolrun.calls.store import CallStore
 from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import open_database
+from toolrun.errors import InvalidArguments
 from toolrun.history import HistoryStore
 from toolrun.history.writer import HistoryWriter
 from toolrun.permissions.agents import AgentStore
@@ -35,6 +36,7 @@ from toolrun.tools.base import Tool, ToolContext
 from toolrun.tools.executor import Executor
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
+from toolrun.tools.validation import validate_arguments, with_defaults
 from toolrun.workers.app import create_celery_app, longest_time_limit
 
 log = logging.getLogger(__name__)
@@ -132,7 +134,7 @@ class WorkerRuntime:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None
         facts["deliveries"] = deliveries
-        checked = self._checked(call, deliveries)
+        checked = self._checked(envelope, deliveries)
         if isinstance(checked, ToolResult):
             tool, result = None, checked
         else:
@@ -169,16 +171,11 @@ class WorkerRuntime:
         parameters = None if tool is None else tool.descriptor.parameters
         self.endings.finish(result, call.arguments, parameters)
 
-    def _tool(self, call: ToolCall) -> Tool | None:
-        """The exact version the lifecycle chose; looked for once more after loading the
-        tool sources again when missing (a plugin registered a moment ago)."""
-        tool = self.registry.get(call.tool_name, call.version)
-        if tool is None and self.registry.refresh(within_s=0):
-            tool = self.registry.get(call.tool_name, call.version)
-        return tool
-
-    def _checked(self, call: ToolCall, deliveries: int) -> Tool | ToolResult:
-        """The call's tool, or its final result when it must not run here."""
+    def _checked(self, envelope: Envelope, deliveries: int) -> Tool | ToolResult:
+        """The call's tool, or its final result when it must not run here. The message is
+        not trusted: the worker checks its own level, and that the arguments it would run
+        are the call's (valid, with their defaults), which the history records."""
+        call = envelope.call
         if deliveries > self.settings.max_deliveries:
             self.store.dead_letter(call.id)
             return self._state(
@@ -187,7 +184,7 @@ class WorkerRuntime:
                 error=f"worker lost {deliveries - 1} times while running this call; "
                 "it was dead-lettered and will not be retried",
             )
-        tool = self._tool(call)
+        tool = self.registry.find(call.tool_name, call.version)  # a plugin just registered?
         if tool is None:
             return self._state(
                 call, ToolStatus.ERROR, error=self.registry.missing(call.tool_name, call.version)
@@ -199,6 +196,16 @@ class WorkerRuntime:
                 ToolStatus.BLOCKED,
                 error=f"a {self.level} worker may not run {tool.descriptor.tool_id} "
                 f"(needs {needed})",
+            )
+        try:
+            validate_arguments(tool.validator, call.arguments)
+        except InvalidArguments as exc:
+            return self._state(call, ToolStatus.ERROR, error=f"invalid arguments: {exc}")
+        if envelope.arguments != with_defaults(tool.descriptor.parameters, call.arguments):
+            return self._state(
+                call,
+                ToolStatus.BLOCKED,
+                error="the message's arguments are not the call's with its defaults; refused",
             )
         return tool
 

@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import redis
 from celery import Celery, Task
 from celery.exceptions import Reject
-from celery.signals import setup_logging, worker_process_shutdown, worker_shutdown
+from celery.signals import (
+    setup_logging,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 from celery.worker.request import Request
+from pydantic import ValidationError
 from structlog.contextvars import bound_contextvars
 
 from toolrun.calls.envelope import Envelope
 from toolrun.monitoring import configure_logging
 from toolrun.sandbox.tracking import kill_labelled, label_for
-from toolrun.tools.model import ToolResult, ToolStatus
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.dispatch import EXECUTE_TASK
 from toolrun.workers.runtime import WorkerRuntime
 
 log = logging.getLogger(__name__)
+OLDER_MESSAGE = (
+    "queued by an older toolrun, whose message this worker no longer reads; nothing ran: "
+    "submit the call again"
+)
 
 
 def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
@@ -29,6 +40,10 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     @setup_logging.connect(weak=False, dispatch_uid="toolrun.structured_logs")
     def structured_logs(loglevel: int | None = None, **_: Any) -> None:
         configure_logging(runtime.settings, level=loglevel or logging.INFO)
+
+    @worker_process_init.connect(weak=False)
+    def load_tool_sources(**_: Any) -> None:  # a new pool child: the plugins, kept current
+        refresh_tool_sources(runtime)
 
     @worker_process_shutdown.connect(weak=False)
     def write_pending_history(**_: Any) -> None:  # a pool child going away
@@ -44,14 +59,23 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
         def on_timeout(self, soft: bool, timeout: float) -> None:
             super().on_timeout(soft, timeout)
             if not soft:  # the pool child was killed: nothing else cleans up or settles
-                _settle(runtime, self, ToolStatus.TIMEOUT, f"hard time limit ({timeout:g} s) hit")
+                error = f"hard time limit ({timeout:g} s) hit"
+                _settle(runtime, self.args, ToolStatus.TIMEOUT, error)
 
     class ToolTask(Task[Any, None]):
         Request = ToolRequest  # type: ignore[assignment]  # Celery takes a class or a path
 
     @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True)
-    def execute(self: ToolTask, payload: dict[str, Any]) -> None:
-        envelope = Envelope.model_validate(payload)
+    def execute(self: ToolTask, payload: dict[str, Any], *older: Any) -> None:
+        if older:  # queued before the envelope: the caller learns, nothing runs
+            _settle_unread(runtime, str(self.request.id), OLDER_MESSAGE)
+            return
+        try:
+            envelope = Envelope.model_validate(payload)
+        except ValidationError as exc:
+            error = f"its message could not be read ({exc.error_count()} problems); nothing ran"
+            _settle_unread(runtime, str(self.request.id), error)
+            return
         call = envelope.call
         try:
             runtime.run(envelope)
@@ -66,10 +90,12 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             raise Reject(exc, requeue=True) from exc
 
 
-def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error: str) -> None:
-    [payload] = request.args
-    envelope = Envelope.model_validate(payload)
-    call = envelope.call
+def _settle(runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, error: str) -> None:
+    """End the call of a message's `args` without running it (again)."""
+    if len(args) != 1:
+        return  # not an envelope: settled when it was taken (`_settle_unread`)
+    envelope = Envelope.model_validate(args[0])
+    call, queued_at = envelope.call, envelope.queued_at
     with bound_contextvars(call_id=call.id):
         log.error("call %s (%s): %s", call.id, call.tool_name, error)
         kill_labelled(label_for(call.id))  # what the killed pool process had started
@@ -81,8 +107,31 @@ def _settle(runtime: WorkerRuntime, request: Request, status: ToolStatus, error:
             error=error,
             metadata={
                 "agent_id": call.agent_id,
-                "queued_at": envelope.queued_at,
+                "queued_at": queued_at,
                 **call.lineage(),
             },
         )
         runtime.end(call, result)
+
+
+def _settle_unread(runtime: WorkerRuntime, call_id: str, error: str) -> None:
+    """End a call whose message this worker cannot read, as an error, if its record still
+    says queued: a call that already ended, or runs elsewhere, is left alone."""
+    with bound_contextvars(call_id=call_id):
+        log.error("call %s: %s", call_id, error)
+        current = runtime.store.get(call_id)
+        if current is None or current.status is not ToolStatus.QUEUED:
+            return
+        current.status = ToolStatus.ERROR
+        current.error = error
+        call = ToolCall(id=call_id, tool_name=current.tool_name, version=current.tool_version)
+        runtime.end(call, current)
+
+
+def refresh_tool_sources(runtime: WorkerRuntime) -> None:
+    """Load the plugins and MCP imports now and keep them current from a thread (a pool
+    child starts with the built-ins only); a database that is away is retried there."""
+    try:
+        runtime.registry.refresh(within_s=0)
+    except Exception as exc:
+        log.warning("loading the plugins failed (%r); the refresh thread retries", exc)

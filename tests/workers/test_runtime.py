@@ -1,0 +1,95 @@
+"""A worker runtime never trusts the message it is handed: it checks its own level, the
+arguments it would run, and rates again a call let through as safe (real Redis)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.envelopes import envelope
+
+from toolrun.config import Settings
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.model import ToolCall, ToolStatus
+from toolrun.tools.registry import ToolRegistry
+from toolrun.workers.runtime import WorkerRuntime
+
+
+@pytest.fixture
+def runtime(redis_url: str, workspace: Path, tmp_path: Path) -> WorkerRuntime:
+    settings = Settings(
+        redis_url=redis_url, workspace=workspace, home=tmp_path / "home", network_isolation="off"
+    )
+    return WorkerRuntime(settings, PermissionLevel.READ_WRITE, ToolRegistry.with_builtins())
+
+
+def write_call(file_path: str, content: str = "new") -> ToolCall:
+    return ToolCall(
+        tool_name="write", version="1.0.0", arguments={"file_path": file_path, "content": content}
+    )
+
+
+def test_a_call_let_through_as_safe_that_now_needs_approval_is_denied(
+    runtime: WorkerRuntime, workspace: Path
+) -> None:
+    """Admitted as safe (a new file); by the time it runs the file exists, and replacing
+    a file needs confirmation it never had."""
+    (workspace / "late.txt").write_text("someone else's")
+
+    result = runtime.run(envelope(write_call("late.txt"), level=PermissionLevel.READ_WRITE))
+
+    assert result is not None
+    assert result.status is ToolStatus.DENIED
+    assert "let through as safe, but needs approval now" in (result.error or "")
+    assert (workspace / "late.txt").read_text() == "someone else's"
+
+
+def test_an_approved_call_runs_on_its_approval(runtime: WorkerRuntime, workspace: Path) -> None:
+    (workspace / "approved.txt").write_text("old")
+    call = write_call("approved.txt")
+
+    result = runtime.run(envelope(call, level=PermissionLevel.READ_WRITE, approved_by="ops"))
+
+    assert result is not None
+    assert result.status is ToolStatus.SUCCESS, result
+    assert (workspace / "approved.txt").read_text() == "new"
+
+
+def test_arguments_other_than_the_calls_are_refused(
+    runtime: WorkerRuntime, workspace: Path
+) -> None:
+    """A message whose envelope would run other arguments than the call it names (which
+    is what the history records) runs nothing."""
+    call = write_call("shown.txt")
+    forged = {"file_path": "hidden.txt", "content": "x"}
+
+    result = runtime.run(envelope(call, level=PermissionLevel.READ_WRITE, arguments=forged))
+
+    assert result is not None
+    assert result.status is ToolStatus.BLOCKED
+    assert result.error == "the message's arguments are not the call's with its defaults; refused"
+    assert not (workspace / "hidden.txt").exists()
+    assert not (workspace / "shown.txt").exists()
+
+
+def test_invalid_arguments_in_a_message_run_nothing(runtime: WorkerRuntime) -> None:
+    call = ToolCall(tool_name="write", version="1.0.0", arguments={"file_path": 7})
+
+    result = runtime.run(envelope(call, level=PermissionLevel.READ_WRITE))
+
+    assert result is not None
+    assert result.status is ToolStatus.ERROR
+    assert (result.error or "").startswith("invalid arguments:")
+
+
+def test_the_level_in_the_message_is_not_trusted(redis_url: str, workspace: Path) -> None:
+    settings = Settings(redis_url=redis_url, workspace=workspace, network_isolation="off")
+    reader = WorkerRuntime(settings, PermissionLevel.READ_ONLY, ToolRegistry.with_builtins())
+    call = write_call("pwned.txt")
+
+    result = reader.run(envelope(call, level=PermissionLevel.READ_ONLY))  # a lie
+
+    assert result is not None
+    assert result.status is ToolStatus.BLOCKED
+    assert result.error == "a read_only worker may not run write@1.0.0 (needs read_write)"
+    assert not (workspace / "pwned.txt").exists()

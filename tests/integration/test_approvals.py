@@ -14,8 +14,10 @@ import redis
 
 from tests.integration.platform import Platform, running, wait_for
 from toolrun.calls import keys
+from toolrun.calls.store import CallStore
 from toolrun.permissions.agents import Role
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 
 
 def submit(
@@ -324,3 +326,9 @@ def test_an_id_still_in_the_inbox_cannot_be_parked_again(
     [entry] = [item for item in api.get("/v1/approvals").json() if item["call_id"] == call_id]
     assert entry["arguments"] == {"command": f"rm -rf {victims[0].name}"}
     assert entry["status"] == "pending"
+    # Left as it is, the entry would wait for its expiry: give it its record back and deny.
+    call = ToolCall(id=call_id, tool_name="bash", version="1.0.0", arguments=entry["arguments"])
+    CallStore(redis_client, ttl_s=600).create(
+        ToolResult.accepted(call, ToolStatus.AWAITING_APPROVAL)
+    )
+    assert api.post(f"/v1/calls/{call_id}/deny").status_code == 200

@@ -51,7 +51,8 @@ def test_a_click_on_approve_runs_the_call(
 ) -> None:
     target = platform_workspace / "page-approve"
     target.mkdir()
-    page.locator("#empty, #pending").first.wait_for()  # loaded and polling
+    # Loaded and polling: "No call is waiting", or the rows of calls other tests left.
+    page.locator("#empty:visible, #pending tbody tr").first.wait_for()
     assert "token" not in page.url  # dropped from the address bar
 
     parked = park(api, f"rm -rf {target.name}")  # after the page loaded: no reload needed

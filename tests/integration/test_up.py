@@ -4,7 +4,9 @@ delegations, Flower; Ctrl-C stops all, the terminal host included."""
 from __future__ import annotations
 
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +30,13 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.txt").write_text("embedded default\n")
-    api_port, flower_port = free_port(), free_port()
-    env = clean_env(tmp_path, TOOLRUN_FLOWER_PORT=str(flower_port))
+    api_port = free_port()
+    # Flower's port is taken (as by a second platform's): Flower gets another, printed.
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    busy_port = taken.getsockname()[1]
+    env = clean_env(tmp_path, TOOLRUN_FLOWER_PORT=str(busy_port))
     log = tmp_path / "up.log"
     with log.open("wb") as sink:
         up = subprocess.Popen(
@@ -47,7 +54,9 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         output = log.read_text()
         assert f"API      {base}" in output
         assert f"API docs {base}/docs" in output
-        assert f"Flower   http://127.0.0.1:{flower_port}" in output
+        [flower_port] = [int(p) for p in re.findall(r"Flower +http://127.0.0.1:(\d+)", output)]
+        assert flower_port != busy_port
+        assert f"Flower's port {busy_port} is taken; it uses {flower_port}" in output
         # The platform's state lives outside the workspace, where tools cannot read it.
         [state] = (tmp_path / "user" / ".local" / "state" / "toolrun").glob("project-*")
         assert not list(project.glob(".toolrun*"))
@@ -72,6 +81,7 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         assert response.json()["output"]["content"] == "     1\tembedded default"
         commands = [" ".join(process.cmdline()) for process in descendants]
         assert any("worker --delegation" in command for command in commands)
+        heals_a_killed_worker(up, base, token, log)
         terminal_host = open_terminal_session(base, token, state)
         wait_for(
             lambda: httpx.get(f"http://127.0.0.1:{flower_port}/").status_code == 200, 30, "Flower"
@@ -88,9 +98,71 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         # The terminal host is no child of `up`, but `up` stops it too.
         wait_for(lambda: not psutil.pid_exists(terminal_host), 10, "the terminal host to stop")
     finally:
+        taken.close()
         if up.poll() is None:
             os.killpg(up.pid, signal.SIGKILL)
             up.wait()
+
+
+def test_up_names_a_taken_api_port_before_starting_anything(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "toolrun", "up", f"--port={port}"],
+            cwd=project,
+            env=clean_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    assert done.returncode == 2
+    said = " ".join(done.stderr.split())
+    assert f"port {port} on 127.0.0.1 is taken" in said
+    assert "--port N or TOOLRUN_API_PORT" in said
+    assert not list((tmp_path / "user").rglob("redis.conf"))  # nothing was started
+
+
+def heals_a_killed_worker(up: subprocess.Popen[bytes], base: str, token: str, log: Path) -> None:
+    """kill -9 of the read_only worker's main process: `toolrun up` starts it again, says
+    so, /healthz counts the restart, and read calls are served again."""
+    [worker] = [
+        p
+        for p in psutil.Process(up.pid).children()
+        if "worker --level=read_only" in " ".join(p.cmdline())
+    ]
+    os.killpg(worker.pid, signal.SIGKILL)  # the worker and its pool processes
+
+    def restarted() -> bool:
+        health = httpx.get(f"{base}/healthz", timeout=10).json()
+        return bool(health["processes"]["worker read_only"]["restarts"] == 1)
+
+    wait_for(restarted, 60, "the worker started again")
+    assert up.poll() is None
+    assert "worker read_only exited (code -9); restarting in 1 s" in " ".join(
+        log.read_text().split()
+    )
+    response = httpx.post(
+        f"{base}/v1/calls",
+        params={"wait": 60},
+        json={"tool_name": "read", "arguments": {"file_path": "notes.txt"}},
+        timeout=70,
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.json()["status"] == "success", response.text
+    health = httpx.get(f"{base}/healthz", timeout=10).json()
+    assert health["processes"]["api"] == {
+        "pid": health["processes"]["api"]["pid"],
+        "state": "running",
+        "restarts": 0,
+        "optional": False,
+    }
+    assert health["processes"]["flower"]["optional"] is True
 
 
 def open_terminal_session(base: str, token: str, state: Path) -> int:

@@ -3,7 +3,8 @@
 `network` and `filesystem` are "isolated" (the filesystem with its layers: "isolated
 (namespaces+landlock+seccomp)"), or name every worker whose tools are not confined so and
 why ("execute@host/42 degraded: ..."): degraded is reported, never hidden, but not a 503.
-`sandbox_paths` are the extra paths the workers show their tools.
+`sandbox_paths` are the extra paths the workers show their tools. `processes`, under
+`toolrun up`: each process the supervisor keeps running, its pid, state and restarts.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from toolrun.api.schemas import Health
 from toolrun.api.state import ApiState, get_state
 from toolrun.calls import keys
 from toolrun.database import check_database
+from toolrun.embedded.supervisor import STATUS_FILE, read_status
 from toolrun.sandbox.confinement import ISOLATED
 from toolrun.sandbox.tracking import isolation_kind
 
@@ -53,6 +55,7 @@ async def healthz(state: Annotated[ApiState, Depends(get_state)]) -> JSONRespons
         network=network,
         filesystem=filesystem,
         sandbox_paths=paths,
+        processes=read_status(state.settings.platform_home / STATUS_FILE),
     )
     return JSONResponse(health.model_dump(), status_code=200 if healthy else 503)
 

@@ -43,3 +43,5 @@ class Health(BaseModel):
     network: str
     filesystem: str
     sandbox_paths: dict[str, list[str]]
+    # Under `toolrun up`: each process's pid, state and restarts; None elsewhere.
+    processes: dict[str, dict[str, Any]] | None = None

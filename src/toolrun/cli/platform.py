@@ -204,6 +204,7 @@ def up(
     """Start the whole platform on this machine: Redis, API, one worker per level, the DAG
     scheduler, Flower."""
     from toolrun.embedded import Supervisor
+    from toolrun.embedded.supervisor import STATUS_FILE
 
     space = (workspace or load_settings().workspace).resolve()
     if not space.is_dir():
@@ -212,8 +213,7 @@ def up(
     _check_home(settings)
     isolation = _isolation(settings)
     home = settings.platform_home
-    api_host = host or settings.api_host
-    api_port = settings.api_port if port is None else port
+    api_host, api_port, flower_port = _ports(settings, host, port)
     token_path, created = _admin_token(settings)
     redis_server = None
     redis_url = settings.redis_url
@@ -227,22 +227,26 @@ def up(
         "TOOLRUN_WORKSPACE": str(space),
         "TOOLRUN_HOME": str(home),
     }
-    supervisor = Supervisor(env)
+    supervisor = Supervisor(
+        env,
+        report=lambda line: err.print(f"[yellow]{line}[/]", highlight=False),
+        status_path=home / STATUS_FILE,
+    )
     # Explicit for SIGINT too: a shell starts background jobs with SIGINT ignored.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        _start_platform(supervisor, api_host, api_port, settings.flower_port, concurrency)
+        _start_platform(supervisor, api_host, api_port, flower_port, concurrency)
         base = f"http://{api_host}:{api_port}"
         _wait_until_ready(base, redis_url, supervisor)
-        _announce(space, base, settings.flower_port, shown_url, token_path, created)
+        _announce(space, base, flower_port, shown_url, token_path, created)
         out.print(
             f"  Tools    filesystem {isolation.filesystem}; network {isolation.network}",
             highlight=False,
             soft_wrap=True,
         )
-        ended = supervisor.wait()
-        err.print(f"[red]{ended} exited; stopping the platform[/]")
+        ended = supervisor.watch()  # restarts what dies; returns on a crash loop
+        err.print(f"[red]{ended}[/]")
         code = 1
     except ToolrunError as exc:
         err.print(f"[red]error:[/] {exc}")
@@ -326,7 +330,8 @@ def _start_platform(
     delegates = [*me, "worker", "--delegation", f"--concurrency={max(2, concurrency)}"]
     supervisor.start(f"worker {DELEGATION}", delegates)
     supervisor.start("scheduler", [*me, "scheduler"])
-    supervisor.start("flower", [*me, "flower", f"--port={flower_port}"])
+    # A monitoring page: if it cannot run (its port taken), the platform goes on without it.
+    supervisor.start("flower", [*me, "flower", f"--port={flower_port}"], optional=True)
 
 
 def _redacted(url: str) -> str:
@@ -336,6 +341,46 @@ def _redacted(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _ports(settings: Settings, host: str | None, port: int | None) -> tuple[str, int, int]:
+    """The API's address and Flower's port, checked before anything starts.
+
+    Raises:
+        typer.Exit: the API's port is taken (a usage error naming the option to change).
+    """
+    api_host = host or settings.api_host
+    api_port = settings.api_port if port is None else port
+    if not _port_free(api_host, api_port):
+        raise usage_error(
+            f"port {api_port} on {api_host} is taken (another `toolrun up`?); "
+            "choose another with --port N or TOOLRUN_API_PORT"
+        )
+    return api_host, api_port, _flower_port(settings.flower_port)
+
+
+def _port_free(host: str, port: int) -> bool:
+    """True when a server could listen on `host`:`port` now."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _flower_port(wanted: int) -> int:
+    """`wanted`, or a free port when it is taken (Flower is a monitoring page: a second
+    platform on this machine must not fail for it); the choice is printed."""
+    if _port_free("127.0.0.1", wanted):
+        return wanted
+    from toolrun.embedded.redis_server import free_port
+
+    chosen = free_port()
+    err.print(f"[yellow]Flower's port {wanted} is taken; it uses {chosen}[/]", highlight=False)
+    return chosen
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -358,9 +403,9 @@ def _wait_until_ready(base: str, redis_url: str, supervisor: Supervisor) -> None
         while time.monotonic() < deadline:
             if _api_healthy(base) and _roles_answering(celery) >= _ROLES:
                 return
-            for child in supervisor.children:
-                if child.process is not None and child.process.poll() is not None:
-                    raise ToolrunError(f"{child.name} exited during start-up")
+            ended = supervisor.exited()  # a required child: nothing restarts before ready
+            if ended is not None:
+                raise ToolrunError(f"{ended.name} exited during start-up")
             time.sleep(0.2)
     finally:
         celery.close()

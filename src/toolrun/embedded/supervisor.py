@@ -1,51 +1,162 @@
-"""Starts a set of child processes and stops them all together."""
+"""Starts a set of child processes, restarts the ones that die, and stops them all together.
+
+A child that exits is started again after a backoff (1 s, 2 s, 4 s… at most 30 s). One
+that exits more than `max_exits` times within `window_s` is in a crash loop: a required
+child then stops the platform (`watch` returns why); an optional one (Flower) is given up
+on and the platform goes on without it. What happened is reported through `report` (the
+console) and kept in a status file that /healthz shows.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 _STOP_GRACE_S = 10.0
 _POLL_S = 0.2
+STATUS_FILE = "processes.json"  # in the platform's home: /healthz reads it
 
 
 @dataclass
 class Child:
     name: str
     argv: Sequence[str]
+    optional: bool = False  # its crash loop does not stop the platform
     process: subprocess.Popen[bytes] | None = None
+    restarts: int = 0
+    exits: deque[float] = field(default_factory=deque)  # recent exit times (monotonic)
+    restart_at: float | None = None  # when it is due to start again
+    given_up: bool = False
+
+    @property
+    def state(self) -> str:
+        if self.given_up:
+            return "given up"
+        if self.restart_at is not None:
+            return "restarting"
+        return "running"
 
 
 @dataclass
 class Supervisor:
-    """Children share one environment; if any one exits, `wait` returns its name."""
+    """Children share one environment (see the module docstring)."""
 
     env: dict[str, str]
     children: list[Child] = field(default_factory=list)
+    report: Callable[[str], None] = print
+    status_path: Path | None = None
+    backoff_s: float = 1.0
+    max_backoff_s: float = 30.0
+    max_exits: int = 5
+    window_s: float = 60.0
 
-    def start(self, name: str, argv: Sequence[str]) -> None:
-        child = Child(name, argv)
-        # Own process group, so Ctrl-C in the terminal reaches us only: we stop them in order.
-        child.process = subprocess.Popen(list(argv), env=self.env, start_new_session=True)
+    def start(self, name: str, argv: Sequence[str], *, optional: bool = False) -> None:
+        child = Child(name, argv, optional=optional)
+        self._spawn(child)
         self.children.append(child)
+        self._write_status()
 
-    def wait(self) -> str:
-        """Block until a child exits; returns its name."""
-        while True:
+    def watch(self, stop: threading.Event | None = None) -> str | None:
+        """Keep the children running until `stop` is set (None) or a required child is in
+        a crash loop: then the reason, for the console."""
+        while stop is None or not stop.is_set():
             for child in self.children:
-                if child.process is not None and child.process.poll() is not None:
-                    return child.name
-            time.sleep(_POLL_S)
+                reason = self._tend(child, time.monotonic())
+                if reason is not None:
+                    return reason
+            if stop is None:
+                time.sleep(_POLL_S)
+            else:
+                stop.wait(_POLL_S)
+        return None
 
     def stop(self) -> None:
         """Stop every child, newest first (see `terminate`)."""
         started = [child.process for child in self.children if child.process is not None]
         terminate(list(reversed(started)), _STOP_GRACE_S)
+
+    def exited(self, *, required_only: bool = True) -> Child | None:
+        """A child whose process has exited (during start-up: nothing restarts yet)."""
+        for child in self.children:
+            if required_only and child.optional:
+                continue
+            if child.process is not None and child.process.poll() is not None:
+                return child
+        return None
+
+    def _tend(self, child: Child, now: float) -> str | None:
+        if child.given_up:
+            return None
+        if child.restart_at is not None:
+            if now >= child.restart_at:
+                self._spawn(child)
+                child.restarts += 1
+                child.restart_at = None
+                self.report(f"{child.name} restarted (restart {child.restarts})")
+                self._write_status()
+            return None
+        process = child.process
+        if process is None or process.poll() is None:
+            return None
+        code = process.returncode
+        child.exits.append(now)
+        while child.exits and now - child.exits[0] > self.window_s:
+            child.exits.popleft()
+        if len(child.exits) > self.max_exits:
+            loop = f"{child.name} exited {len(child.exits)} times in {self.window_s:g} s"
+            if not child.optional:
+                self._write_status()
+                return f"{loop} (last exit code {code}); stopping the platform"
+            child.given_up = True
+            self.report(f"{loop} (last exit code {code}); the platform goes on without it")
+        else:
+            delay = min(self.max_backoff_s, self.backoff_s * 2 ** (len(child.exits) - 1))
+            child.restart_at = now + delay
+            self.report(f"{child.name} exited (code {code}); restarting in {delay:g} s")
+        self._write_status()
+        return None
+
+    def _spawn(self, child: Child) -> None:
+        # Own process group, so Ctrl-C in the terminal reaches us only: we stop them in order.
+        child.process = subprocess.Popen(list(child.argv), env=self.env, start_new_session=True)
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Each child's pid, state and restarts."""
+        return {
+            child.name: {
+                "pid": None if child.process is None else child.process.pid,
+                "state": child.state,
+                "restarts": child.restarts,
+                "optional": child.optional,
+            }
+            for child in self.children
+        }
+
+    def _write_status(self) -> None:
+        """Replace the status file at once (a reader never sees half of it)."""
+        if self.status_path is None:
+            return
+        partial = self.status_path.with_name(f".{self.status_path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(self.status(), sort_keys=True))
+        partial.replace(self.status_path)
+
+
+def read_status(path: Path) -> dict[str, Any] | None:
+    """The supervisor's status file, None where there is none (no `toolrun up`)."""
+    with contextlib.suppress(OSError, ValueError):
+        found = json.loads(path.read_text())
+        return found if isinstance(found, dict) else None
+    return None
 
 
 def terminate(processes: Sequence[subprocess.Popen[bytes]], grace_s: float) -> None:

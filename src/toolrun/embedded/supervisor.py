@@ -69,15 +69,13 @@ class Supervisor:
     def watch(self, stop: threading.Event | None = None) -> str | None:
         """Keep the children running until `stop` is set (None) or a required child is in
         a crash loop: then the reason, for the console."""
-        while stop is None or not stop.is_set():
+        stop = stop or threading.Event()
+        while not stop.is_set():
             for child in self.children:
                 reason = self._tend(child, time.monotonic())
                 if reason is not None:
                     return reason
-            if stop is None:
-                time.sleep(_POLL_S)
-            else:
-                stop.wait(_POLL_S)
+            stop.wait(_POLL_S)
         return None
 
     def stop(self) -> None:
@@ -85,12 +83,15 @@ class Supervisor:
         started = [child.process for child in self.children if child.process is not None]
         terminate(list(reversed(started)), _STOP_GRACE_S)
 
-    def exited(self, *, required_only: bool = True) -> Child | None:
-        """A child whose process has exited (during start-up: nothing restarts yet)."""
+    def exited(self) -> Child | None:
+        """A required child whose process has exited (during start-up: nothing restarts
+        yet, and an optional child's exit never fails the start)."""
         for child in self.children:
-            if required_only and child.optional:
-                continue
-            if child.process is not None and child.process.poll() is not None:
+            if (
+                not child.optional
+                and child.process is not None
+                and child.process.poll() is not None
+            ):
                 return child
         return None
 

@@ -4,10 +4,10 @@ servers, kept current in every process.
 Getters never touch the database. `refresh` loads the plugins again when they changed;
 the first call in a process also starts a thread that refreshes every REFRESH_S. Callers
 refresh explicitly when a tool is not found (a plugin registered a moment ago: the
-lifecycle when it admits a call, a worker when it runs one). The database engine and the
-wasmtime runtime are made in each process, and made again after a fork (a prefork pool's
-new child), which also drops the parent's plugin tools: wasmtime's threads do not survive
-a fork.
+lifecycle when it admits a call, a worker when it runs one). The database engine is made in
+each process, the wasmtime runtime when a process first loads a plugin; both are made again
+after a fork (a prefork pool's new child), which also drops the parent's plugin tools:
+wasmtime's threads do not survive a fork.
 """
 
 from __future__ import annotations
@@ -77,9 +77,13 @@ class PluginRegistry(ToolRegistry):
 
     @property
     def runtime(self) -> WasmRuntime:
+        """This process's wasmtime runtime, made on first use: a process that loads no
+        plugin (no plugin registered) never builds an engine."""
         self._own_process()
-        assert self._runtime is not None  # noqa: S101 - made by _own_process
-        return self._runtime
+        with self._lock:
+            if self._runtime is None:
+                self._runtime = WasmRuntime(self._cache_dir)
+            return self._runtime
 
     def refresh(self, *, within_s: float = REFRESH_S) -> bool:
         """Load the plugins again if they changed and were not checked in the last
@@ -141,14 +145,15 @@ class PluginRegistry(ToolRegistry):
         self._lock = threading.RLock()
 
     def _own_process(self) -> None:
-        """Make the engine and runtime here if this process has none of its own yet."""
+        """Make the database engine here (and forget the parent's runtime) if this process
+        has none of its own yet."""
         if self._pid == os.getpid():
             return
         with self._lock:
             if self._pid == os.getpid():
                 return
             self._engine = open_database(self._database_url)
-            self._runtime = WasmRuntime(self._cache_dir)
+            self._runtime = None
             self._tools_by_key = {}
             self._generation = None
             self._pid = os.getpid()

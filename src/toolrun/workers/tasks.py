@@ -95,22 +95,12 @@ def _settle(runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, err
     if len(args) != 1:
         return  # not an envelope: settled when it was taken (`_settle_unread`)
     envelope = Envelope.model_validate(args[0])
-    call, queued_at = envelope.call, envelope.queued_at
+    call = envelope.call
     with bound_contextvars(call_id=call.id):
         log.error("call %s (%s): %s", call.id, call.tool_name, error)
         kill_labelled(label_for(call.id))  # what the killed pool process had started
-        result = ToolResult(
-            call_id=call.id,
-            tool_name=call.tool_name,
-            tool_version=call.version,
-            status=status,
-            error=error,
-            metadata={
-                "agent_id": call.agent_id,
-                "queued_at": queued_at,
-                **call.lineage(),
-            },
-        )
+        result = ToolResult.accepted(call, status, queued_at=envelope.queued_at)
+        result.error = error
         runtime.end(call, result)
 
 

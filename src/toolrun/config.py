@@ -112,6 +112,19 @@ class Settings(BaseSettings):
     max_deliveries: int = Field(
         3, ge=1, description="Deliveries of one call before it is dead-lettered."
     )
+    worker_ttl_s: float = Field(
+        30.0,
+        ge=1,
+        description="A worker not heard from for this long is lost: its calls are settled "
+        "(run again where that is safe, else ended as an error) and calls bound to its "
+        "machine are not queued for it. It says it is alive every third of this.",
+    )
+    scheduler_lease_s: float = Field(
+        10.0,
+        ge=5,  # above the scheduler loop's longest wait (RECONCILE_S), renewed a third in
+        description="How long the leading DAG scheduler's lease lasts unrenewed: a standby "
+        "scheduler takes over within this of the leader's loss.",
+    )
     call_ttl_s: int = Field(7 * 24 * 3600, gt=0, description="How long call records are kept.")
     max_body_bytes: int = Field(1024 * 1024, gt=0, description="Largest API request body.")
     max_plugin_bytes: int = Field(

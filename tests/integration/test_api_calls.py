@@ -124,7 +124,8 @@ def test_a_message_the_worker_cannot_read_ends_with_an_error_and_runs_nothing(
     )
     client = redis.Redis.from_url(platform.redis_url)
     try:  # recorded as queued, as the older API did
-        assert CallStore(client, ttl_s=600).create(ToolResult.accepted(call, ToolStatus.QUEUED))
+        queued = ToolResult.accepted(call, ToolStatus.QUEUED)
+        assert CallStore(client, ttl_s=600).create(queued, request=call.digest())
     finally:
         client.close()
     try:
@@ -254,18 +255,58 @@ def test_a_wait_above_the_maximum_is_refused(api: httpx.Client) -> None:
     assert response.json()["detail"] == "wait must be at most 300 seconds"
 
 
-def test_a_reused_call_id_is_a_conflict(api: httpx.Client) -> None:
+def test_a_call_sent_again_under_its_id_answers_with_that_call_and_runs_once(
+    api: httpx.Client, platform_workspace: Path
+) -> None:
+    """A client that lost the answer sends the call again: it gets the call's state, and
+    the tool does not run a second time."""
+    body = {
+        "id": f"retry-{uuid.uuid4().hex}",
+        "tool_name": "write",
+        "arguments": {"file_path": f"once-{uuid.uuid4().hex[:8]}.txt", "content": "first\n"},
+    }
+    queued = api.post("/v1/calls", json=body)
+    assert queued.status_code == 202, queued.text
+    again_at_once = api.post("/v1/calls", json=body)  # still queued or running
+    assert again_at_once.status_code in (200, 202), again_at_once.text
+    assert again_at_once.json()["call_id"] == body["id"]
+    first = api.get(f"/v1/calls/{body['id']}", params={"wait": 30}).json()
+    assert first["status"] == "success", first
+    written = platform_workspace / body["arguments"]["file_path"]
+    written.write_text("changed since\n")
+
+    again = api.post("/v1/calls", params={"wait": 30}, json=body)
+
+    assert again.status_code == 200, again.text
+    assert again.json() == first
+    assert written.read_text() == "changed since\n"  # not written again
+
+
+def test_another_request_under_a_taken_call_id_is_a_conflict(
+    platform: Platform, api: httpx.Client
+) -> None:
     body = {
         "id": f"fixed-{uuid.uuid4().hex}",
         "tool_name": "read",
         "arguments": {"file_path": "hello.txt"},
     }
-    assert api.post("/v1/calls", json=body).status_code in (200, 202)
+    assert api.post("/v1/calls", params={"wait": 30}, json=body).status_code == 200
+    token = platform.agent(f"other-{uuid.uuid4().hex[:6]}", PermissionLevel.READ_ONLY)
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=platform.base_url, headers=headers, timeout=60) as other:
+        attempts = {
+            "other arguments": (api, {**body, "arguments": {"file_path": "other.txt"}}),
+            "another version": (api, {**body, "version": "^1"}),
+            "another agent": (other, body),
+        }
+        for what, (client, sent) in attempts.items():
+            again = client.post("/v1/calls", json=sent)
 
-    again = api.post("/v1/calls", json=body)
-
-    assert again.status_code == 409
-    assert "already exists" in again.json()["detail"]
+            assert again.status_code == 409, what
+            assert again.json()["detail"] == (
+                f"a call with id {body['id']!r} already exists with a different request"
+            ), what
+            assert "hello" not in again.text, what  # nothing of the first call's result
 
 
 def test_an_unknown_call_id_is_404(api: httpx.Client) -> None:

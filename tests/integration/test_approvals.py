@@ -329,6 +329,6 @@ def test_an_id_still_in_the_inbox_cannot_be_parked_again(
     # Left as it is, the entry would wait for its expiry: give it its record back and deny.
     call = ToolCall(id=call_id, tool_name="bash", version="1.0.0", arguments=entry["arguments"])
     CallStore(redis_client, ttl_s=600).create(
-        ToolResult.accepted(call, ToolStatus.AWAITING_APPROVAL)
+        ToolResult.accepted(call, ToolStatus.AWAITING_APPROVAL), request=call.digest()
     )
     assert api.post(f"/v1/calls/{call_id}/deny").status_code == 200

@@ -346,6 +346,38 @@ def test_runs_are_visible_to_their_agent_only(dag_platform: Platform, api: httpx
     assert response.status_code == 404
 
 
+def test_a_plan_sent_again_under_its_run_id_answers_with_that_run(
+    dag_platform: Platform, api: httpx.Client
+) -> None:
+    run_id = f"retried-{uuid.uuid4().hex[:8]}"
+    plan = {"nodes": [sleepy("a", 0), sleepy("b", 0, depends_on=["a"])]}
+    assert api.post("/v1/dags", json={"id": run_id, "plan": plan}).status_code == 201
+    first = finished(api, run_id)
+
+    again = api.post("/v1/dags", json={"id": run_id, "plan": plan})
+
+    assert again.status_code == 200, again.text
+    assert again.json()["id"] == run_id
+    assert again.json()["status"] == first["status"] == "succeeded"
+    # The nodes ran once: one call each, under the run's first attempt.
+    assert [node["attempts"] for node in nodes(again.json()).values()] == [1, 1]
+    token = dag_platform.agent(f"other-{uuid.uuid4().hex[:8]}", PermissionLevel.READ_ONLY)
+    other = {"Authorization": f"Bearer {token}"}
+    refused = {
+        "another plan": api.post(
+            "/v1/dags", json={"id": run_id, "plan": {"nodes": [sleepy("a", 1)]}}
+        ),
+        "another agent": httpx.post(
+            f"{dag_platform.base_url}/v1/dags", json={"id": run_id, "plan": plan}, headers=other
+        ),
+    }
+    for what, response in refused.items():
+        assert response.status_code == 409, what
+        assert response.json()["detail"] == (
+            f"a run with id {run_id!r} already exists with a different plan"
+        ), what
+
+
 def test_a_killed_scheduler_resumes_and_runs_no_node_twice(
     dag_platform: Platform, api: httpx.Client
 ) -> None:
@@ -416,7 +448,7 @@ def test_a_call_recorded_but_never_sent_is_sent_by_the_restarted_scheduler(
     call_id = f"dag:{run_id}:only:1"
     mark_sent(dag_platform, run_id, call_id)
     queued = ToolResult(call_id=call_id, tool_name="sleepy", status=ToolStatus.QUEUED)
-    CallStore(redis_client, ttl_s=600).create(queued)
+    CallStore(redis_client, ttl_s=600).create(queued, request="as the scheduler sent it")
 
     dag_platform.start_scheduler()
 
@@ -568,7 +600,7 @@ def test_a_call_recorded_as_parked_but_never_in_the_inbox_is_parked_again(
     client = redis.Redis.from_url(dag_platform.redis_url)
     try:
         parked = ToolResult.accepted(call, ToolStatus.AWAITING_APPROVAL)
-        assert CallStore(client, ttl_s=600).create(parked)
+        assert CallStore(client, ttl_s=600).create(parked, request=call.digest())
     finally:
         client.close()
     assert api.post(f"/v1/calls/{call_id}/approve", json={}).status_code == 404  # no entry

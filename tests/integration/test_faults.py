@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -14,6 +15,8 @@ import redis
 
 from tests.integration.platform import Platform, wait_for
 from toolrun.calls.keys import DEAD_LETTERS
+from toolrun.database import open_database
+from toolrun.history import HistoryStore
 from toolrun.permissions.levels import PermissionLevel
 
 
@@ -87,10 +90,55 @@ def test_a_pool_process_killed_mid_call_gets_the_call_redelivered(
 
     final = submit_wait(api, queued["call_id"])
     assert final["status"] == "success", final
-    assert final["metadata"]["deliveries"] == 2
+    assert (final["metadata"]["deliveries"], final["metadata"]["tool_starts"]) == (2, 2)
     pids = [int(pid) for pid in pid_file.read_text().split()]
     assert len(pids) == 2
     assert pids[1] != first
+
+
+def test_a_call_of_a_tool_unsafe_to_repeat_whose_worker_dies_ends_as_an_error(
+    api: httpx.Client, platform: Platform, platform_workspace: Path
+) -> None:
+    """Never a silent second run: the redelivered call ends with an error saying so, and
+    the tool started once."""
+    pid_file = platform_workspace / "once.pid"
+    queued = submit(api, "sleepy_once", wait=0, seconds=1.5, pid_file=pid_file.name)
+    wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "", 20, "the start")
+    first = int(pid_file.read_text().split()[0])
+    assert first in platform.pool_pids(PermissionLevel.READ_ONLY)
+
+    os.kill(first, signal.SIGKILL)
+
+    final = submit_wait(api, queued["call_id"])
+    assert final["status"] == "error", final
+    assert final["error"] == (
+        "worker lost after the tool started (1 time); its effects are unknown, and "
+        "sleepy_once@1.0.0 is not safe to run twice: not run again"
+    )
+    assert (final["metadata"]["deliveries"], final["metadata"]["tool_starts"]) == (2, 1)
+    assert pid_file.read_text().split() == [str(first)]
+
+
+def test_a_pool_process_killed_right_after_its_calls_loses_no_history_row(
+    api: httpx.Client, platform: Platform, platform_workspace: Path
+) -> None:
+    """The rows go to the outbox with the results, before the messages are acknowledged:
+    killing the pool process at once (before any batch of rows could have been written
+    from it) loses none."""
+    pid_file = platform_workspace / "ended.pid"
+    results = [submit(api, "sleepy", seconds=0, pid_file=pid_file.name) for _ in range(3)]
+    assert all(result["status"] == "success" for result in results), results
+    for pid in {int(pid) for pid in pid_file.read_text().split()}:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+    history = HistoryStore(open_database(platform.settings.database))
+    for result in results:
+        wait_for(lambda c=result["call_id"]: history.get(c) is not None, 15, "its history row")
+        row = history.get(result["call_id"])
+        assert row is not None
+        assert row.status == "success"
+    history.engine.dispose()
 
 
 def test_a_call_that_always_kills_its_worker_is_dead_lettered(

@@ -3,6 +3,7 @@ delegations, Flower; Ctrl-C stops all, the terminal host included."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -81,6 +82,7 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         assert response.json()["output"]["content"] == "     1\tembedded default"
         commands = [" ".join(process.cmdline()) for process in descendants]
         assert any("worker --delegation" in command for command in commands)
+        runs_independent_nodes_side_by_side(base, token, output)
         heals_a_killed_worker(up, base, token, log)
         terminal_host = open_terminal_session(base, token, state)
         wait_for(
@@ -99,9 +101,43 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         wait_for(lambda: not psutil.pid_exists(terminal_host), 10, "the terminal host to stop")
     finally:
         taken.close()
-        if up.poll() is None:
-            os.killpg(up.pid, signal.SIGKILL)
-            up.wait()
+        kill_all(up)
+
+
+def kill_all(up: subprocess.Popen[bytes]) -> None:
+    """`toolrun up` and every process it started (each in a session of its own), if a
+    failed test left them running."""
+    if up.poll() is not None:
+        return
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for child in psutil.Process(up.pid).children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+    os.killpg(up.pid, signal.SIGKILL)
+    up.wait()
+
+
+def runs_independent_nodes_side_by_side(base: str, token: str, output: str) -> None:
+    """The default pools (shown in the summary) give a plan's four `sleep` nodes a slot
+    each: every node starts before any ends."""
+    [execute_slots] = re.findall(r"Workers .*execute (\d+)", output)
+    assert int(execute_slots) >= 4
+    plan = {
+        "nodes": [
+            {"id": f"n{index}", "tool": "bash", "arguments": {"command": "sleep 1"}}
+            for index in range(4)
+        ]
+    }
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+        run_id = api.post("/v1/dags", json={"plan": plan}).json()["id"]
+        wait_for(
+            lambda: api.get(f"/v1/dags/{run_id}").json()["status"] != "running", 30, "the plan"
+        )
+        view = api.get(f"/v1/dags/{run_id}").json()
+        assert view["status"] == "succeeded", view
+        ran = [api.get(f"/v1/calls/{node['call_id']}").json()["metadata"] for node in view["nodes"]]
+    # When and how long each ran on its worker (the node's own times are the scheduler's).
+    assert max(call["started_at"] for call in ran) < min(call["finished_at"] for call in ran)
 
 
 def test_up_names_a_taken_api_port_before_starting_anything(tmp_path: Path) -> None:

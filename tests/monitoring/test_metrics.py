@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 import redis
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from tests.monitoring.conftest import snapshot
+from toolrun.calls.store import add_increments
 from toolrun.monitoring import PlatformCollector, Snapshot
-from toolrun.monitoring.metrics import BUCKET_LABELS, bucket_of, record_call
+from toolrun.monitoring.metrics import BUCKET_LABELS, bucket_of, call_increments
 from toolrun.monitoring.snapshot import queue_keys
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolStatus
@@ -36,10 +33,10 @@ def exposed(snap: Snapshot, approvals_pending: int = 0) -> Samples:
 def test_ended_calls_are_counted_by_tool_and_status(
     redis_client: redis.Redis, redis_url: str
 ) -> None:
-    record_call(redis_client, "read", ToolStatus.SUCCESS, 0.01)
-    record_call(redis_client, "read", ToolStatus.SUCCESS, 0.02)
-    record_call(redis_client, "read", ToolStatus.ERROR, 0.03)
-    record_call(redis_client, "write", ToolStatus.BLOCKED, None)
+    add_increments(redis_client, call_increments("read", ToolStatus.SUCCESS, 0.01))
+    add_increments(redis_client, call_increments("read", ToolStatus.SUCCESS, 0.02))
+    add_increments(redis_client, call_increments("read", ToolStatus.ERROR, 0.03))
+    add_increments(redis_client, call_increments("write", ToolStatus.BLOCKED, None))
 
     snap = snapshot(redis_url)
 
@@ -56,7 +53,7 @@ def test_ended_calls_are_counted_by_tool_and_status(
 
 def test_duration_buckets_are_cumulative(redis_client: redis.Redis, redis_url: str) -> None:
     for seconds in (0.003, 0.005, 0.2, 0.2, 7.0, 400.0):
-        record_call(redis_client, "grep", ToolStatus.SUCCESS, seconds)
+        add_increments(redis_client, call_increments("grep", ToolStatus.SUCCESS, seconds))
 
     samples = exposed(snapshot(redis_url))
 
@@ -110,14 +107,3 @@ def test_queue_depth_counts_every_priority_list(redis_client: redis.Redis, redis
     }
     assert depths == {"read_only": 1, "read_write": 0, "execute": 3, "admin": 0, "delegation": 1}
     assert samples["toolrun_approvals_pending", ()] == 3
-
-
-def test_redis_down_is_logged_never_raised(caplog: pytest.LogCaptureFixture) -> None:
-    down = redis.Redis(port=1, retry=Retry(NoBackoff(), 0))
-
-    with caplog.at_level(logging.WARNING, logger="toolrun.monitoring"):
-        record_call(down, "read", ToolStatus.SUCCESS, 0.1)
-
-    warnings = [r.getMessage() for r in caplog.records if r.name == "toolrun.monitoring.metrics"]
-    assert len(warnings) == 1
-    assert all(w.startswith("call metrics not recorded (ConnectionError") for w in warnings)

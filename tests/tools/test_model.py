@@ -37,6 +37,7 @@ DESCRIPTOR_KEYS = {
     "category",
     "time_limit_s",
     "requires_confirmation",
+    "repeat_safe",
     "imported_from",
 }
 

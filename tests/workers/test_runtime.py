@@ -10,7 +10,7 @@ from tests.envelopes import envelope
 
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.tools.model import ToolCall, ToolStatus
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.runtime import WorkerRuntime
 
@@ -93,3 +93,52 @@ def test_the_level_in_the_message_is_not_trusted(redis_url: str, workspace: Path
     assert result.status is ToolStatus.BLOCKED
     assert result.error == "a read_only worker may not run write@1.0.0 (needs read_write)"
     assert not (workspace / "pwned.txt").exists()
+
+
+def earlier_delivery_died(runtime: WorkerRuntime, call: ToolCall, times: int = 1) -> None:
+    """As a worker that started the call and was lost before it ended: the delivery
+    counted, the call left running."""
+    for _ in range(times):
+        assert runtime.store.start(ToolResult.accepted(call, ToolStatus.RUNNING)) > 0
+
+
+def test_a_redelivered_call_of_a_tool_unsafe_to_repeat_ends_without_running(
+    runtime: WorkerRuntime, workspace: Path
+) -> None:
+    call = write_call("twice.txt")
+    earlier_delivery_died(runtime, call)
+
+    result = runtime.run(envelope(call, level=PermissionLevel.READ_WRITE))
+
+    assert result is not None
+    assert result.status is ToolStatus.ERROR
+    assert result.error == (
+        "worker lost after the tool started (1 time); its effects are unknown, and "
+        "write@1.0.0 is not safe to run twice: not run again"
+    )
+    assert result.metadata["deliveries"] == 2
+    assert result.metadata["tool_starts"] == 1
+    assert not (workspace / "twice.txt").exists()
+
+
+def test_a_redelivered_call_of_a_read_runs_again_and_says_how_often_it_started(
+    runtime: WorkerRuntime, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("kept\n")
+    call = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "notes.txt"})
+    earlier_delivery_died(runtime, call, times=2)
+
+    result = runtime.run(envelope(call, level=PermissionLevel.READ_ONLY))
+
+    assert result is not None
+    assert result.status is ToolStatus.SUCCESS, result
+    assert result.metadata["deliveries"] == 3
+    assert result.metadata["tool_starts"] == 3
+
+
+def test_a_first_delivery_starts_the_tool_once(runtime: WorkerRuntime) -> None:
+    result = runtime.run(envelope(write_call("first.txt"), level=PermissionLevel.READ_WRITE))
+
+    assert result is not None
+    assert result.status is ToolStatus.SUCCESS, result
+    assert (result.metadata["deliveries"], result.metadata["tool_starts"]) == (1, 1)

@@ -37,7 +37,7 @@ from toolrun.api import (
 from toolrun.api.errors import install_error_handlers
 from toolrun.api.limits import BodySizeLimit
 from toolrun.api.state import ApiState
-from toolrun.calls.endings import history_rows, written_by
+from toolrun.calls.endings import history_rows
 from toolrun.calls.store import AsyncCallStore, CallStore
 from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
@@ -115,7 +115,7 @@ def create_app(settings: Settings) -> FastAPI:
             ended=platform_endings(
                 settings,
                 CallStore(sync_client, ttl_s=settings.call_ttl_s),
-                history_rows(written_by(history_store.write)),
+                history_rows(history_store.write),
                 patient=False,  # a request answers 503 at once rather than wait for Redis
             ),
         )

@@ -13,6 +13,7 @@ from toolrun.api.auth import Agent
 from toolrun.api.lifecycle import admitted, respond
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
 from toolrun.api.state import ApiState, get_state
+from toolrun.calls.lifecycle import CallIdTaken
 from toolrun.errors import InvalidArguments, ToolNotFound
 from toolrun.permissions.agents import Role
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
@@ -25,7 +26,7 @@ RESULT_RESPONSES: dict[int | str, dict[str, object]] = {
     202: {"model": ToolResult, "description": "Accepted; not finished within `wait`"},
     401: {"description": "Missing or invalid bearer token"},
     404: {"description": "Unknown tool"},
-    409: {"description": "A call with this id exists"},
+    409: {"description": "A call with this id exists and asked for something else"},
     422: {"description": "Invalid arguments"},
     503: {"description": "Broker unavailable"},
 }
@@ -39,6 +40,8 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
     ends at once as `blocked`. A call whose policy is confirm or dangerous is parked as
     `awaiting_approval` (202) unless a standing rule covers it. With `wait`, answers 200
     with the final ToolResult if the call ends in time, else 202 with its current state.
+    The same request sent again under its id (a retry) answers with that call's state;
+    another request under a taken id is a 409.
     """
     _check_wait(state, wait)
     call = ToolCall(
@@ -55,9 +58,24 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
             raise HTTPException(404, str(exc)) from exc
         except InvalidArguments as exc:
             raise HTTPException(422, f"invalid arguments: {exc}") from exc
-        if result.status is not ToolStatus.QUEUED:  # ended, or parked: nothing to wait for
-            return respond(result)
-        return await _awaited(state, result, wait)
+        except CallIdTaken as exc:
+            result = await _sent_before(state, call, exc)
+        if result.final or result.status is ToolStatus.AWAITING_APPROVAL:
+            return respond(result)  # nothing to wait for
+        return await _awaited(state, result, wait)  # queued, or running (sent before)
+
+
+async def _sent_before(state: ApiState, call: ToolCall, taken: CallIdTaken) -> ToolResult:
+    """The current state of the call already recorded under `call.id` when it asked for
+    the same (a client's retry: its answer was lost); otherwise the id is someone else's.
+
+    Raises:
+        CallIdTaken: another request (or another agent's) has this id (a 409).
+    """
+    existing = await state.store.get(call.id)
+    if existing is None or await state.store.request(call.id) != call.digest():
+        raise CallIdTaken(taken.result, "with a different request")
+    return existing
 
 
 @router.get(

@@ -18,6 +18,7 @@ from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
 from toolrun.calls import keys
 from toolrun.dag import PlanError, dependencies, parse_plan, plan_problems
+from toolrun.dag.plan import Plan
 from toolrun.dag.run import NodeState, RunStatus
 from toolrun.permissions.agents import AgentProfile, Role
 from toolrun.scheduler.store import DagNodeRecord, DagRunRecord, RunExists
@@ -77,11 +78,21 @@ class RunList(BaseModel):
     runs: list[RunView]
 
 
-@router.post("", status_code=201, response_model=RunView, responses={409: {}, 422: {}})
+@router.post(
+    "",
+    status_code=201,
+    response_model=RunView,
+    responses={
+        200: {"model": RunView, "description": "This plan was sent before"},
+        409: {},
+        422: {},
+    },
+)
 async def submit_plan(body: DagRequest, state: State, agent: Agent) -> Any:
     """Validate a plan (every problem listed: cycles, unknown tools and nodes, bad
     references, arguments the schemas refuse, tools above the agent's ceiling) and start
-    a run of it."""
+    a run of it. The same plan sent again under its run id (a retry) answers 200 with that
+    run; another plan, or another agent, under a taken id is a 409."""
     try:
         plan = parse_plan(body.plan)
     except PlanError as exc:
@@ -93,7 +104,13 @@ async def submit_plan(body: DagRequest, state: State, agent: Agent) -> Any:
     try:
         await run_in_threadpool(state.runs.create, run_id, agent.id, plan)
     except RunExists as exc:
-        raise HTTPException(409, f"a run with id {run_id!r} already exists") from exc
+        stored = await run_in_threadpool(state.runs.get, run_id)
+        if stored is None or not _same_run(stored[0], agent, plan):
+            raise HTTPException(
+                409, f"a run with id {run_id!r} already exists with a different plan"
+            ) from exc
+        view = await _view(state, agent, run_id)
+        return JSONResponse(view.model_dump(mode="json"), status_code=200)
     await state.redis.rpush(keys.SCHEDULER_WAKE, run_id)
     return await _view(state, agent, run_id)
 
@@ -161,6 +178,11 @@ def _missing_tools(state: ApiState, run: DagRunRecord, nodes: list[DagNodeRecord
         for node in plan.nodes
         if node.id in waiting and state.registry.get(node.tool, node.version) is None
     ]
+
+
+def _same_run(run: DagRunRecord, agent: AgentProfile, plan: Plan) -> bool:
+    """Whether `run` is this agent's run of `plan` (as `RunStore.create` stored it)."""
+    return run.agent_id == agent.id and run.plan == plan.model_dump(mode="json", exclude_none=True)
 
 
 def _visible(run: DagRunRecord, agent: AgentProfile) -> bool:

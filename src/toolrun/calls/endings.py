@@ -1,27 +1,33 @@
-"""The one way a call ends: its final state stored, with its counters in the same Redis
-pipeline (a call refused before it was sent: created, then counted in a second trip, since
-only a created record may count), then a `CallEnded` event for every subscriber (history
-row, slow-call warning).
+"""The one way a call ends: its final state stored, with its counters, in one atomic Redis
+round trip (a call refused before it was sent: created, then counted in a second trip,
+since only a created record may count), then a `CallEnded` event for every subscriber
+(history row, slow-call warning). The first ending wins: a later one (a worker back after
+its call was settled as lost) stores, counts and tells nothing.
+
+Where calls end back to back (workers), the history row is not a subscriber's: its makings
+go into the Redis outbox in the same round trip as the final state (`outbox=True`), so
+the row is as durable as the result before the call's message is acknowledged, and the
+workers' drainers write it (`calls.outbox`).
 Blocked, denied, expired, cancelled, finished or lost: each ending goes through here, so
 each is recorded alike.
 
-The scheduler's wake-up is not a subscriber: it is pushed in the same Redis pipeline as
-the final state (`CallStore.finish`), so a run can never miss the end of its call.
+The scheduler's wake-up is not a subscriber: it is pushed in the same round trip as the
+final state (`CallStore.finish`), so a run can never miss the end of its call.
 """
 
 from __future__ import annotations
 
-import functools
+import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
-from toolrun.calls.store import CallStore
-from toolrun.history.records import CallRecord, record_of
+from toolrun.calls.store import CallStore, Increment, add_increments
+from toolrun.history.records import CallRecord, record_of, redact
 from toolrun.tools.model import ToolResult
 
 log = logging.getLogger(__name__)
@@ -39,24 +45,17 @@ class CallEnded:
 
 
 Subscriber = Callable[[CallEnded], None]
-# Queues commands on the Redis pipeline that stores the final state (the call's counters).
-Counter = Callable[[Any, CallEnded], None]
+# What to add to the counters when a call ends (stored with its final state).
+Counter = Callable[[CallEnded], Iterable[Increment]]
 
 
-def history_rows(sink: Callable[[Callable[[], CallRecord]], None]) -> Subscriber:
-    """A subscriber handing `sink` a function that makes the ended call's history row: a
-    batching writer makes it on its own thread (`HistoryWriter.put_later`), a store at
-    once (`written_by`)."""
+def history_rows(write: Callable[[CallRecord], None]) -> Subscriber:
+    """A subscriber writing each ended call's history row at once with `write` (a store's)."""
 
-    def write(event: CallEnded) -> None:
-        sink(functools.partial(record_of, event.result, event.arguments, event.parameters))
+    def written(event: CallEnded) -> None:
+        write(record_of(event.result, event.arguments, event.parameters))
 
-    return write
-
-
-def written_by(write: Callable[[CallRecord], None]) -> Callable[[Callable[[], CallRecord]], None]:
-    """A `history_rows` sink writing each row at once with `write` (a store's)."""
-    return lambda make: write(make())
+    return written
 
 
 @dataclass
@@ -68,50 +67,87 @@ class Endings:
     subscribers: Sequence[Subscriber]
     counters: Sequence[Counter] = ()
     retry_delays_s: Sequence[float] = ()  # between attempts to store a final state
+    outbox: bool = False  # history rows go with the final state, to the outbox
 
     def finish(
-        self, result: ToolResult, arguments: dict[str, Any], parameters: dict[str, Any] | None
-    ) -> None:
+        self,
+        result: ToolResult,
+        arguments: dict[str, Any],
+        parameters: dict[str, Any] | None,
+        *,
+        unless_started: bool = False,
+    ) -> bool:
         """End a call that has a record: store its final state (retrying after each of
-        `retry_delays_s`), hand it to its waiters, then notify.
+        `retry_delays_s`), hand it to its waiters, then notify. False, with nothing
+        stored, counted or told, when the call had already ended (or, `unless_started`,
+        had started: a cancel).
 
         Raises:
             redis.RedisError: Redis still unreachable after the retries.
         """
         event = CallEnded(result, arguments, parameters)
-        also = functools.partial(self._count, event=event)
+        increments = self._increments(event)
+        row = self._row(arguments, parameters)
+
+        def store() -> bool:
+            return self.store.finish(
+                result, increments, arguments=row, unless_started=unless_started
+            )
+
+        failed = False
         for delay in self.retry_delays_s:
             try:
-                self.store.finish(result, also)
+                stored = store()
             except redis.RedisError as exc:
                 log.warning("storing the result of %s failed (%s); retrying", result.call_id, exc)
+                failed = True
                 time.sleep(delay)
             else:
                 break
         else:
-            self.store.finish(result, also)
+            stored = store()
+        if not stored and failed:  # an attempt whose answer was lost may have stored it
+            stored = self.store.get(result.call_id) == result
+        if not stored:
+            log.warning(
+                "call %s had already ended; this ending (%s) is dropped",
+                result.call_id,
+                result.status.value,
+            )
+            return False
         self.notify(event)
+        return True
 
     def at_once(
-        self, result: ToolResult, arguments: dict[str, Any], parameters: dict[str, Any] | None
+        self,
+        result: ToolResult,
+        arguments: dict[str, Any],
+        parameters: dict[str, Any] | None,
+        *,
+        request: str,
     ) -> bool:
         """End a call before anything was sent (blocked, stranded): its record is created
-        final; False, with nothing written, when a record with its id exists."""
-        if not self.store.create(result):
+        final (`request`: its digest, see `CallStore.create`); False, with nothing
+        written, when a record with its id exists."""
+        row = self._row(arguments, parameters)
+        if not self.store.create(result, request=request, arguments=row):
             return False
         event = CallEnded(result, arguments, parameters)
         try:
-            pipe = self.store.client.pipeline(transaction=False)
-            self._count(pipe, event)
-            pipe.execute()
+            add_increments(self.store.client, self._increments(event))
         except redis.RedisError as exc:  # counters are not worth failing the call for
             log.warning("call metrics not recorded (%s: %s)", type(exc).__name__, exc)
         self.notify(event)
         return True
 
-    def _count(self, pipe: Any, event: CallEnded) -> None:
-        for counter in self.counters:
-            counter(pipe, event)
+    def _row(self, arguments: dict[str, Any], parameters: dict[str, Any] | None) -> str | None:
+        """The history row's arguments for the outbox (secrets redacted), None without it."""
+        if not self.outbox:
+            return None
+        return json.dumps(redact(arguments, parameters), default=str)
+
+    def _increments(self, event: CallEnded) -> list[Increment]:
+        return [increment for counter in self.counters for increment in counter(event)]
 
     def notify(self, event: CallEnded) -> None:
         for subscriber in self.subscribers:

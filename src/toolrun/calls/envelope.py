@@ -32,6 +32,10 @@ class Envelope(BaseModel):
     queued_at: float = 0.0  # set when it is queued (or queued again, once approved)
     time_limit_s: float = Field(gt=0)  # the tool's own limit, shortened by a node's timeout
     trace: dict[str, str] = Field(default_factory=dict)  # W3C trace context, when given
+    # What settling the call without its tool at hand needs (a reaper, a hard time limit):
+    # whether running it twice is safe, and which arguments are secrets (never stored).
+    repeat_safe: bool = False
+    secrets: list[str] = Field(default_factory=list)
 
     @field_validator("call")
     @classmethod
@@ -50,3 +54,7 @@ class Envelope(BaseModel):
     @property
     def agent_id(self) -> str | None:
         return self.call.agent_id
+
+    def redaction(self) -> dict[str, Any]:
+        """A schema marking the secret arguments (``writeOnly``), for `history.redact`."""
+        return {"properties": {name: {"writeOnly": True} for name in self.secrets}}

@@ -11,6 +11,11 @@ def record(call_id: str) -> str:
     return f"{PREFIX}:call:{call_id}"
 
 
+def request(call_id: str) -> str:
+    """The digest of what the call asked for (`ToolCall.digest`), kept beside its record."""
+    return f"{PREFIX}:request:{call_id}"
+
+
 def done(call_id: str) -> str:
     """A list that receives a token when the call ends, for waiters to block on."""
     return f"{PREFIX}:done:{call_id}"
@@ -20,6 +25,17 @@ def deliveries(call_id: str) -> str:
     """How many times a worker has started the call (redeliveries after a lost worker)."""
     return f"{PREFIX}:deliveries:{call_id}"
 
+
+# History rows of calls ended by workers, stored with their final state and drained into
+# the database (`calls.outbox`): a stream, read by the consumer group HISTORY_WRITERS.
+HISTORY_OUTBOX = f"{PREFIX}:history:outbox"
+HISTORY_WRITERS = "history-writers"
+
+# Every worker process (by name) → until when it counts as alive (`workers.presence`).
+WORKERS = f"{PREFIX}:workers"
+REAPER_LOCK = f"{PREFIX}:reaper"  # held by the worker whose reaper is sweeping
+# Call id → the worker process that took its message, until the call ends.
+HOLDERS = f"{PREFIX}:holders"
 
 NETWORK = f"{PREFIX}:network"
 
@@ -52,6 +68,8 @@ DAG_CALL_PREFIX = "dag:"
 MAX_RUN_ID_CHARS = 48
 # News for the scheduler: ended node calls' ids, new runs' ids, "cancel:<run id>".
 SCHEDULER_WAKE = f"{PREFIX}:scheduler:wake"
+# The name of the scheduler process that leads (`scheduler.lease`), while its lease lasts.
+SCHEDULER_LEASE = f"{PREFIX}:scheduler:leader"
 CANCEL_PREFIX = "cancel:"
 
 

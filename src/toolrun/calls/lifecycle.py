@@ -23,6 +23,7 @@ from toolrun.calls.envelope import Envelope
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.errors import CallConflict, CallNotFound, SandboxViolation, ToolNotFound
+from toolrun.history.records import secret_names
 from toolrun.permissions.agents import AgentProfile, AgentStore
 from toolrun.permissions.inbox import ApprovalInbox, ApprovalRecord, ApprovalStatus
 from toolrun.permissions.levels import PermissionLevel
@@ -48,8 +49,9 @@ class Publisher(Protocol):
 class CallIdTaken(CallConflict):
     """A record with the call's id exists; `result` is what this call would have been."""
 
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(f"a call with id {result.call_id!r} already exists")
+    def __init__(self, result: ToolResult, how: str = "") -> None:
+        said = f"a call with id {result.call_id!r} already exists"
+        super().__init__(f"{said} {how}" if how else said)
         self.result = result
 
 
@@ -60,6 +62,7 @@ class Admitted:
     envelope: Envelope
     parameters: dict[str, Any]  # the tool's schema: which arguments are never shown
     agent_name: str | None  # shown to operators when the call is parked
+    request: str  # the digest of the call as sent (`ToolCall.digest`), kept with its record
 
     @property
     def call(self) -> ToolCall:
@@ -107,6 +110,7 @@ class Lifecycle:
             InvalidArguments: the arguments fail the tool's schema; nothing is recorded.
             CallIdTaken: the call was refused, but its id was taken: nothing is recorded.
         """
+        request = call.digest()  # as sent: the version asked for, not the one resolved
         tool = self._resolve(call, agent)
         validate_arguments(tool.validator, call.arguments)
         descriptor = tool.descriptor
@@ -114,23 +118,24 @@ class Lifecycle:
         arguments = with_defaults(descriptor.parameters, call.arguments)
         refusal = None if agent is None else agent.refusal(descriptor)
         if refusal is not None:
-            return self._block(call, tool, refusal)
+            return self._block(call, tool, refusal, request)
         try:
             verdict = tool.verdict(arguments, self.context)
         except SandboxViolation as exc:
-            return self._block(call, tool, str(exc))
+            return self._block(call, tool, str(exc), request)
         machine = tool.machine(arguments)
         if machine is not None and not self.presence(machine, descriptor.permission):
             stranded = ToolResult.accepted(call, ToolStatus.ERROR)
             stranded.error = tool.stranded(arguments, machine)
-            return self._ended_at_once(stranded, call, tool)
+            return self._ended_at_once(stranded, call, tool, request)
         approved_by = None
         if verdict.needs_approval:
             approved_by = self._pre_approval(call, arguments, verdict)
         envelope = _envelope(
             call, tool, arguments, verdict, self.settings, approved_by=approved_by, cap_s=limit_s
         )
-        return Admitted(envelope, descriptor.parameters, None if agent is None else agent.name)
+        agent_name = None if agent is None else agent.name
+        return Admitted(envelope, descriptor.parameters, agent_name, request)
 
     def _resolve(self, call: ToolCall, agent: AgentProfile | None) -> Tool:
         """The tool the call names for `agent`; on a miss the tool sources are loaded again
@@ -156,7 +161,7 @@ class Lifecycle:
         queued = ToolResult.accepted(envelope.call, ToolStatus.QUEUED)
         if envelope.approved_by is not None:
             queued.metadata["approved_by"] = envelope.approved_by
-        if not self.calls.create(queued):
+        if not self.calls.create(queued, request=admitted.request):
             raise CallIdTaken(queued)
         envelope = envelope.model_copy(update={"queued_at": queued.metadata["queued_at"]})
         try:
@@ -182,7 +187,7 @@ class Lifecycle:
             time_limit_s=envelope.time_limit_s,  # for the approved call: a node's timeout
         )
         parked.error = envelope.warning
-        if not self.calls.create(parked):
+        if not self.calls.create(parked, request=admitted.request):
             raise CallIdTaken(parked)
         ttl_s = self.settings.approval_ttl_s
         verdict = Verdict(envelope.policy, envelope.risk, envelope.warning)
@@ -207,11 +212,11 @@ class Lifecycle:
         rule = self.rules.first_match(call.tool_name, call.agent_id, arguments)
         return None if rule is None else f"rule {rule.id}"
 
-    def _block(self, call: ToolCall, tool: Tool, reason: str) -> ToolResult:
+    def _block(self, call: ToolCall, tool: Tool, reason: str, request: str) -> ToolResult:
         """End the call as blocked before anything is sent, and log it."""
         blocked = ToolResult.accepted(call, ToolStatus.BLOCKED)
         blocked.error = reason
-        self._ended_at_once(blocked, call, tool)
+        self._ended_at_once(blocked, call, tool, request)
         self.security.record(
             EventKind.BLOCKED_CALL,
             reason,
@@ -221,8 +226,11 @@ class Lifecycle:
         )
         return blocked
 
-    def _ended_at_once(self, result: ToolResult, call: ToolCall, tool: Tool) -> ToolResult:
-        if not self.endings.at_once(result, call.arguments, tool.descriptor.parameters):
+    def _ended_at_once(
+        self, result: ToolResult, call: ToolCall, tool: Tool, request: str
+    ) -> ToolResult:
+        parameters = tool.descriptor.parameters
+        if not self.endings.at_once(result, call.arguments, parameters, request=request):
             raise CallIdTaken(result)
         return result
 
@@ -265,14 +273,16 @@ class Lifecycle:
             call, tool, arguments, verdict, self.settings, approved_by=by, cap_s=cap_s
         )
         envelope = envelope.model_copy(update={"queued_at": queued.metadata["queued_at"]})
+        if not self.calls.replace(queued, was=ToolStatus.AWAITING_APPROVAL):
+            raise CallConflict(f"call {call_id!r} ended while it was being approved")
         try:
-            self.calls.replace(queued)
             self.publisher.send(envelope, tool.descriptor.parameters)
         except Exception:  # undo, so that the inbox and the call record agree: still pending
             self.inbox.reopen(call_id, ApprovalStatus.APPROVED)
             with contextlib.suppress(Exception):
                 self.calls.replace(
-                    _ended(record, ToolStatus.AWAITING_APPROVAL, record.warning, waiting)
+                    _ended(record, ToolStatus.AWAITING_APPROVAL, record.warning, waiting),
+                    was=ToolStatus.QUEUED,
                 )
             raise
         return queued
@@ -360,11 +370,15 @@ class Lifecycle:
             self.inbox.decide(call_id, approved=False, by=by, reason=reason)
         current.status = ToolStatus.CANCELLED
         current.error = reason
-        self._finish(current, arguments)
+        # Only if it has still not started: a worker may have taken it meanwhile.
+        self._finish(current, arguments, unless_started=True)
 
-    def _finish(self, result: ToolResult, arguments: dict[str, Any]) -> None:
+    def _finish(
+        self, result: ToolResult, arguments: dict[str, Any], *, unless_started: bool = False
+    ) -> None:
         tool = self.tools.get(result.tool_name, result.tool_version)
-        self.endings.finish(result, arguments, None if tool is None else tool.descriptor.parameters)
+        parameters = None if tool is None else tool.descriptor.parameters
+        self.endings.finish(result, arguments, parameters, unless_started=unless_started)
 
 
 def _same_pending(existing: ApprovalRecord | None, entry: ApprovalRecord) -> bool:
@@ -397,6 +411,8 @@ def _envelope(
         warning=verdict.warning,
         approved_by=approved_by,
         time_limit_s=limit_s if cap_s is None else min(limit_s, cap_s),
+        repeat_safe=tool.descriptor.repeat_safe,
+        secrets=secret_names(tool.descriptor.parameters),
     )
 
 

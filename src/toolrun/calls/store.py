@@ -8,15 +8,16 @@ in the same round trip, instead of polling.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 import redis
 import redis.asyncio as aioredis
 
 from toolrun.calls import keys
-from toolrun.tools.model import ToolResult
+from toolrun.tools.model import ToolResult, ToolStatus
 
 _DONE_TTL_S = 600
 _DEAD_LETTERS_KEPT = 10_000
@@ -24,12 +25,13 @@ _DEAD_LETTERS_KEPT = 10_000
 # One round trip, atomically: unless the call already ended (a redelivery after a worker
 # died between storing the result and acknowledging the message) or is back to waiting for
 # approval (its approval was undone), count the delivery and store the running state.
-# Returns the delivery count, or 0 for a call that must not run.
+# Returns the delivery count, or 0 for a call that must not run (no worker holds it then).
 _START = """
 local current = redis.call('GET', KEYS[1])
 if current then
     local status = cjson.decode(current)['status']
     if status ~= 'queued' and status ~= 'running' then
+        redis.call('HDEL', KEYS[3], ARGV[3])
         return 0
     end
 end
@@ -40,15 +42,89 @@ return count
 """
 
 
-def _queue_finish(pipe: Any, result: ToolResult, ttl_s: int) -> None:
-    """Queue on `pipe` (sync or async) what storing a final state takes."""
-    result.metadata.setdefault("finished_at", time.time())
-    encoded = result.model_dump_json()
-    pipe.set(keys.record(result.call_id), encoded, ex=ttl_s)
-    pipe.rpush(keys.done(result.call_id), encoded)
-    pipe.expire(keys.done(result.call_id), _DONE_TTL_S)
-    if keys.run_of(result.call_id) is not None:  # a DAG node's call: tell the scheduler
-        pipe.rpush(keys.SCHEDULER_WAKE, result.call_id)
+# Compare and set: the record's new state, only while it is in the state ARGV[3].
+_REPLACE = """
+local current = redis.call('GET', KEYS[1])
+if current and cjson.decode(current)['status'] == ARGV[3] then
+    redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+    return 1
+end
+return 0
+"""
+# One round trip, atomically: the record unless its id is taken, the request's digest
+# beside it, and for a call ended as it is created, its history row's makings in the
+# outbox (`calls.outbox`). Returns 1 when created.
+_CREATE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[3]) then
+    redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+    if ARGV[4] ~= '' then
+        redis.call('XADD', KEYS[3], '*', 'result', ARGV[1], 'arguments', ARGV[4])
+    end
+    return 1
+end
+return 0
+"""
+
+
+# One round trip, atomically: unless the call has already ended (the first ending wins: a
+# worker back after the platform settled its call as lost, a cancel racing a finish),
+# store the final state, hand it to the waiters, wake the scheduler for a DAG node's call,
+# add its history row's makings to the outbox (`calls.outbox`), forget which worker held
+# it, and add the call's counters (`Increment`s: key, field, amount). Only from the states
+# in ARGV[7] (",queued,running,": a cancel ends only what has not started). Returns 1 when
+# stored.
+_FINISH = """
+local current = redis.call('GET', KEYS[1])
+if current then
+    local status = cjson.decode(current)['status']
+    if not string.find(ARGV[7], ',' .. status .. ',', 1, true) then
+        return 0
+    end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+if ARGV[4] ~= '' then
+    redis.call('RPUSH', KEYS[3], ARGV[4])
+end
+if ARGV[5] ~= '' then
+    redis.call('XADD', KEYS[4], '*', 'result', ARGV[1], 'arguments', ARGV[5])
+end
+redis.call('HDEL', KEYS[5], ARGV[6])
+for i = 8, #ARGV, 3 do
+    if string.find(ARGV[i + 2], '[.eEn]') then
+        redis.call('HINCRBYFLOAT', ARGV[i], ARGV[i + 1], ARGV[i + 2])
+    else
+        redis.call('HINCRBY', ARGV[i], ARGV[i + 1], ARGV[i + 2])
+    end
+end
+return 1
+"""
+_PENDING = ",queued,running,awaiting_approval,"  # the states a call may end from
+_NOT_STARTED = ",queued,awaiting_approval,"
+# A counter to add to when a call ends: (hash key, field, amount).
+Increment = tuple[str, str, int | float]
+
+
+def increments_args(increments: Iterable[Increment]) -> list[str | int | float]:
+    """`increments` as the flat arguments of `_FINISH` (a float keeps its point)."""
+    flat: list[str | int | float] = []
+    for key, field, amount in increments:
+        if isinstance(amount, float) and not math.isfinite(amount):
+            continue  # Redis refuses it, and would leave the script half done
+        flat += [key, field, repr(amount) if isinstance(amount, float) else str(amount)]
+    return flat
+
+
+def add_increments(client: redis.Redis, increments: Iterable[Increment]) -> None:
+    """Add `increments` in one round trip (a call ended without `CallStore.finish`)."""
+    pipe = client.pipeline(transaction=False)
+    for key, field, amount in increments:
+        if isinstance(amount, float):
+            pipe.hincrbyfloat(key, field, amount)
+        else:
+            pipe.hincrby(key, field, amount)
+    pipe.execute()
 
 
 class CallStore:
@@ -58,21 +134,32 @@ class CallStore:
         self.client = client
         self.ttl_s = ttl_s
         self._start = client.register_script(_START)
+        self._create = client.register_script(_CREATE)
+        self._finish = client.register_script(_FINISH)
+        self._replace = client.register_script(_REPLACE)
 
-    def create(self, result: ToolResult) -> bool:
-        """Store a new call's first state; False when the id is already taken."""
-        key = keys.record(result.call_id)
-        return bool(self.client.set(key, result.model_dump_json(), ex=self.ttl_s, nx=True))
+    def create(self, result: ToolResult, *, request: str, arguments: str | None = None) -> bool:
+        """Store a new call's first state and the digest of what it asked for (`request`,
+        see `ToolCall.digest`); False, with nothing written, when the id is taken.
+        `arguments`: for a call that ends as it is created, its arguments as JSON,
+        secrets redacted, to put its history row in the outbox with it."""
+        call_id = result.call_id
+        call_keys = [keys.record(call_id), keys.request(call_id), keys.HISTORY_OUTBOX]
+        args: list[str | int] = [result.model_dump_json(), request, self.ttl_s, arguments or ""]
+        return bool(self._create(keys=call_keys, args=args))
 
-    def replace(self, result: ToolResult) -> None:
-        """Overwrite an existing call's state (an approved call becoming queued again)."""
-        self.client.set(
-            keys.record(result.call_id), result.model_dump_json(), ex=self.ttl_s, xx=True
+    def replace(self, result: ToolResult, *, was: ToolStatus) -> bool:
+        """Move a call from state `was` to `result` (an approved call becoming queued), in
+        one atomic step; False, with nothing written, when it is no longer in `was`."""
+        replaced = self._replace(
+            keys=[keys.record(result.call_id)],
+            args=[result.model_dump_json(), self.ttl_s, was.value],
         )
+        return bool(replaced)
 
     def forget(self, call_id: str) -> None:
         """Drop the record of a call that was never sent, so it can be sent afresh."""
-        self.client.delete(keys.record(call_id))
+        self.client.delete(keys.record(call_id), keys.request(call_id))
 
     def get(self, call_id: str) -> ToolResult | None:
         raw = self.client.get(keys.record(call_id))
@@ -90,18 +177,54 @@ class CallStore:
         has already ended and must not run again.
         """
         call_id = running.call_id
-        keys_ = [keys.record(call_id), keys.deliveries(call_id)]
-        count = self._start(keys=keys_, args=[running.model_dump_json(), self.ttl_s])
+        keys_ = [keys.record(call_id), keys.deliveries(call_id), keys.HOLDERS]
+        count = self._start(keys=keys_, args=[running.model_dump_json(), self.ttl_s, call_id])
         return int(count)
 
-    def finish(self, result: ToolResult, also: Callable[[Any], None] | None = None) -> None:
-        """Store the final state and hand it to every waiter; `also` queues more commands
-        on the same pipeline (the call's counters: no round trip of their own)."""
-        pipe = self.client.pipeline(transaction=False)
-        _queue_finish(pipe, result, self.ttl_s)
-        if also is not None:
-            also(pipe)
-        pipe.execute()
+    def finish(
+        self,
+        result: ToolResult,
+        increments: Iterable[Increment] = (),
+        *,
+        arguments: str | None = None,
+        unless_started: bool = False,
+    ) -> bool:
+        """Store the final state, hand it to every waiter and add the call's counters, in
+        one atomic round trip; False, with nothing written, when the call had already
+        ended (the first ending wins), or had started and `unless_started` (a cancel).
+        `arguments`: the call's arguments as JSON, secrets redacted, to put the call's
+        history row in the outbox with its final state."""
+        result.metadata.setdefault("finished_at", time.time())
+        encoded = result.model_dump_json()
+        call_id = result.call_id
+        wake = call_id if keys.run_of(call_id) is not None else ""  # a DAG node's call
+        call_keys = [
+            keys.record(call_id),
+            keys.done(call_id),
+            keys.SCHEDULER_WAKE,
+            keys.HISTORY_OUTBOX,
+            keys.HOLDERS,
+        ]
+        args = [
+            encoded,
+            self.ttl_s,
+            _DONE_TTL_S,
+            wake,
+            arguments or "",
+            call_id,
+            _NOT_STARTED if unless_started else _PENDING,
+            *increments_args(increments),
+        ]
+        return bool(self._finish(keys=call_keys, args=args))
+
+    def hold(self, call_id: str, worker: str) -> None:
+        """Note that `worker` took the call's message (until the call ends)."""
+        self.client.hset(keys.HOLDERS, call_id, worker)
+
+    def holders(self, call_ids: list[str]) -> list[str | None]:
+        """Which worker took each call's message, None where none is noted."""
+        found: Any = self.client.hmget(keys.HOLDERS, call_ids) if call_ids else []
+        return [None if name is None else name.decode() for name in found]
 
     def wait_final(self, call_id: str, timeout_s: float) -> ToolResult | None:
         """The call's final result if it ends within `timeout_s`, else None."""
@@ -128,6 +251,11 @@ class AsyncCallStore:
     async def get(self, call_id: str) -> ToolResult | None:
         raw = await self.client.get(keys.record(call_id))
         return None if raw is None else ToolResult.model_validate_json(raw)
+
+    async def request(self, call_id: str) -> str | None:
+        """The digest of what the call asked for, as `CallStore.create` stored it."""
+        raw = await self.client.get(keys.request(call_id))
+        return raw.decode() if isinstance(raw, bytes) else raw
 
     async def wait_final(self, call_id: str, timeout_s: float) -> bytes | None:
         """The call's final result as JSON if it ends within `timeout_s`, else None."""

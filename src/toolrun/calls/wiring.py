@@ -23,14 +23,23 @@ from toolrun.workers.presence import has_workers
 
 
 def platform_endings(
-    settings: Settings, calls: CallStore, history: Subscriber, *, patient: bool = True
+    settings: Settings, calls: CallStore, history: Subscriber | None, *, patient: bool = True
 ) -> Endings:
     """How calls end on the platform: stored with their counters, then their history row
-    (`history`) and slow-call warning. `patient`: ride out a Redis restart of a few seconds
-    (a worker, the scheduler), or fail at once (an API request, which answers 503)."""
+    and slow-call warning. `history` writes the row (the API, the scheduler); None: the
+    row goes to the outbox with the final state (workers, see `calls.outbox`). `patient`:
+    ride out a Redis restart of a few seconds (a worker, the scheduler), or fail at once
+    (an API request, which answers 503)."""
     monitor = CallMonitor(slow_call_ms=settings.slow_call_ms)
     delays = STORE_RETRY_DELAYS_S if patient else ()
-    return Endings(calls, [history, monitor], counters=[monitor.count], retry_delays_s=delays)
+    subscribers: list[Subscriber] = [monitor] if history is None else [history, monitor]
+    return Endings(
+        calls,
+        subscribers,
+        counters=[monitor.count],
+        retry_delays_s=delays,
+        outbox=history is None,
+    )
 
 
 def platform_lifecycle(

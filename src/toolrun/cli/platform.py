@@ -21,7 +21,7 @@ import typer
 
 from toolrun.cli._console import err, load_registry, load_settings, out, usage_error
 from toolrun.errors import ToolrunError
-from toolrun.permissions.levels import DELEGATION_QUEUE, PermissionLevel
+from toolrun.permissions.levels import DELEGATION_QUEUE, DELEGATION_ROLE, PermissionLevel
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -31,8 +31,7 @@ if TYPE_CHECKING:
     from toolrun.sandbox.confinement import Enforcement
 
 _READY_TIMEOUT_S = 60.0
-DELEGATION = "delegation"  # the worker role serving DELEGATION_QUEUE
-_ROLES = {*(level.value for level in PermissionLevel), DELEGATION}
+_ROLES = {*(level.value for level in PermissionLevel), DELEGATION_ROLE}
 
 
 def _platform_settings() -> Settings:
@@ -92,10 +91,15 @@ def worker(
         raise usage_error("give exactly one of --level LEVEL and --delegation")
     import redis
 
+    from toolrun.calls import keys
+    from toolrun.calls.outbox import HistoryOutbox
+    from toolrun.database import open_database
+    from toolrun.history import HistoryStore
     from toolrun.plugins.registry import PluginRegistry, plugin_cache
     from toolrun.workers.app import create_celery_app, longest_time_limit
     from toolrun.workers.isolation import report_isolation, withdraw_isolation_report
     from toolrun.workers.presence import Presence
+    from toolrun.workers.reaper import Reaper
     from toolrun.workers.runtime import WorkerRuntime
     from toolrun.workers.tasks import register_tasks
 
@@ -104,27 +108,40 @@ def worker(
     registry = load_registry(settings)
     app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
     with_plugins = PluginRegistry(registry, settings.database, plugin_cache(settings))
+    role = DELEGATION_ROLE if level is None else level.value
+    name = f"{role}@{socket.gethostname()}/{os.getpid()}"  # replacements overlap by name
     # A delegation worker runs the Task tool (read_only); its sub-agents' calls go to the
     # workers of their levels.
     runtime = WorkerRuntime(
-        settings, level or PermissionLevel.READ_ONLY, with_plugins, delegates=level is None
+        settings,
+        level or PermissionLevel.READ_ONLY,
+        with_plugins,
+        delegates=level is None,
+        name=name,
     )
     register_tasks(app, runtime)
-    role = DELEGATION if level is None else level.value
-    name = f"{role}@{socket.gethostname()}/{os.getpid()}"  # replacements overlap by name
     client = redis.Redis.from_url(str(settings.redis_url), socket_timeout=5)
     report_isolation(client, name, isolation)
     queues = [DELEGATION_QUEUE]
-    presence = None
+    machine_key = None
     if level is not None:  # its level's queue, and the one of its level on this machine
         queues = [level.queue_name, level.machine_queue(settings.machine_id)]
-        presence = Presence(client, settings.machine_id, level, name)
-        presence.start()
+        machine_key = keys.machine(settings.machine_id, level.value)
+    presence = Presence(client, name, ttl_s=settings.worker_ttl_s, machine_key=machine_key)
+    presence.start()
+    reaper = Reaper.of(runtime, app, client)
+    app.steps["consumer"].add(reaper.consumer_step())
+    reaper.start()
+    # Its own database engine (pool processes, forked at any time, use the runtime's),
+    # opened when it first writes: a worker starts while the database is away.
+    outbox = HistoryOutbox(client, lambda: HistoryStore(open_database(settings.database)), name)
+    outbox.start()
     try:
         _run_worker(app, role, queues, concurrency, loglevel)
     finally:
-        if presence is not None:
-            presence.stop()
+        outbox.stop()
+        reaper.stop()
+        presence.stop()
         with contextlib.suppress(redis.RedisError):
             withdraw_isolation_report(client, name)
         client.close()
@@ -160,6 +177,9 @@ def _run_worker(app: Celery, role: str, queues: list[str], concurrency: int, log
             f"--queues={','.join(queues)}",
             f"--concurrency={concurrency}",
             "--pool=prefork",
+            # A call goes to an idle pool process only, never queued behind a long call
+            # in a busy one while another process is idle.
+            "--optimization=fair",
             f"--hostname={role}@%h",
             f"--loglevel={loglevel}",
             "--without-gossip",
@@ -199,7 +219,12 @@ def up(
     workspace: Annotated[
         Path | None, typer.Option(help="Root that tools are confined to (default: cwd).")
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Pool processes per worker.")] = 1,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Pool processes of every worker (default: from the cores and the tools)."
+        ),
+    ] = None,
 ) -> None:
     """Start the whole platform on this machine: Redis, API, one worker per level, the DAG
     scheduler, Flower."""
@@ -214,6 +239,7 @@ def up(
     isolation = _isolation(settings)
     home = settings.platform_home
     api_host, api_port, flower_port = _ports(settings, host, port)
+    pools = _pool_sizes(settings, concurrency)
     token_path, created = _admin_token(settings)
     redis_server = None
     redis_url = settings.redis_url
@@ -236,15 +262,17 @@ def up(
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        _start_platform(supervisor, api_host, api_port, flower_port, concurrency)
+        _start_platform(supervisor, api_host, api_port, flower_port, pools)
         base = f"http://{api_host}:{api_port}"
         _wait_until_ready(base, redis_url, supervisor)
         _announce(space, base, flower_port, shown_url, token_path, created)
+        out.print(f"  Workers  {_shown_pools(pools, concurrency)}", highlight=False, soft_wrap=True)
         out.print(
             f"  Tools    filesystem {isolation.filesystem}; network {isolation.network}",
             highlight=False,
             soft_wrap=True,
         )
+        out.print("Ctrl-C stops everything.")
         ended = supervisor.watch()  # restarts what dies; returns on a crash loop
         err.print(f"[red]{ended}[/]")
         code = 1
@@ -299,7 +327,6 @@ def _announce(
         soft_wrap=True,  # a path cut in two cannot be copied
     )
     out.print(f"  Approve  {base}/ui/approvals#token=<token>")
-    out.print("Ctrl-C stops everything.")
 
 
 def _admin_token(settings: Settings) -> tuple[Path, bool]:
@@ -317,18 +344,34 @@ def _admin_token(settings: Settings) -> tuple[Path, bool]:
         raise usage_error(f"cannot open the database {settings.database}: {exc}") from exc
 
 
+def _pool_sizes(settings: Settings, concurrency: int | None) -> dict[str, int]:
+    """Pool processes per worker role: `concurrency` for every one, or the defaults that
+    `embedded.pools` derives from this machine and the tools of each level."""
+    if concurrency is not None:
+        return dict.fromkeys(_ROLES, concurrency)
+    from toolrun.embedded.pools import Machine, pool_sizes
+
+    return pool_sizes(load_registry(settings).list(), Machine.here())
+
+
+def _shown_pools(pools: dict[str, int], concurrency: int | None) -> str:
+    roles = [*(level.value for level in PermissionLevel), DELEGATION_ROLE]
+    sizes = " · ".join(f"{role} {pools[role]}" for role in roles)
+    source = "--concurrency" if concurrency is not None else "from the cores and tools"
+    return f"{sizes} pool processes ({source}; --concurrency N sets all)"
+
+
 def _start_platform(
-    supervisor: Supervisor, host: str, port: int, flower_port: int, concurrency: int
+    supervisor: Supervisor, host: str, port: int, flower_port: int, pools: dict[str, int]
 ) -> None:
     # -P: the working directory (the workspace, which tools write) is not on sys.path.
     me = [sys.executable, "-P", "-m", "toolrun"]
     supervisor.start("api", [*me, "api", f"--host={host}", f"--port={port}"])
     for level in PermissionLevel:
-        worker = [*me, "worker", f"--level={level}", f"--concurrency={concurrency}"]
+        worker = [*me, "worker", f"--level={level}", f"--concurrency={pools[level.value]}"]
         supervisor.start(f"worker {level}", worker)
-    # Several sub-agents may be at work at once; each mostly waits (model, tool calls).
-    delegates = [*me, "worker", "--delegation", f"--concurrency={max(2, concurrency)}"]
-    supervisor.start(f"worker {DELEGATION}", delegates)
+    delegates = [*me, "worker", "--delegation", f"--concurrency={pools[DELEGATION_ROLE]}"]
+    supervisor.start(f"worker {DELEGATION_ROLE}", delegates)
     supervisor.start("scheduler", [*me, "scheduler"])
     # A monitoring page: if it cannot run (its port taken), the platform goes on without it.
     supervisor.start("flower", [*me, "flower", f"--port={flower_port}"], optional=True)

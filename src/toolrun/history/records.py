@@ -85,6 +85,16 @@ def record_of(
     )
 
 
+def secret_names(parameters: dict[str, Any] | None) -> list[str]:
+    """The arguments a tool's schema marks secret (``writeOnly``): never stored or shown."""
+    properties = (parameters or {}).get("properties", {})
+    return sorted(
+        name
+        for name, schema in properties.items()
+        if isinstance(schema, dict) and schema.get("writeOnly")
+    )
+
+
 def redact(arguments: dict[str, Any], parameters: dict[str, Any] | None) -> dict[str, Any]:
     """`arguments` with the values of secret (``writeOnly``) properties replaced."""
     properties = (parameters or {}).get("properties", {})

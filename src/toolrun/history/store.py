@@ -65,6 +65,19 @@ class HistoryStore:
         A busy SQLite database is retried; rows that still cannot be written are logged by
         call id rather than raised into a call's own path.
         """
+        try:
+            self.write_batch(records)
+        except OperationalError as exc:
+            lost = ", ".join(record.call_id for record in records)
+            log.error("history rows not written (%s): calls %s", exc, lost)
+
+    def write_batch(self, records: Sequence[CallRecord]) -> None:
+        """Insert or replace rows in one transaction, retrying a busy SQLite database a few
+        times (writing a row again changes nothing: a row per call id).
+
+        Raises:
+            sqlalchemy.exc.SQLAlchemyError: the rows could not be written.
+        """
         if not records:
             return
         table = CallRecord.__table__  # type: ignore[attr-defined]
@@ -89,11 +102,9 @@ class HistoryStore:
                     connection.execute(statement, values)
                     forget_hours(connection, stale)
                 return
-            except OperationalError as exc:  # "database is locked" past the busy timeout
+            except OperationalError:  # "database is locked" past the busy timeout
                 if attempt == _WRITE_ATTEMPTS:
-                    lost = ", ".join(record.call_id for record in records)
-                    log.error("history rows not written (%s): calls %s", exc, lost)
-                    return
+                    raise
                 time.sleep(0.05 * attempt)
 
     def get(self, call_id: str) -> CallRecord | None:

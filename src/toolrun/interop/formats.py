@@ -80,7 +80,7 @@ def mcp_annotations(descriptor: ToolDescriptor) -> dict[str, Any]:
         "title": descriptor.name.replace("_", " "),
         "readOnlyHint": reads,
         "destructiveHint": not reads,
-        "idempotentHint": reads,
+        "idempotentHint": descriptor.repeat_safe,
         "openWorldHint": open_world,
     }
 

@@ -188,6 +188,10 @@ def descriptor_of(
             "examples": [],
             "permission": permission,
             "risk": risk or imported_risk(annotations, permission),
+            # The server's word: it only reads, or a second run changes nothing more.
+            "repeat_safe": bool(
+                annotations.get("readOnlyHint") is True or annotations.get("idempotentHint") is True
+            ),
             "tags": ["mcp", server],
             "category": "mcp",
             "time_limit_s": time_limit_s,

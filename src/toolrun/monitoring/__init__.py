@@ -2,7 +2,6 @@
 
 from toolrun.monitoring.collector import PlatformCollector
 from toolrun.monitoring.logs import configure_logging
-from toolrun.monitoring.metrics import record_call
 from toolrun.monitoring.monitor import CallMonitor
 from toolrun.monitoring.snapshot import Snapshot, read_snapshot
 
@@ -12,5 +11,4 @@ __all__ = [
     "Snapshot",
     "configure_logging",
     "read_snapshot",
-    "record_call",
 ]

@@ -1,5 +1,5 @@
 """What every call's ending (`calls.endings`) is told for monitoring: it is counted, in the
-Redis pipeline that stores its final state, and a slow one gets a warning."""
+round trip that stores its final state, and a slow one gets a warning."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import logging
 from dataclasses import dataclass
 
 from toolrun.calls.endings import CallEnded
-from toolrun.monitoring.metrics import Pipeline, queue_call
+from toolrun.calls.store import Increment
+from toolrun.monitoring.metrics import call_increments
 
 log = logging.getLogger(__name__)
 
@@ -18,12 +19,12 @@ class CallMonitor:
 
     slow_call_ms: float
 
-    def count(self, pipe: Pipeline, event: CallEnded) -> None:
-        """Queue the call's counters and execution time on `pipe`."""
+    def count(self, event: CallEnded) -> list[Increment]:
+        """The call's counters and execution time."""
         result = event.result
         elapsed_ms = result.metadata.get("execution_time_ms")
         seconds = None if elapsed_ms is None else elapsed_ms / 1000
-        queue_call(pipe, result.tool_name, result.status, seconds)
+        return call_increments(result.tool_name, result.status, seconds)
 
     def __call__(self, event: CallEnded) -> None:
         result = event.result

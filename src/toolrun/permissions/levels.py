@@ -37,4 +37,5 @@ _ORDER = list(PermissionLevel)
 # The queue of the Task tool's calls: each waits for the calls of its sub-agent, so it
 # must never hold the worker those calls need (`toolrun worker --delegation`).
 DELEGATION_QUEUE = "tools.delegation"
+DELEGATION_ROLE = "delegation"  # the name of the worker serving it
 QUEUES = (*(level.queue_name for level in PermissionLevel), DELEGATION_QUEUE)

@@ -95,19 +95,24 @@ _sampler = _TreeSampler()
 
 
 @contextlib.contextmanager
-def measure() -> Iterator[Usage]:
+def measure(*, tree: bool = True) -> Iterator[Usage]:
     """Measure the block: CPU seconds (rusage of this process and its reaped children) and
-    the peak resident memory of the process tree.
+    the peak resident memory of the process tree (`tree=False`: of this process alone, for
+    a block that starts no process; no sampling thread wakes for it).
     """
     usage = Usage()
-    _sampler.begin(_own_rss())
+    before = _own_rss()
+    if tree:
+        _sampler.begin(before)
     started = _cpu_s()
     try:
         yield usage
     finally:
-        _sampler.end()
+        if tree:
+            _sampler.end()
         usage.cpu_s = round(_cpu_s() - started, 6)
-        usage.peak_rss_bytes = max(_sampler.peak_rss_bytes, _own_rss())
+        sampled = _sampler.peak_rss_bytes if tree else before
+        usage.peak_rss_bytes = max(sampled, _own_rss())
 
 
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")

@@ -19,6 +19,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -51,7 +52,8 @@ class ActiveRun:
 
 
 class Scheduler:
-    """Advances every running run; one per platform (it is the only writer of run state)."""
+    """Advances every running run; one leads at a time (it is the only writer of run
+    state), others stand by (`scheduler.service`)."""
 
     def __init__(self, store: RunStore, dispatcher: NodeDispatcher, client: redis.Redis) -> None:
         self.store = store
@@ -59,15 +61,20 @@ class Scheduler:
         self.client = client
         self.runs: dict[str, ActiveRun] = {}
 
-    def serve(self, stop: threading.Event) -> None:
-        """Resume the running runs, then advance runs as news arrives, until `stop`."""
+    def serve(self, stop: threading.Event, leading: Callable[[], bool] = lambda: True) -> None:
+        """Resume the running runs, then advance runs as news arrives, until `stop` or
+        until it no longer leads (`leading`: see `scheduler.lease`)."""
         self.drop_unsent_calls()
         self.reconcile()
         reconciled = time.monotonic()
-        while not stop.is_set():
+        while not stop.is_set() and leading():
             for run_id, calls in self.news(self.wait_s()).items():
+                if not leading():  # checked before each run it advances, not only per round
+                    return
                 self.advance(run_id, calls)
             for run_id in self.due():
+                if not leading():
+                    return
                 self.advance(run_id)
             if time.monotonic() - reconciled >= RECONCILE_S:
                 self.reconcile()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import signal
+import socket
 import threading
 
 import redis
 
-from toolrun.calls.endings import history_rows, written_by
+from toolrun.calls.endings import history_rows
 from toolrun.calls.store import CallStore
 from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
@@ -16,6 +19,7 @@ from toolrun.database import open_database
 from toolrun.history import HistoryStore
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.scheduler.dispatch import NodeDispatcher
+from toolrun.scheduler.lease import Lease
 from toolrun.scheduler.loop import RECONCILE_S, Scheduler
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.registry import ToolRegistry
@@ -42,24 +46,37 @@ def build_scheduler(settings: Settings, registry: ToolRegistry) -> Scheduler:
         ended=platform_endings(
             settings,
             CallStore(client, ttl_s=settings.call_ttl_s),
-            history_rows(written_by(HistoryStore(engine).write)),
+            history_rows(HistoryStore(engine).write),
         ),
     )
     return Scheduler(RunStore(engine), NodeDispatcher(lifecycle), client)
 
 
 def serve(settings: Settings, registry: ToolRegistry) -> None:
-    """Run the scheduler until SIGTERM or SIGINT; a broker or database hiccup is logged
-    and the loop starts again (it resumes from the database)."""
+    """Run the scheduler until SIGTERM or SIGINT: leading while it holds the lease (see
+    `scheduler.lease`), standing by while another scheduler does. A broker or database
+    hiccup is logged and the loop starts again (it resumes from the database)."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     scheduler = build_scheduler(settings, registry)
-    log.info("scheduler ready")
-    while not stop.is_set():
-        try:
-            scheduler.serve(stop)
-        except Exception as exc:  # a hiccup: back off, resume from the database
-            log.warning("scheduler loop failed (%r); resuming", exc)
+    name = f"{socket.gethostname()}/{os.getpid()}"
+    lease = Lease(scheduler.client, name, ttl_s=settings.scheduler_lease_s)
+    log.info("scheduler ready (%s)", name)
+    try:
+        while not stop.is_set():
+            try:
+                if not lease.acquire():
+                    stop.wait(lease.ttl_s / 3)  # standing by
+                    continue
+                log.info("scheduler %s leads", name)
+                scheduler.serve(stop, leading=lease.held)
+                if not stop.is_set():
+                    log.warning("scheduler %s lost its lease; standing by", name)
+            except Exception as exc:  # a hiccup: back off, resume from the database
+                log.warning("scheduler loop failed (%r); resuming", exc)
+                stop.wait(1.0)
             scheduler.runs.clear()
-            stop.wait(1.0)
+    finally:
+        with contextlib.suppress(redis.RedisError):
+            lease.release()  # a standby takes over at once

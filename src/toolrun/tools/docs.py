@@ -16,7 +16,8 @@ def render_markdown(descriptor: ToolDescriptor) -> str:
         "",
         f"Permission `{d.permission}` · risk `{d.risk}` · category `{d.category}` · "
         f"time limit {d.time_limit_s:g} s"
-        + (" · requires confirmation" if d.requires_confirmation else ""),
+        + (" · requires confirmation" if d.requires_confirmation else "")
+        + (" · repeat-safe" if d.repeat_safe else ""),
     ]
     if d.tags:
         lines.append("Tags: " + ", ".join(f"`{t}`" for t in d.tags))

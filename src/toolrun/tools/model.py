@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 import uuid
@@ -61,6 +63,10 @@ class ToolDescriptor(BaseModel):
     category: str = "general"
     time_limit_s: float = Field(10.0, gt=0)
     requires_confirmation: bool = False
+    # Running it twice has no effect beyond running it once (it only reads). A call whose
+    # worker was lost after it started runs again only then; otherwise it ends as an
+    # error saying its effects are unknown (docs/delivery.md).
+    repeat_safe: bool = False
     # The MCP server a gateway tool was imported from; such a tool comes with no examples.
     imported_from: str | None = None
 
@@ -177,6 +183,13 @@ class ToolCall(BaseModel):
     def lineage(self) -> dict[str, str]:
         """The sub-agent and parent call facts of a delegated call, for its metadata."""
         return lineage_of({name: getattr(self, name) for name in LINEAGE})
+
+    def digest(self) -> str:
+        """What the call asks for, as a hash of everything but its id: a call sent again
+        under its id is the same request when its digest is the same."""
+        asked = self.model_dump(mode="json", exclude={"id"})
+        canonical = json.dumps(asked, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 # The metadata of a call made by a sub-agent: which one, and for which Task call.

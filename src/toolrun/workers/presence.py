@@ -1,34 +1,50 @@
-"""Which machines have live workers of a level: calls routed to one machine (a terminal
-session's follow-ups) must not wait forever in the queue of a machine that is gone.
+"""Which workers are alive: every worker process renews its entry in `keys.WORKERS` (and,
+for a worker of a level, in its machine's list of that level) every third of its TTL; an
+entry not renewed for the TTL (the worker killed, its machine down or cut off) no longer
+counts, and a worker that stops removes its own.
 
-Each worker renews its entry every BEAT_S; an entry not renewed for TTL_S (a worker
-killed, a machine down) no longer counts, and a worker that stops removes its own.
+Calls routed to one machine (a terminal session's follow-ups) must not wait forever in
+the queue of a machine that is gone (`has_workers`); the calls of a lost worker are
+settled by the others' reapers (`workers.reaper`, `is_alive`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-import time
+from typing import Any
 
 import redis
 
 from toolrun.calls import keys
 from toolrun.permissions.levels import PermissionLevel
 
-BEAT_S = 10.0
-TTL_S = 30.0
+# Redis's clock, not the workers': machines' clocks may differ by more than a TTL.
+_RENEW = """
+local now = redis.call('TIME')
+local expires = tonumber(now[1]) + tonumber(now[2]) / 1000000 + tonumber(ARGV[2])
+for _, key in ipairs(KEYS) do
+    redis.call('ZADD', key, expires, ARGV[1])
+end
+return 1
+"""
+_ALIVE = """
+local now = redis.call('TIME')
+return redis.call('ZRANGEBYSCORE', KEYS[1], tonumber(now[1]) + tonumber(now[2]) / 1000000, '+inf')
+"""
 
 
 class Presence:
-    """A worker's presence on its machine, renewed by a daemon thread until `stop`."""
+    """A worker's presence, renewed by a daemon thread until `stop`; `machine_key`: its
+    machine's list of its level's workers (None: the delegation worker, on no such list)."""
 
     def __init__(
-        self, client: redis.Redis, machine: str, level: PermissionLevel, worker: str
+        self, client: redis.Redis, worker: str, *, ttl_s: float, machine_key: str | None
     ) -> None:
         self.client = client
-        self.key = keys.machine(machine, level.value)
         self.worker = worker
+        self.ttl_s = ttl_s
+        self.machine_key = machine_key
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="presence", daemon=True)
 
@@ -37,19 +53,34 @@ class Presence:
         self._thread.start()
 
     def renew(self) -> None:
-        self.client.zadd(self.key, {self.worker: time.time() + TTL_S})
+        names = [keys.WORKERS, *([] if self.machine_key is None else [self.machine_key])]
+        self.client.eval(_RENEW, len(names), *names, self.worker, self.ttl_s)
 
     def stop(self) -> None:
         self._stop.set()
         with contextlib.suppress(redis.RedisError):
-            self.client.zrem(self.key, self.worker)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.zrem(keys.WORKERS, self.worker)
+            if self.machine_key is not None:
+                pipe.zrem(self.machine_key, self.worker)
+            pipe.execute()
 
     def _beat(self) -> None:
-        while not self._stop.wait(BEAT_S):
+        while not self._stop.wait(self.ttl_s / 3):
             with contextlib.suppress(redis.RedisError):  # the next beat tries again
                 self.renew()
 
 
 def has_workers(client: redis.Redis, machine: str, level: PermissionLevel) -> bool:
     """True while some worker of `level` on `machine` is present."""
-    return int(client.zcount(keys.machine(machine, level.value), time.time(), "+inf")) > 0
+    return bool(_alive(client, keys.machine(machine, level.value)))
+
+
+def alive_workers(client: redis.Redis) -> set[str]:
+    """The names of the workers alive now."""
+    return _alive(client, keys.WORKERS)
+
+
+def _alive(client: redis.Redis, key: str) -> set[str]:
+    names: Any = client.eval(_ALIVE, 1, key)
+    return {name.decode() if isinstance(name, bytes) else name for name in names}

@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import redis
 from celery.exceptions import SoftTimeLimitExceeded
 from sqlalchemy.engine import Engine
 from structlog.contextvars import bound_contextvars
 
-from toolrun.calls.endings import Endings, history_rows
+from toolrun.calls.endings import Endings
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.store import CallStore
 from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.errors import InvalidArguments
-from toolrun.history import HistoryStore
-from toolrun.history.writer import HistoryWriter
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.approvals import DenyApprover
 from toolrun.permissions.levels import PermissionLevel
@@ -55,6 +56,9 @@ class WorkerRuntime:
     registry: ToolRegistry
     hostname: str = field(default_factory=socket.gethostname)
     delegates: bool = False  # a delegation worker: Task calls get a `delegation`
+    # This worker process's name among the live ones (`workers.presence`), on its calls'
+    # running state: a reaper settles them when the worker is lost.
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}/{os.getpid()}")
 
     @cached_property
     def store(self) -> CallStore:
@@ -71,14 +75,11 @@ class WorkerRuntime:
         return SecurityLog(self.database)
 
     @cached_property
-    def history(self) -> HistoryWriter:
-        return HistoryWriter(HistoryStore(self.database))
-
-    @cached_property
     def endings(self) -> Endings:
-        """How this worker's calls end: stored, then their history row (written in
-        batches: callers never wait for it), counters and slow-call warning."""
-        return platform_endings(self.settings, self.store, history_rows(self.history.put_later))
+        """How this worker's calls end: stored with their counters and their history row's
+        makings (the outbox, which the workers' drainers write: `calls.outbox`), then
+        the slow-call warning."""
+        return platform_endings(self.settings, self.store, history=None)
 
     @cached_property
     def delegation(self) -> PlatformDelegation:
@@ -119,6 +120,7 @@ class WorkerRuntime:
         started_at = time.time()
         facts: dict[str, object] = {
             "worker": f"{'delegation' if self.delegates else self.level}@{self.hostname}",
+            "worker_id": self.name,
             "queued_at": envelope.queued_at,
             "started_at": started_at,
             "queue_wait_ms": round((started_at - envelope.queued_at) * 1000, 3),
@@ -139,6 +141,8 @@ class WorkerRuntime:
             tool, result = None, checked
         else:
             tool, result = checked, self._execute(envelope, checked)
+        # Each earlier delivery reached this point and may have started the tool.
+        facts["tool_starts"] = deliveries - 1 + (tool is not None)
         result.metadata.update(facts)
         # Logged before the result is stored: whoever reads the result finds the event.
         if result.status is ToolStatus.BLOCKED:
@@ -164,11 +168,19 @@ class WorkerRuntime:
         self.end(call, result, tool)
         return result
 
-    def end(self, call: ToolCall, result: ToolResult, tool: Tool | None = None) -> None:
+    def end(
+        self,
+        call: ToolCall,
+        result: ToolResult,
+        tool: Tool | None = None,
+        *,
+        secrets: dict[str, Any] | None = None,
+    ) -> None:
         """Store a final state and tell the subscribers (see `calls.endings`); `tool`: the
-        call's, when the caller has it at hand."""
+        call's, when the caller has it at hand; `secrets`: which arguments to redact when
+        the tool is not found here (`Envelope.redaction`: a plugin, in the main process)."""
         tool = tool or self.registry.get(call.tool_name, call.version)
-        parameters = None if tool is None else tool.descriptor.parameters
+        parameters = secrets if tool is None else tool.descriptor.parameters
         self.endings.finish(result, call.arguments, parameters)
 
     def _checked(self, envelope: Envelope, deliveries: int) -> Tool | ToolResult:
@@ -189,6 +201,9 @@ class WorkerRuntime:
             return self._state(
                 call, ToolStatus.ERROR, error=self.registry.missing(call.tool_name, call.version)
             )
+        if deliveries > 1 and not tool.descriptor.repeat_safe:
+            error = lost_after_start(tool.descriptor.tool_id, deliveries - 1)
+            return self._state(call, ToolStatus.ERROR, error=error)
         if not self.level.allows(tool.descriptor.permission):
             needed = tool.descriptor.permission
             return self._state(
@@ -225,7 +240,11 @@ class WorkerRuntime:
                 target=f"{refusal.host}:{refusal.port}",
             )
 
-        with call_confinement(self.settings, refused) as jail, measure() as usage:
+        # A tool that starts no process runs without the jail (as `run_local` does): its
+        # runner refuses to start one, and no thread samples a process tree for it.
+        processes = tool.starts_processes
+        jailing = call_confinement(self.settings, refused) if processes else nullcontext()
+        with jailing as jail, measure(tree=processes) as usage:
             ctx = ToolContext.create(
                 self.settings,
                 approver=_CHANGED,
@@ -234,6 +253,7 @@ class WorkerRuntime:
                 agent_id=call.agent_id,
                 call_id=call.id,
                 delegation=self.delegation if self.delegates else None,
+                processes=processes,
             )
             started = time.perf_counter()
             try:
@@ -264,6 +284,15 @@ class WorkerRuntime:
             error=error,
             metadata=dict(metadata or {}),
         )
+
+
+def lost_after_start(tool_id: str, starts: int) -> str:
+    """Why a call of a tool (`tool_id`: name@version) that is not safe to run twice, whose
+    worker was lost after the tool may have started `starts` times, does not run again."""
+    return (
+        f"worker lost after the tool started ({starts} time{'s' if starts > 1 else ''}); "
+        f"its effects are unknown, and {tool_id} is not safe to run twice: not run again"
+    )
 
 
 def _jail_denials(result: ToolResult) -> list[dict[str, str]]:

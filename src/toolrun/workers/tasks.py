@@ -9,12 +9,7 @@ from typing import Any
 import redis
 from celery import Celery, Task
 from celery.exceptions import Reject
-from celery.signals import (
-    setup_logging,
-    worker_process_init,
-    worker_process_shutdown,
-    worker_shutdown,
-)
+from celery.signals import setup_logging, task_received, worker_process_init
 from celery.worker.request import Request
 from pydantic import ValidationError
 from structlog.contextvars import bound_contextvars
@@ -45,13 +40,15 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     def load_tool_sources(**_: Any) -> None:  # a new pool child: the plugins, kept current
         refresh_tool_sources(runtime)
 
-    @worker_process_shutdown.connect(weak=False)
-    def write_pending_history(**_: Any) -> None:  # a pool child going away
-        runtime.history.flush()
-
-    @worker_shutdown.connect(weak=False)
-    def write_main_history(**_: Any) -> None:  # rows of calls settled by the main process
-        runtime.history.flush()
+    @task_received.connect(weak=False)
+    def note_holder(request: Request | None = None, **_: Any) -> None:
+        """In the main process, as it takes a message: which worker holds the call, for
+        the reapers (`workers.reaper`) should this worker be lost before starting it."""
+        if request is not None and request.id:
+            try:
+                runtime.store.hold(request.id, runtime.name)
+            except redis.RedisError as exc:  # the reapers then wait longer for it
+                log.warning("holder of %s not noted (%s)", request.id, exc)
 
     class ToolRequest(Request):
         """Runs in the worker's main process, which outlives a killed pool child."""
@@ -101,7 +98,7 @@ def _settle(runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, err
         kill_labelled(label_for(call.id))  # what the killed pool process had started
         result = ToolResult.accepted(call, status, queued_at=envelope.queued_at)
         result.error = error
-        runtime.end(call, result)
+        runtime.end(call, result, secrets=envelope.redaction())
 
 
 def _settle_unread(runtime: WorkerRuntime, call_id: str, error: str) -> None:

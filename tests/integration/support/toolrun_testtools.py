@@ -23,6 +23,8 @@ def _descriptor(
     description: str,
     time_limit_s: float,
     permission: PermissionLevel = PermissionLevel.READ_ONLY,
+    *,
+    repeat_safe: bool = False,
 ) -> ToolDescriptor:
     return ToolDescriptor(
         name=name,
@@ -41,6 +43,7 @@ def _descriptor(
         ],
         permission=permission,
         time_limit_s=time_limit_s,
+        repeat_safe=repeat_safe,
         tags=["test"],
     )
 
@@ -54,9 +57,15 @@ def _note_pid(arguments: dict[str, Any], ctx: ToolContext) -> None:
 
 
 class Sleepy(Tool):
-    """Sleeps in Python (no subprocess): only Celery's soft limit can stop it."""
+    """Sleeps in Python (no subprocess): only Celery's soft limit can stop it. As
+    `sleepy` it declares itself safe to run twice (a lost worker's call runs again), as
+    `sleepy_once` not (it ends with an error instead)."""
 
-    descriptor = _descriptor("sleepy", "Sleep in-process for `seconds`.", time_limit_s=2)
+    def __init__(self, name: str = "sleepy", *, repeat_safe: bool = True) -> None:
+        self.descriptor = _descriptor(
+            name, "Sleep in-process for `seconds`.", time_limit_s=2, repeat_safe=repeat_safe
+        )
+        super().__init__()
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         _note_pid(arguments, ctx)
@@ -83,7 +92,9 @@ class Stubborn(Tool):
 class Suicidal(Tool):
     """Kills its own pool process on every delivery."""
 
-    descriptor = _descriptor("suicidal", "SIGKILL the process running it.", time_limit_s=5)
+    descriptor = _descriptor(
+        "suicidal", "SIGKILL the process running it.", time_limit_s=5, repeat_safe=True
+    )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         _note_pid(arguments, ctx)
@@ -179,6 +190,7 @@ class Guarded(Tool):
 
 TOOLS: list[Tool] = [
     Sleepy(),
+    Sleepy("sleepy_once", repeat_safe=False),
     Flaky(),
     Guarded(),
     Stubborn(),

@@ -70,6 +70,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
         "Symlinks are not followed, so the listing never leaves the workspace.",
     ],
     permission=PermissionLevel.READ_ONLY,
+    repeat_safe=True,  # it only reads
     risk=Risk.LOW,
     tags=["filesystem", "search"],
     category="search",

@@ -104,6 +104,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
         "Symlinks are not followed, so the search never leaves the workspace.",
     ],
     permission=PermissionLevel.READ_ONLY,
+    repeat_safe=True,  # it only reads
     risk=Risk.LOW,
     tags=["search", "read"],
     category="search",

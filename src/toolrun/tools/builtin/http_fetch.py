@@ -88,6 +88,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
         "The body is decoded with the charset the server declares (else UTF-8), leniently.",
     ],
     permission=PermissionLevel.READ_ONLY,
+    repeat_safe=True,  # it only reads
     risk=Risk.LOW,
     tags=["network", "http", "web"],
     category="network",

@@ -99,6 +99,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
         "path and `outside_workspace`, without their text.",
     ],
     permission=PermissionLevel.READ_ONLY,
+    repeat_safe=True,  # it only reads
     risk=Risk.LOW,
     tags=["code", "lsp"],
     category="code_intelligence",

@@ -79,6 +79,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
         "Paths are confined to the workspace; symlinks pointing outside it are refused.",
     ],
     permission=PermissionLevel.READ_ONLY,
+    repeat_safe=True,  # it only reads
     risk=Risk.LOW,
     tags=["filesystem", "read"],
     category="filesystem",

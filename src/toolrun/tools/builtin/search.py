@@ -94,6 +94,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
         "Use grep for exact strings and regular expressions.",
     ],
     permission=PermissionLevel.READ_ONLY,
+    repeat_safe=True,  # it only reads
     risk=Risk.LOW,
     tags=["search", "code"],
     category="search",

@@ -55,6 +55,7 @@ def describe(
         permission=permission,
         risk=Risk.HIGH if admin else Risk.LOW,
         requires_confirmation=admin,
+        repeat_safe=permission is PermissionLevel.READ_ONLY,  # status, log, diff, show…
         tags=["git", "vcs"],
         category="version_control",
         time_limit_s=TIME_LIMIT_S + 5,

@@ -157,7 +157,7 @@ def settle(base: str, token: str, ids: list[str]) -> dict[str, dict[str, Any]]:
             still = []
             for call_id in pending:
                 response = api.get(f"/v1/calls/{call_id}")
-                states[call_id] = response.json() if response.status_code == 200 else {}
+                states[call_id] = response.json() if response.status_code in (200, 202) else {}
                 if states[call_id].get("status") not in FINAL:
                     still.append(call_id)
             pending = still
@@ -259,6 +259,18 @@ def run(
         "statuses": dict(statuses),
         "lost": sum(1 for i in ids if not states.get(i)),
         "stuck": sum(1 for i in ids if states.get(i) and i not in final_ids),
+        "stuck_calls": {
+            i: {
+                "kind": seen.accepted[i],
+                "status": states[i].get("status"),
+                **{
+                    key: states[i].get("metadata", {}).get(key)
+                    for key in ("worker_id", "deliveries", "queued_at", "started_at")
+                },
+            }
+            for i in ids
+            if states.get(i) and i not in final_ids
+        },
         "second_runs": sum(1 for count in ledger.values() if count > 1),
         "missing_history_rows": len(set(final_ids) - rows),
         "kills": dict(kills),

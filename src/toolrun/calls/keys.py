@@ -34,6 +34,10 @@ HISTORY_WRITERS = "history-writers"
 # Every worker process (by name) → until when it counts as alive (`workers.presence`).
 WORKERS = f"{PREFIX}:workers"
 REAPER_LOCK = f"{PREFIX}:reaper"  # held by the worker whose reaper is sweeping
+# Calls queued and not yet started: id → when queued (a sorted set), id → its envelope (a
+# hash), so that a message the broker lost (a worker killed as it took it) is sent again.
+SENT = f"{PREFIX}:sent"
+SENT_ENVELOPES = f"{PREFIX}:sent:envelopes"
 # Call id → the worker process that took its message, until the call ends.
 HOLDERS = f"{PREFIX}:holders"
 

@@ -161,9 +161,12 @@ class Lifecycle:
         queued = ToolResult.accepted(envelope.call, ToolStatus.QUEUED)
         if envelope.approved_by is not None:
             queued.metadata["approved_by"] = envelope.approved_by
-        if not self.calls.create(queued, request=admitted.request):
-            raise CallIdTaken(queued)
         envelope = envelope.model_copy(update={"queued_at": queued.metadata["queued_at"]})
+        # The envelope is kept with the record until a worker starts the call: a message
+        # the broker loses is sent again (`workers.reaper`).
+        sent = envelope.model_dump_json()
+        if not self.calls.create(queued, request=admitted.request, envelope=sent):
+            raise CallIdTaken(queued)
         try:
             self.publisher.send(envelope, admitted.parameters)
         except Exception:
@@ -273,7 +276,8 @@ class Lifecycle:
             call, tool, arguments, verdict, self.settings, approved_by=by, cap_s=cap_s
         )
         envelope = envelope.model_copy(update={"queued_at": queued.metadata["queued_at"]})
-        if not self.calls.replace(queued, was=ToolStatus.AWAITING_APPROVAL):
+        sent = envelope.model_dump_json()
+        if not self.calls.replace(queued, was=ToolStatus.AWAITING_APPROVAL, envelope=sent):
             raise CallConflict(f"call {call_id!r} ended while it was being approved")
         try:
             self.publisher.send(envelope, tool.descriptor.parameters)

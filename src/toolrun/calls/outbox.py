@@ -42,6 +42,7 @@ class HistoryOutbox:
     consumer: str  # its name in the group: the worker's
     block_s: float = 1.0  # how long one read waits for new rows
     claim_idle_s: float = 30.0  # when another drainer's unacknowledged rows are taken over
+    linger_s: float = 0.2  # after a batch short of BATCH: rows gather, one commit for many
     _stop: threading.Event = field(default_factory=threading.Event)
 
     @cached_property
@@ -57,10 +58,13 @@ class HistoryOutbox:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                self.drain()
+                written = self.drain()
             except Exception as exc:  # Redis or the database away: wait, then again
                 log.warning("history outbox not drained (%r); trying again", exc)
                 self._stop.wait(self.block_s)
+            else:
+                if written < BATCH:  # the rows are safe in Redis meanwhile
+                    self._stop.wait(self.linger_s)
 
     def drain(self) -> int:
         """Write one batch: this drainer's own unacknowledged rows first, then rows a

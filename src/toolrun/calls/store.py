@@ -27,6 +27,8 @@ _DEAD_LETTERS_KEPT = 10_000
 # approval (its approval was undone), count the delivery and store the running state.
 # Returns the delivery count, or 0 for a call that must not run (no worker holds it then).
 _START = """
+redis.call('ZREM', KEYS[4], ARGV[3])
+redis.call('HDEL', KEYS[5], ARGV[3])
 local current = redis.call('GET', KEYS[1])
 if current then
     local status = cjson.decode(current)['status']
@@ -47,6 +49,10 @@ _REPLACE = """
 local current = redis.call('GET', KEYS[1])
 if current and cjson.decode(current)['status'] == ARGV[3] then
     redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+    if ARGV[4] ~= '' then
+        redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
+        redis.call('HSET', KEYS[3], ARGV[6], ARGV[4])
+    end
     return 1
 end
 return 0
@@ -59,6 +65,10 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[3]) then
     redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
     if ARGV[4] ~= '' then
         redis.call('XADD', KEYS[3], '*', 'result', ARGV[1], 'arguments', ARGV[4])
+    end
+    if ARGV[5] ~= '' then
+        redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
+        redis.call('HSET', KEYS[5], ARGV[7], ARGV[5])
     end
     return 1
 end
@@ -91,6 +101,8 @@ if ARGV[5] ~= '' then
     redis.call('XADD', KEYS[4], '*', 'result', ARGV[1], 'arguments', ARGV[5])
 end
 redis.call('HDEL', KEYS[5], ARGV[6])
+redis.call('ZREM', KEYS[6], ARGV[6])
+redis.call('HDEL', KEYS[7], ARGV[6])
 for i = 8, #ARGV, 3 do
     if string.find(ARGV[i + 2], '[.eEn]') then
         redis.call('HINCRBYFLOAT', ARGV[i], ARGV[i + 1], ARGV[i + 2])
@@ -138,28 +150,90 @@ class CallStore:
         self._finish = client.register_script(_FINISH)
         self._replace = client.register_script(_REPLACE)
 
-    def create(self, result: ToolResult, *, request: str, arguments: str | None = None) -> bool:
+    def create(
+        self,
+        result: ToolResult,
+        *,
+        request: str,
+        arguments: str | None = None,
+        envelope: str | None = None,
+    ) -> bool:
         """Store a new call's first state and the digest of what it asked for (`request`,
         see `ToolCall.digest`); False, with nothing written, when the id is taken.
         `arguments`: for a call that ends as it is created, its arguments as JSON,
-        secrets redacted, to put its history row in the outbox with it."""
+        secrets redacted, to put its history row in the outbox with it. `envelope`: for a
+        call about to be queued, its envelope as JSON, kept until a worker starts it."""
         call_id = result.call_id
-        call_keys = [keys.record(call_id), keys.request(call_id), keys.HISTORY_OUTBOX]
-        args: list[str | int] = [result.model_dump_json(), request, self.ttl_s, arguments or ""]
+        call_keys = [
+            keys.record(call_id),
+            keys.request(call_id),
+            keys.HISTORY_OUTBOX,
+            keys.SENT,
+            keys.SENT_ENVELOPES,
+        ]
+        queued_at = result.metadata.get("queued_at") or time.time()
+        args: list[str | int | float] = [
+            result.model_dump_json(),
+            request,
+            self.ttl_s,
+            arguments or "",
+            envelope or "",
+            queued_at,
+            call_id,
+        ]
         return bool(self._create(keys=call_keys, args=args))
 
-    def replace(self, result: ToolResult, *, was: ToolStatus) -> bool:
+    def replace(self, result: ToolResult, *, was: ToolStatus, envelope: str | None = None) -> bool:
         """Move a call from state `was` to `result` (an approved call becoming queued), in
-        one atomic step; False, with nothing written, when it is no longer in `was`."""
+        one atomic step; False, with nothing written, when it is no longer in `was`.
+        `envelope`: as for `create`."""
+        queued_at = result.metadata.get("queued_at") or time.time()
         replaced = self._replace(
-            keys=[keys.record(result.call_id)],
-            args=[result.model_dump_json(), self.ttl_s, was.value],
+            keys=[keys.record(result.call_id), keys.SENT, keys.SENT_ENVELOPES],
+            args=[
+                result.model_dump_json(),
+                self.ttl_s,
+                was.value,
+                envelope or "",
+                queued_at,
+                result.call_id,
+            ],
         )
         return bool(replaced)
 
     def forget(self, call_id: str) -> None:
         """Drop the record of a call that was never sent, so it can be sent afresh."""
-        self.client.delete(keys.record(call_id), keys.request(call_id))
+        pipe = self.client.pipeline(transaction=True)
+        pipe.delete(keys.record(call_id), keys.request(call_id))
+        self._unsend(pipe, call_id)
+        pipe.execute()
+
+    def sent_before(self, cutoff: float, limit: int = 500) -> dict[str, str]:
+        """Calls queued before `cutoff` and not yet started: id → envelope (JSON)."""
+        ids: Any = self.client.zrangebyscore(keys.SENT, "-inf", cutoff, start=0, num=limit)
+        if not ids:
+            return {}
+        envelopes: Any = self.client.hmget(keys.SENT_ENVELOPES, ids)
+        return {
+            call_id.decode(): envelope.decode()
+            for call_id, envelope in zip(ids, envelopes, strict=True)
+            if envelope is not None
+        }
+
+    def sent_again(self, call_id: str, at: float) -> None:
+        """Note that a call whose message was lost was sent again at `at`."""
+        self.client.zadd(keys.SENT, {call_id: at}, xx=True)
+
+    def unsend(self, call_id: str) -> None:
+        """Forget that the call waits to be started (it ended, or started, elsewhere)."""
+        pipe = self.client.pipeline(transaction=True)
+        self._unsend(pipe, call_id)
+        pipe.execute()
+
+    @staticmethod
+    def _unsend(pipe: Any, call_id: str) -> None:
+        pipe.zrem(keys.SENT, call_id)
+        pipe.hdel(keys.SENT_ENVELOPES, call_id)
 
     def get(self, call_id: str) -> ToolResult | None:
         raw = self.client.get(keys.record(call_id))
@@ -177,7 +251,13 @@ class CallStore:
         has already ended and must not run again.
         """
         call_id = running.call_id
-        keys_ = [keys.record(call_id), keys.deliveries(call_id), keys.HOLDERS]
+        keys_ = [
+            keys.record(call_id),
+            keys.deliveries(call_id),
+            keys.HOLDERS,
+            keys.SENT,
+            keys.SENT_ENVELOPES,
+        ]
         count = self._start(keys=keys_, args=[running.model_dump_json(), self.ttl_s, call_id])
         return int(count)
 
@@ -204,6 +284,8 @@ class CallStore:
             keys.SCHEDULER_WAKE,
             keys.HISTORY_OUTBOX,
             keys.HOLDERS,
+            keys.SENT,
+            keys.SENT_ENVELOPES,
         ]
         args = [
             encoded,

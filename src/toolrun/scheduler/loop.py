@@ -29,10 +29,10 @@ from sqlalchemy.exc import DBAPIError
 from toolrun.calls import keys
 from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
 from toolrun.permissions.levels import QUEUES
-from toolrun.scheduler.broker import held_task_ids
 from toolrun.scheduler.dispatch import Admitted, NodeDispatcher, Refused
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.model import ToolResult, ToolStatus
+from toolrun.workers.broker import held_task_ids
 
 RECONCILE_S = 2.0
 UNSENT_RECHECK_S = 0.5

@@ -15,7 +15,11 @@ runs a reaper; one at a time (a lock in Redis) sweeps that set every third of
   `worker_ttl_s`: handed back to its queue;
 - a call that has ended whose message is still taken after `worker_ttl_s` (its worker
   died before acknowledging): handed back, and the worker that receives it finds it
-  ended and does nothing.
+  ended and does nothing;
+- a call queued more than twice `worker_ttl_s` ago, never started, whose message the
+  broker holds nowhere (taken by a worker killed before it could mark it taken — kombu
+  pops a message, then records it as unacknowledged): sent again from the envelope kept
+  with its record until a worker starts it.
 
 The message layout is kombu's Redis transport's (its QoS object does the moves).
 """
@@ -43,6 +47,8 @@ from toolrun.calls.store import CallStore
 from toolrun.calls.wiring import platform_endings
 from toolrun.config import Settings
 from toolrun.tools.model import ToolResult, ToolStatus
+from toolrun.workers.broker import held_task_ids
+from toolrun.workers.dispatch import enqueue
 from toolrun.workers.presence import alive_workers
 from toolrun.workers.runtime import WorkerRuntime, lost_after_start
 
@@ -107,6 +113,7 @@ class Reaper:
             try:
                 if time.monotonic() >= ready_at and self._my_turn():
                     self.sweep()
+                    self.send_lost()
             except Exception as exc:  # Redis away, a broken message: the next round tries
                 log.warning("reaping lost workers' calls failed (%r); trying again", exc)
                 # After an outage every worker's presence may have lapsed: give them all
@@ -146,6 +153,38 @@ class Reaper:
                 )
                 handled.append(current.call_id)
         return handled
+
+    def send_lost(self) -> list[str]:
+        """Send again the calls queued more than twice the TTL ago, never started, whose
+        message the broker holds nowhere (lost: a worker killed as it took it, before it
+        could mark it taken). Returns their ids."""
+        cutoff = time.time() - 2 * self.settings.worker_ttl_s
+        waiting = {
+            call_id: Envelope.model_validate_json(raw)
+            for call_id, raw in self.store.sent_before(cutoff).items()
+        }
+        if not waiting:
+            return []
+        client = self.store.client
+        held = held_task_ids(client, {envelope.queue for envelope in waiting.values()})
+        sent = []
+        for call_id, envelope in waiting.items():
+            if call_id in held:
+                continue
+            current = self.store.get(call_id)
+            if current is None or current.status is not ToolStatus.QUEUED:
+                self.store.unsend(call_id)
+                continue
+            enqueue(
+                self.celery,
+                envelope,
+                parameters=envelope.redaction(),
+                kill_grace_s=self.settings.kill_grace_s,
+            )
+            self.store.sent_again(call_id, time.time())
+            log.warning("call %s: its message was lost; sent again", call_id)
+            sent.append(call_id)
+        return sent
 
     def hand_back_held(self) -> list[str]:
         """Hand back to their queues the messages this worker took before it lost its

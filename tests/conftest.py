@@ -133,7 +133,16 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'toolrun.db'}"
         return
-    schema = f"test_{uuid.uuid4().hex[:12]}"
+    with postgres_schema("test") as schema:
+        separator = "&" if "?" in POSTGRES else "?"
+        yield f"{POSTGRES}{separator}options=-csearch_path%3D{schema}"
+
+
+@contextmanager
+def postgres_schema(prefix: str) -> Iterator[str]:
+    """A schema of its own on the machine's PostgreSQL, dropped afterwards (the test is
+    skipped without one, except under CI, where it fails)."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = sqlalchemy.create_engine(POSTGRES)
     try:
         with admin.begin() as connection:
@@ -143,9 +152,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         if os.environ.get("CI"):
             pytest.fail(f"CI needs PostgreSQL at {POSTGRES}: {exc}")
         pytest.skip(f"no PostgreSQL at {POSTGRES}")
-    separator = "&" if "?" in POSTGRES else "?"
     try:
-        yield f"{POSTGRES}{separator}options=-csearch_path%3D{schema}"
+        yield schema
     finally:
         with admin.begin() as connection:
             connection.execute(sqlalchemy.text(f"DROP SCHEMA {schema} CASCADE"))

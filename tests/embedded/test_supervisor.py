@@ -110,3 +110,21 @@ def test_an_optional_child_in_a_crash_loop_is_given_up_and_the_rest_go_on(
     assert status["flower"]["state"] == "given up"
     assert status["worker"]["state"] == "running"
     assert supervisor.exited() is None  # start-up checks ignore an optional child
+
+
+def test_each_childs_output_goes_to_its_own_file_restarts_appending(
+    supervisor: Supervisor, tmp_path: Path
+) -> None:
+    supervisor.log_dir = tmp_path / "logs"
+    talker = [sys.executable, "-c", "import sys; print('said'); sys.stderr.write('warned\\n')"]
+    supervisor.start("worker read_only", talker)
+    [child] = supervisor.children
+    log = tmp_path / "logs" / "worker-read_only.log"
+    assert supervisor.log_of(child) == log
+
+    watched(supervisor, lambda: log.exists() and log.read_text().count("said") >= 2)
+
+    said = log.read_text()
+    assert said.count("said") >= 2  # started again, appended to the same file
+    assert "warned" in said
+    assert log.stat().st_mode & 0o777 == 0o600

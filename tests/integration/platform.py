@@ -195,5 +195,19 @@ def running(platform: Platform) -> Iterator[Platform]:
         platform.stop()
 
 
+@contextlib.contextmanager
+def apart(redis_url: str, offset: int, root: Path, **options: Any) -> Iterator[Platform]:
+    """A platform of its own, started: its Redis database (`other_database` at `offset`,
+    flushed before and after), workspace and logs under `root`; `options` as Platform's."""
+    url = other_database(redis_url, offset)
+    redis.Redis.from_url(url).flushdb()
+    (root / "workspace").mkdir()
+    try:
+        with running(Platform(url, root / "workspace", root / "logs", **options)) as started:
+            yield started
+    finally:
+        redis.Redis.from_url(url).flushdb()
+
+
 def record_keys(client: redis.Redis) -> set[bytes]:
     return set(client.scan_iter("toolrun:call:*"))

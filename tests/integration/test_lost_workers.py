@@ -17,7 +17,7 @@ import pytest
 import redis
 from sqlmodel import Session, col, select
 
-from tests.integration.platform import Platform, other_database, running, wait_for
+from tests.integration.platform import Platform, apart, wait_for
 from toolrun.calls import keys
 from toolrun.database import open_database
 from toolrun.history import CallRecord
@@ -29,20 +29,10 @@ TTL_S = 3  # the platform's worker TTL here (30 s by default): the reaper sweeps
 @pytest.fixture
 def lonely(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
     """An API and no worker yet, on a Redis database of its own."""
-    url = other_database(redis_url, 4)
-    redis.Redis.from_url(url).flushdb()
     root = tmp_path_factory.mktemp("lost")
-    (root / "workspace").mkdir()
-    setup = Platform(
-        url,
-        root / "workspace",
-        root / "logs",
-        levels=(),
-        extra_env={"TOOLRUN_WORKER_TTL_S": str(TTL_S)},
-    )
-    with running(setup) as started:
+    env = {"TOOLRUN_WORKER_TTL_S": str(TTL_S)}
+    with apart(redis_url, 4, root, levels=(), extra_env=env) as started:
         yield started
-    redis.Redis.from_url(url).flushdb()
 
 
 def submit(api: httpx.Client, tool: str, **arguments: Any) -> str:

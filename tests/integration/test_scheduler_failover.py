@@ -9,9 +9,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-import redis
 
-from tests.integration.platform import Platform, other_database, running, wait_for
+from tests.integration.platform import Platform, apart, wait_for
 from toolrun.permissions.levels import PermissionLevel
 
 LEASE_S = 5
@@ -19,22 +18,12 @@ LEASE_S = 5
 
 @pytest.fixture
 def two_schedulers(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
-    url = other_database(redis_url, 5)
-    redis.Redis.from_url(url).flushdb()
     root = tmp_path_factory.mktemp("failover")
-    (root / "workspace").mkdir()
-    setup = Platform(
-        url,
-        root / "workspace",
-        root / "logs",
-        levels=(PermissionLevel.READ_ONLY,),
-        extra_env={"TOOLRUN_SCHEDULER_LEASE_S": str(LEASE_S)},
-    )
-    with running(setup) as started:
+    env = {"TOOLRUN_SCHEDULER_LEASE_S": str(LEASE_S)}
+    with apart(redis_url, 5, root, levels=(PermissionLevel.READ_ONLY,), extra_env=env) as started:
         for name in ("scheduler-a", "scheduler-b"):
             started.start_process(name, "scheduler")
         yield started
-    redis.Redis.from_url(url).flushdb()
 
 
 def leads(platform: Platform, name: str) -> bool:

@@ -71,6 +71,13 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         assert token_file.stat().st_mode & 0o777 == 0o600
         token = token_file.read_text().strip()
         assert token not in output
+        # Lines ready to paste into another shell.
+        assert f"export TOOLRUN_API={base} TOOLRUN_TOKEN=$(cat {token_file})" in output
+        assert 'echo "$TOOLRUN_API/ui/approvals#token=$TOOLRUN_TOKEN"' in output
+        # What tools returned (Redis's files, the database) is the owner's only.
+        assert state.stat().st_mode & 0o777 == 0o700
+        exposed = [p for p in state.rglob("*") if p.is_file() and p.stat().st_mode & 0o077]
+        assert exposed == [], exposed
 
         response = httpx.post(
             f"{base}/v1/calls",
@@ -99,6 +106,15 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
             )
         # The terminal host is no child of `up`, but `up` stops it too.
         wait_for(lambda: not psutil.pid_exists(terminal_host), 10, "the terminal host to stop")
+        said = log.read_text()
+        assert said.rstrip().endswith("toolrun stopped.")
+        # Quiet by default: the processes' own output went to their files in the home.
+        assert "celery@" not in said
+        assert "[queues]" not in said
+        logs = state / "logs"
+        assert f"Logs     {logs}/" in said
+        assert b"ready." in (logs / "worker-read_only.log").read_bytes()
+        assert {p.name for p in logs.iterdir()} >= {"api.log", "scheduler.log", "flower.log"}
     finally:
         taken.close()
         kill_all(up)
@@ -124,7 +140,7 @@ def runs_independent_nodes_side_by_side(base: str, token: str, output: str) -> N
     assert int(execute_slots) >= 4
     plan = {
         "nodes": [
-            {"id": f"n{index}", "tool": "bash", "arguments": {"command": "sleep 1"}}
+            {"id": f"n{index}", "tool": "bash", "arguments": {"command": "sleep 3"}}
             for index in range(4)
         ]
     }

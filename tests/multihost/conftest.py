@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
-import sqlalchemy
-from sqlalchemy.exc import OperationalError
 
-from tests.conftest import POSTGRES
+from tests.conftest import POSTGRES, postgres_schema
 from tests.integration.platform import SUPPORT, free_port, wait_for
 from tests.multihost.network import Host, Network, Relay, namespaces_unavailable
 from toolrun.config import Settings
@@ -106,17 +103,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         if os.environ.get("CI"):
             pytest.fail(f"CI needs test hosts (network namespaces): {why}")
         pytest.skip(why)
-    schema = f"mh_{uuid.uuid4().hex[:10]}"
-    admin = sqlalchemy.create_engine(POSTGRES)
-    try:
-        with admin.begin() as connection:
-            connection.execute(sqlalchemy.text(f"CREATE SCHEMA {schema}"))
-    except OperationalError as exc:
-        admin.dispose()
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs PostgreSQL at {POSTGRES}: {exc}")
-        pytest.skip(f"no PostgreSQL at {POSTGRES}")
-    root = tmp_path_factory.mktemp("multihost")
+    with postgres_schema("mh") as schema:
+        yield from _started(tmp_path_factory.mktemp("multihost"), schema)
+
+
+def _started(root: Path, schema: str) -> Iterator[Cluster]:
     network = Network()
     cluster = Cluster(root, network, RedisServer(root / "redis"), schema)
     cluster.workspace.mkdir()
@@ -162,9 +153,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         for relay in cluster.relays:
             relay.close()
         cluster.redis_server.stop()
-        with admin.begin() as connection:
-            connection.execute(sqlalchemy.text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
 
 
 def redis_client(cluster: Cluster) -> redis.Redis:

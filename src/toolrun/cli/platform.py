@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import socket
 import sys
@@ -43,9 +44,13 @@ def _platform_settings() -> Settings:
 
 
 def _check_home(settings: Settings) -> None:
+    """Refuse a home inside the workspace; make the home its owner's only (or repair it)."""
+    from toolrun.embedded.home import secure_home
+
     problem = settings.home_problem()
     if problem is not None:
         raise usage_error(problem)
+    secure_home(settings.platform_home)
 
 
 def api(
@@ -225,11 +230,17 @@ def up(
             min=1, help="Pool processes of every worker (default: from the cores and the tools)."
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", help="Every process's output here, not in log files in the home."
+        ),
+    ] = False,
 ) -> None:
     """Start the whole platform on this machine: Redis, API, one worker per level, the DAG
     scheduler, Flower."""
     from toolrun.embedded import Supervisor
-    from toolrun.embedded.supervisor import STATUS_FILE
+    from toolrun.embedded.supervisor import LOGS, STATUS_FILE
 
     space = (workspace or load_settings().workspace).resolve()
     if not space.is_dir():
@@ -257,6 +268,7 @@ def up(
         env,
         report=lambda line: err.print(f"[yellow]{line}[/]", highlight=False),
         status_path=home / STATUS_FILE,
+        log_dir=None if verbose else home / LOGS,
     )
     # Explicit for SIGINT too: a shell starts background jobs with SIGINT ignored.
     signal.signal(signal.SIGINT, _interrupt)
@@ -266,12 +278,8 @@ def up(
         base = f"http://{api_host}:{api_port}"
         _wait_until_ready(base, redis_url, supervisor)
         _announce(space, base, flower_port, shown_url, token_path, created)
-        out.print(f"  Workers  {_shown_pools(pools, concurrency)}", highlight=False, soft_wrap=True)
-        out.print(
-            f"  Tools    filesystem {isolation.filesystem}; network {isolation.network}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _announce_processes(_shown_pools(pools, concurrency), isolation, supervisor.log_dir)
+        _paste_lines(base, token_path)
         out.print("Ctrl-C stops everything.")
         ended = supervisor.watch()  # restarts what dies; returns on a crash loop
         err.print(f"[red]{ended}[/]")
@@ -285,12 +293,19 @@ def up(
         # A second Ctrl-C must not cut the shutdown short and orphan the children.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        out.print("stopping…")
-        supervisor.stop()
-        _end_terminal_sessions(settings)
-        if redis_server is not None:
-            redis_server.stop()
+        _stop_platform(supervisor, settings, redis_server)
     raise typer.Exit(code)
+
+
+def _stop_platform(
+    supervisor: Supervisor, settings: Settings, redis_server: RedisServer | None
+) -> None:
+    out.print("stopping…")
+    supervisor.stop()
+    _end_terminal_sessions(settings)
+    if redis_server is not None:
+        redis_server.stop()
+    out.print("toolrun stopped.")
 
 
 def _started_redis(directory: Path) -> RedisServer:
@@ -326,7 +341,38 @@ def _announce(
         f"  Token    {token_path} (admin; {state}; the CLI reads it from there)",
         soft_wrap=True,  # a path cut in two cannot be copied
     )
-    out.print(f"  Approve  {base}/ui/approvals#token=<token>")
+    out.print(f"  Approve  {base}/ui/approvals (it asks for the token)")
+
+
+def _announce_processes(pools: str, isolation: Enforcement, logs: Path | None) -> None:
+    out.print(f"  Workers  {pools}", highlight=False, soft_wrap=True)
+    if logs is not None:
+        out.print(
+            f"  Logs     {logs}/ (one file a process; `toolrun up --verbose` shows them here)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    out.print(
+        f"  Tools    filesystem {isolation.filesystem}; network {isolation.network}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _paste_lines(base: str, token_path: Path) -> None:
+    """Lines to paste into another shell: the token stays in its file, off this console."""
+    out.print("In another terminal:")
+    quoted = shlex.quote(str(token_path))
+    out.print(
+        f"  export TOOLRUN_API={base} TOOLRUN_TOKEN=$(cat {quoted})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    out.print(
+        '  echo "$TOOLRUN_API/ui/approvals#token=$TOOLRUN_TOKEN"   # the approval page, signed in',
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _admin_token(settings: Settings) -> tuple[Path, bool]:
@@ -448,7 +494,11 @@ def _wait_until_ready(base: str, redis_url: str, supervisor: Supervisor) -> None
                 return
             ended = supervisor.exited()  # a required child: nothing restarts before ready
             if ended is not None:
-                raise ToolrunError(f"{ended.name} exited during start-up")
+                log = supervisor.log_of(ended)
+                raise ToolrunError(
+                    f"{ended.name} exited during start-up"
+                    + ("" if log is None else f"; its output: {log}")
+                )
             time.sleep(0.2)
     finally:
         celery.close()

@@ -84,6 +84,7 @@ class RedisServer:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                umask=0o077,  # its append-only file holds call outputs: the owner's only
             )
         deadline = time.monotonic() + _START_TIMEOUT_S
         client = redis.Redis(port=self.port, password=self.password, socket_connect_timeout=0.5)

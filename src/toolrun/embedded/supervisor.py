@@ -25,6 +25,7 @@ from typing import Any
 _STOP_GRACE_S = 10.0
 _POLL_S = 0.2
 STATUS_FILE = "processes.json"  # in the platform's home: /healthz reads it
+LOGS = "logs"  # in the platform's home: each process's output, unless `toolrun up --verbose`
 
 
 @dataclass
@@ -59,6 +60,13 @@ class Supervisor:
     max_backoff_s: float = 30.0
     max_exits: int = 5
     window_s: float = 60.0
+    log_dir: Path | None = None  # each child's output to `<name>.log` there (None: ours)
+
+    def log_of(self, child: Child) -> Path | None:
+        """Where `child`'s output goes (None: this process's console)."""
+        return (
+            None if self.log_dir is None else self.log_dir / f"{child.name.replace(' ', '-')}.log"
+        )
 
     def start(self, name: str, argv: Sequence[str], *, optional: bool = False) -> None:
         child = Child(name, argv, optional=optional)
@@ -129,7 +137,20 @@ class Supervisor:
 
     def _spawn(self, child: Child) -> None:
         # Own process group, so Ctrl-C in the terminal reaches us only: we stop them in order.
-        child.process = subprocess.Popen(list(child.argv), env=self.env, start_new_session=True)
+        log = self.log_of(child)
+        if log is None:
+            child.process = subprocess.Popen(list(child.argv), env=self.env, start_new_session=True)
+            return
+        log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with log.open("ab") as sink:  # a restart appends
+            log.chmod(0o600)
+            child.process = subprocess.Popen(
+                list(child.argv),
+                env=self.env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Each child's pid, state and restarts."""

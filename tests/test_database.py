@@ -3,7 +3,9 @@ database made before migrations, and several processes starting at once agree.""
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
+from pathlib import Path
 
 import sqlalchemy
 from alembic import command
@@ -86,3 +88,26 @@ def test_processes_starting_at_once_migrate_once(database_url: str) -> None:
     engine = open_database(database_url)
     assert _revision(engine) is not None
     engine.dispose()
+
+
+def _open_in_child(url: str) -> None:
+    open_database(url).dispose()
+
+
+def test_a_process_forked_after_its_parent_migrated_does_not_migrate(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'toolrun.db'}"
+    open_database(url).dispose()
+    # Another process migrating now holds the lock: a pool process must not wait for it.
+    with (tmp_path / "toolrun.db.migrate-lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        child = multiprocessing.get_context("fork").Process(target=_open_in_child, args=(url,))
+        child.start()
+        child.join(timeout=20)
+        waited = child.is_alive()
+        if waited:
+            child.kill()
+            child.join()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+
+    assert not waited, "the forked process migrated again (it waited for the lock)"
+    assert child.exitcode == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import socket
 from pathlib import Path
 from typing import Literal
@@ -96,7 +97,8 @@ class Settings(BaseSettings):
     home: Path | None = Field(
         None,
         description="The platform's state (Redis data and password, SQLite database, admin "
-        "token); default ~/.local/state/toolrun/<workspace name>-<hash>. Never inside the "
+        "token); default $XDG_STATE_HOME/toolrun/<workspace name>-<hash> ($XDG_STATE_HOME "
+        "defaults to ~/.local/state). Never inside the "
         "workspace: tools could read it.",
     )
     redis_url: str | None = Field(
@@ -231,7 +233,7 @@ class Settings(BaseSettings):
             return self.home.resolve()
         space = self.workspace.resolve()
         digest = hashlib.sha256(str(space).encode()).hexdigest()[:10]
-        return Path.home() / ".local" / "state" / "toolrun" / f"{space.name or 'root'}-{digest}"
+        return state_directory() / "toolrun" / f"{space.name or 'root'}-{digest}"
 
     def home_problem(self) -> str | None:
         """Why tools could reach the platform's state, or None when they cannot."""
@@ -252,3 +254,10 @@ class Settings(BaseSettings):
     def database(self) -> str:
         """The database URL in force: TOOLRUN_DATABASE_URL, else SQLite in `home`."""
         return self.database_url or f"sqlite:///{self.platform_home / 'toolrun.db'}"
+
+
+def state_directory() -> Path:
+    """$XDG_STATE_HOME where it is an absolute path (the XDG base directory rule), else
+    ~/.local/state."""
+    given = os.environ.get("XDG_STATE_HOME", "")
+    return Path(given) if os.path.isabs(given) else Path.home() / ".local" / "state"

@@ -7,6 +7,8 @@ workers, separate processes, can write side by side. PostgreSQL is used as given
 from __future__ import annotations
 
 import fcntl
+import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,16 +26,42 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 FIRST_REVISION = "0001"
 LOCK_KEY = 0x746F6F6C72756E  # "toolrun": the advisory lock of schema migrations
 
+log = logging.getLogger(__name__)
+# URL → the process that migrated it. A process forked from that one (a worker's pool
+# process; they start in numbers) finds the schema current and does not migrate again.
+_migrated_by: dict[str, int] = {}
+
 
 def open_database(url: str) -> Engine:
-    """An engine for `url` with the schema migrated to the newest revision.
+    """An engine for `url` with the schema migrated to the newest revision (by this
+    process, or by the one it was forked from).
 
     Raises:
         sqlalchemy.exc.SQLAlchemyError: the database does not answer.
     """
     engine = create_database_engine(url)
-    migrate(engine)
+    migrator = _migrated_by.get(url)
+    if migrator is None or migrator == os.getpid():
+        migrate(engine)
+        _migrated_by[url] = os.getpid()
     return engine
+
+
+def prepare_to_fork(url: str) -> None:
+    """In a process that will fork children while its own threads work (a Celery worker):
+    import the tables' modules and configure their mappers now, in one thread, so that no
+    child is forked while a thread holds the ORM's or an import's lock (the child would
+    wait on it forever); and migrate the schema, so the children need not. A database that
+    does not answer yet is left to whoever opens it later."""
+    from sqlalchemy.exc import SQLAlchemyError  # noqa: PLC0415
+    from sqlalchemy.orm import configure_mappers  # noqa: PLC0415
+
+    import_tables()
+    configure_mappers()
+    try:
+        open_database(url).dispose()
+    except SQLAlchemyError as exc:
+        log.warning("the database does not answer yet (%s); it is opened when first used", exc)
 
 
 def import_tables() -> None:

@@ -24,7 +24,11 @@ from toolrun.tools.builtin.terminal import HOST_IDLE_S, host_socket
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """No TOOLRUN_* settings, and a home directory of the test's own (HOME)."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TOOLRUN_")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("TOOLRUN_") and key != "XDG_STATE_HOME"
+    }
     return env | {"HOME": str(tmp_path / "user")} | extra
 
 
@@ -85,6 +89,7 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         assert any("worker --delegation" in command for command in commands)
         runs_independent_nodes_side_by_side(base, token, output)
         heals_a_killed_worker(up, base, token, log)
+        heals_a_killed_redis(up, base, token, log)
         terminal_host = open_terminal_session(base, token, state)
         wait_for(
             lambda: httpx.get(f"http://127.0.0.1:{flower_port}/").status_code == 200, 30, "Flower"
@@ -216,6 +221,27 @@ def heals_a_killed_worker(up: subprocess.Popen[bytes], base: str, token: str, lo
         "optional": False,
     }
     assert health["processes"]["flower"]["optional"] is True
+
+
+def heals_a_killed_redis(up: subprocess.Popen[bytes], base: str, token: str, log: Path) -> None:
+    """kill -9 of the platform's own Redis: `toolrun up` starts it again on its port with
+    its password and data (a call made before is still there), and calls are served again."""
+    before = read_notes(base, token)["call_id"]
+    [server] = [p for p in psutil.Process(up.pid).children() if "redis-server" in p.name()]
+    server.send_signal(signal.SIGKILL)
+
+    def restarted() -> bool:
+        health = httpx.get(f"{base}/healthz", timeout=10).json()
+        return bool(health["processes"]["redis"]["restarts"] == 1)
+
+    wait_for(restarted, 60, "Redis started again")
+    assert "redis exited (code -9); restarting in 1 s" in " ".join(log.read_text().split())
+    headers = {"Authorization": f"Bearer {token}"}
+    kept = httpx.get(f"{base}/v1/calls/{before}", headers=headers, timeout=10)
+    assert kept.status_code == 200, kept.text
+    assert kept.json()["status"] == "success"
+    wait_for(lambda: read_notes(base, token)["status"] == "success", 60, "calls served again")
+    assert up.poll() is None
 
 
 def open_terminal_session(base: str, token: str, state: Path) -> int:

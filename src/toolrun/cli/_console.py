@@ -47,6 +47,10 @@ def load_registry(settings: Settings) -> ToolRegistry:
         raise usage_error(str(exc)) from exc
 
 
+# The settings this command found (see `load_settings`), for what `api_failure` says.
+_loaded: list[Settings] = []
+
+
 def api_token(settings: Settings) -> str | None:
     """TOOLRUN_TOKEN, else the embedded platform's admin token file when readable."""
     if settings.token:
@@ -65,26 +69,50 @@ def api_client(settings: Settings, api: str | None = None) -> Client:
 def api_failure(exc: ApiError | ApiUnreachable) -> typer.Exit:
     """Print why the API could not be used and return the exit to raise."""
     if isinstance(exc, ApiUnreachable):
-        return usage_error(f"{exc}; start the platform with `toolrun up`")
+        return usage_error(
+            f"{exc}; start the platform with `toolrun up` (or set TOOLRUN_API){_used()}"
+        )
     if exc.status_code == 401:
         return usage_error(
-            f"the API refused the token ({exc.detail}); set TOOLRUN_TOKEN to an agent token"
+            f"the API refused the token ({exc.detail}); set TOOLRUN_TOKEN to an agent "
+            f"token{_used()}"
         )
     err.print(f"[red]refused ({exc.status_code}):[/] {escape(exc.detail)}")
     return typer.Exit(EXIT_TOOL_FAILED)
 
 
-def load_settings() -> Settings:
+def _used() -> str:
+    """Which home, API and token the command used (the settings it loaded last)."""
+    if not _loaded:
+        return ""
+    settings = _loaded[-1]
+    if settings.token:
+        source = "from TOOLRUN_TOKEN"
+    elif settings.admin_token_path.is_file():
+        source = f"from {settings.admin_token_path}"
+    else:
+        source = f"none (no TOOLRUN_TOKEN, no {settings.admin_token_path})"
+    return f"\n  used: home {settings.platform_home}; API {settings.api}; token {source}"
+
+
+def load_settings(*, locate: bool = True) -> Settings:
+    """The settings from the environment; with `locate`, the workspace and the running
+    platform found as `_locate` explains (commands that talk to a platform)."""
     from pydantic import ValidationError
 
+    from toolrun.cli._locate import locate as located
     from toolrun.config import Settings
 
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise usage_error(f"bad TOOLRUN_{where.upper()} setting: {first['msg']}") from exc
+    if locate:
+        settings = located(settings)
+    _loaded.append(settings)
+    return settings
 
 
 def open_platform_database(settings: Settings) -> Engine:

@@ -67,7 +67,7 @@ def call(
         raise usage_error(f"--args is not valid JSON: {exc}") from exc
     if not isinstance(arguments, dict):
         raise usage_error('--args must be a JSON object, e.g. \'{"file_path": "a.txt"}\'')
-    settings = load_settings()
+    settings = load_settings(locate=not local)  # --local: this directory, no platform
     if local:
         from toolrun.tools.model import ToolCall
 

@@ -36,7 +36,7 @@ _ROLES = {*(level.value for level in PermissionLevel), DELEGATION_ROLE}
 
 
 def _platform_settings() -> Settings:
-    settings = load_settings()
+    settings = load_settings(locate=False)  # `toolrun up` sets the workspace and home
     if settings.redis_url is None:
         raise usage_error("TOOLRUN_REDIS_URL is not set; `toolrun up` starts everything for you")
     _check_home(settings)
@@ -96,12 +96,12 @@ def worker(
         raise usage_error("give exactly one of --level LEVEL and --delegation")
     import redis
 
-    from toolrun.calls import keys
     from toolrun.calls.outbox import HistoryOutbox
-    from toolrun.database import open_database
+    from toolrun.database import open_database, prepare_to_fork
     from toolrun.history import HistoryStore
     from toolrun.plugins.registry import PluginRegistry, plugin_cache
     from toolrun.workers.app import create_celery_app, longest_time_limit
+    from toolrun.workers.broker import wait_for_broker
     from toolrun.workers.isolation import report_isolation, withdraw_isolation_report
     from toolrun.workers.presence import Presence
     from toolrun.workers.reaper import Reaper
@@ -111,6 +111,7 @@ def worker(
     settings = _platform_settings()
     isolation = _isolation(settings)
     registry = load_registry(settings)
+    prepare_to_fork(settings.database)  # before its threads start and its pool forks
     app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
     with_plugins = PluginRegistry(registry, settings.database, plugin_cache(settings))
     role = DELEGATION_ROLE if level is None else level.value
@@ -126,12 +127,9 @@ def worker(
     )
     register_tasks(app, runtime)
     client = redis.Redis.from_url(str(settings.redis_url), socket_timeout=5)
+    wait_for_broker(client)
     report_isolation(client, name, isolation)
-    queues = [DELEGATION_QUEUE]
-    machine_key = None
-    if level is not None:  # its level's queue, and the one of its level on this machine
-        queues = [level.queue_name, level.machine_queue(settings.machine_id)]
-        machine_key = keys.machine(settings.machine_id, level.value)
+    queues, machine_key = _queues_of(level, settings)
     presence = Presence(client, name, ttl_s=settings.worker_ttl_s, machine_key=machine_key)
     presence.start()
     reaper = Reaper.of(runtime, app, client)
@@ -150,6 +148,17 @@ def worker(
         with contextlib.suppress(redis.RedisError):
             withdraw_isolation_report(client, name)
         client.close()
+
+
+def _queues_of(level: PermissionLevel | None, settings: Settings) -> tuple[list[str], str | None]:
+    """A worker's queues — its level's, and the one of its level on this machine; or the
+    delegations' — and the key that says its level has a worker on this machine."""
+    from toolrun.calls import keys
+
+    if level is None:
+        return [DELEGATION_QUEUE], None
+    queues = [level.queue_name, level.machine_queue(settings.machine_id)]
+    return queues, keys.machine(settings.machine_id, level.value)
 
 
 def _isolation(settings: Settings) -> Enforcement:
@@ -239,25 +248,24 @@ def up(
 ) -> None:
     """Start the whole platform on this machine: Redis, API, one worker per level, the DAG
     scheduler, Flower."""
+    from toolrun.cli._locate import announce, withdraw
     from toolrun.embedded import Supervisor
     from toolrun.embedded.supervisor import LOGS, STATUS_FILE
 
-    space = (workspace or load_settings().workspace).resolve()
+    given = load_settings(locate=False)  # the platform serves where it is started
+    space = (workspace or given.workspace).resolve()
     if not space.is_dir():
         raise usage_error(f"workspace is not a directory: {space}")
-    settings = load_settings().model_copy(update={"workspace": space})
+    settings = given.model_copy(update={"workspace": space})
     _check_home(settings)
     isolation = _isolation(settings)
     home = settings.platform_home
     api_host, api_port, flower_port = _ports(settings, host, port)
     pools = _pool_sizes(settings, concurrency)
     token_path, created = _admin_token(settings)
-    redis_server = None
-    redis_url = settings.redis_url
-    shown_url = _redacted(redis_url or "")
-    if redis_url is None:
-        redis_server = _started_redis(home / "redis")
-        redis_url, shown_url = redis_server.url, redis_server.display_url
+    redis_server = None if settings.redis_url else _own_redis(home)
+    redis_url = redis_server.url if redis_server else str(settings.redis_url)
+    shown_url = redis_server.display_url if redis_server else _redacted(redis_url)
     env = {
         **os.environ,
         "TOOLRUN_REDIS_URL": redis_url,
@@ -274,12 +282,15 @@ def up(
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
+        if redis_server is not None:
+            _start_redis(supervisor, redis_server)
         _start_platform(supervisor, api_host, api_port, flower_port, pools)
         base = f"http://{api_host}:{api_port}"
         _wait_until_ready(base, redis_url, supervisor)
         _announce(space, base, flower_port, shown_url, token_path, created)
         _announce_processes(_shown_pools(pools, concurrency), isolation, supervisor.log_dir)
         _paste_lines(base, token_path)
+        announce(home, base)  # the CLI finds this API from the workspace and below
         out.print("Ctrl-C stops everything.")
         ended = supervisor.watch()  # restarts what dies; returns on a crash loop
         err.print(f"[red]{ended}[/]")
@@ -293,31 +304,41 @@ def up(
         # A second Ctrl-C must not cut the shutdown short and orphan the children.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        _stop_platform(supervisor, settings, redis_server)
+        withdraw(home)
+        _stop_platform(supervisor, settings)
     raise typer.Exit(code)
 
 
-def _stop_platform(
-    supervisor: Supervisor, settings: Settings, redis_server: RedisServer | None
-) -> None:
+def _stop_platform(supervisor: Supervisor, settings: Settings) -> None:
     out.print("stopping…")
-    supervisor.stop()
+    supervisor.stop()  # newest first: the platform's own Redis last
     _end_terminal_sessions(settings)
-    if redis_server is not None:
-        redis_server.stop()
     out.print("toolrun stopped.")
 
 
-def _started_redis(directory: Path) -> RedisServer:
-    """A Redis server of the platform's own, started; failing to start is a usage error."""
+def _own_redis(home: Path) -> RedisServer:
+    """The platform's own Redis (not started yet), its files in the home."""
     from toolrun.embedded import RedisServer
 
-    server = RedisServer(directory)
+    return RedisServer(home / "redis")
+
+
+def _start_redis(supervisor: Supervisor, server: RedisServer) -> None:
+    """The platform's own Redis, a supervised child like the others (one that dies is
+    started again on its port, with its password and its append-only file), answering
+    before anything that needs it starts.
+
+    Raises:
+        ToolrunError: it did not answer in time (its log named).
+    """
+    from toolrun.embedded.redis_server import UMASK
+
+    child = supervisor.start("redis", server.command(), umask=UMASK)
     try:
-        server.start()
+        server.wait_ready(lambda: child.process is not None and child.process.poll() is None)
     except ToolrunError as exc:
-        raise usage_error(str(exc)) from exc
-    return server
+        log = supervisor.log_of(child)
+        raise ToolrunError(str(exc) if log is None else f"{exc}; its output: {log}") from exc
 
 
 def _end_terminal_sessions(settings: Settings) -> None:
@@ -335,7 +356,7 @@ def _announce(
     out.print(f"  API      {base}")
     out.print(f"  API docs {base}/docs")
     out.print(f"  Flower   http://127.0.0.1:{flower_port}")
-    out.print(f"  Redis    {redis}")
+    out.print(f"  Redis    {redis}", soft_wrap=True)
     state = "created now" if created else "kept from an earlier start"
     out.print(
         f"  Token    {token_path} (admin; {state}; the CLI reads it from there)",

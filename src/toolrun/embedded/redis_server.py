@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import redis
 from toolrun.errors import ToolrunError
 
 _START_TIMEOUT_S = 10.0
+# Its append-only file holds call outputs: the owner's only.
+UMASK = 0o077
 
 
 def find_redis_server() -> str:
@@ -62,12 +65,9 @@ class RedisServer:
         """The URL without its password, for printing."""
         return f"redis://127.0.0.1:{self.port}/0 (password in {self.directory / 'redis.conf'})"
 
-    def start(self) -> None:
-        """Start the server and wait until it answers PING.
-
-        Raises:
-            ToolrunError: it did not come up in time.
-        """
+    def command(self) -> list[str]:
+        """Write the configuration file and return the command that runs this server (the
+        same port, password and data at every start: a restarted server is the same one)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         config = self.directory / "redis.conf"
         # A file (mode 0600), not arguments: a password on the command line shows in `ps`.
@@ -77,28 +77,53 @@ class RedisServer:
             f"bind 127.0.0.1\nport {self.port}\ndir {self.directory}\nappendonly yes\n"
             f'save ""\nprotected-mode yes\nrequirepass {self.password}\n'
         )
-        with (self.directory / "redis.log").open("ab") as log:
+        return [find_redis_server(), str(config)]
+
+    def start(self) -> None:
+        """Start the server as a child of this object and wait until it answers PING.
+
+        Raises:
+            ToolrunError: it did not come up in time.
+        """
+        command = self.command()
+        with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [find_redis_server(), str(config)],
+                command,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                umask=0o077,  # its append-only file holds call outputs: the owner's only
+                umask=UMASK,
             )
+        process = self.process
+        try:
+            self.wait_ready(lambda: process.poll() is None)
+        except ToolrunError as exc:
+            self.stop()
+            raise ToolrunError(f"{exc}; see {self.log}") from exc
+
+    def wait_ready(self, running: Callable[[], bool]) -> None:
+        """Until the server answers PING, while `running()` says its process lives.
+
+        Raises:
+            ToolrunError: it did not answer in time, or its process exited.
+        """
         deadline = time.monotonic() + _START_TIMEOUT_S
         client = redis.Redis(port=self.port, password=self.password, socket_connect_timeout=0.5)
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            with contextlib.suppress(redis.RedisError):
-                if client.ping():
-                    client.close()
-                    return
-            time.sleep(0.05)
-        client.close()
-        self.stop()
-        raise ToolrunError(f"redis-server did not start; see {self.directory / 'redis.log'}")
+        try:
+            while time.monotonic() < deadline and running():
+                with contextlib.suppress(redis.RedisError):
+                    if client.ping():
+                        return
+                time.sleep(0.05)
+        finally:
+            client.close()
+        raise ToolrunError("redis-server did not start")
+
+    @property
+    def log(self) -> Path:
+        """Where `start` sends the server's output."""
+        return self.directory / "redis.log"
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

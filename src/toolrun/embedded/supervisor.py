@@ -33,6 +33,7 @@ class Child:
     name: str
     argv: Sequence[str]
     optional: bool = False  # its crash loop does not stop the platform
+    umask: int = -1  # the process's umask (-1: ours)
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
     exits: deque[float] = field(default_factory=deque)  # recent exit times (monotonic)
@@ -68,11 +69,14 @@ class Supervisor:
             None if self.log_dir is None else self.log_dir / f"{child.name.replace(' ', '-')}.log"
         )
 
-    def start(self, name: str, argv: Sequence[str], *, optional: bool = False) -> None:
-        child = Child(name, argv, optional=optional)
+    def start(
+        self, name: str, argv: Sequence[str], *, optional: bool = False, umask: int = -1
+    ) -> Child:
+        child = Child(name, argv, optional=optional, umask=umask)
         self._spawn(child)
         self.children.append(child)
         self._write_status()
+        return child
 
     def watch(self, stop: threading.Event | None = None) -> str | None:
         """Keep the children running until `stop` is set (None) or a required child is in
@@ -139,7 +143,9 @@ class Supervisor:
         # Own process group, so Ctrl-C in the terminal reaches us only: we stop them in order.
         log = self.log_of(child)
         if log is None:
-            child.process = subprocess.Popen(list(child.argv), env=self.env, start_new_session=True)
+            child.process = subprocess.Popen(
+                list(child.argv), env=self.env, start_new_session=True, umask=child.umask
+            )
             return
         log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with log.open("ab") as sink:  # a restart appends
@@ -150,6 +156,7 @@ class Supervisor:
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                umask=child.umask,
             )
 
     def status(self) -> dict[str, dict[str, Any]]:

@@ -4,13 +4,35 @@ messages delivered to a worker and not yet acknowledged."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import logging
+import time
 from collections.abc import Iterable
 
 import redis
 
+log = logging.getLogger(__name__)
+_WAIT_STEP_S = (0.2, 0.5, 1.0, 2.0)  # then 2 s between tries
+
 PRIORITY_SEPARATOR = "\x06\x16"
 UNACKED = "unacked"
+
+
+def wait_for_broker(client: redis.Redis) -> None:
+    """Until the broker answers (a worker started while it restarts waits for it, said
+    once, rather than failing its start)."""
+    for attempt in itertools.count():
+        try:
+            client.ping()
+        except redis.ConnectionError as exc:  # refused, or loading its data
+            if attempt == 0:
+                log.warning("the broker does not answer (%s); waiting for it", exc)
+            time.sleep(_WAIT_STEP_S[min(attempt, len(_WAIT_STEP_S) - 1)])
+        else:
+            if attempt:
+                log.warning("the broker answers again")
+            return
 
 
 def held_task_ids(client: redis.Redis, queues: Iterable[str]) -> set[str]:

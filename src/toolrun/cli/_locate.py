@@ -1,0 +1,76 @@
+"""How the CLI finds the platform it talks to, the way git finds a repository.
+
+A workspace is known by its home (`Settings.platform_home`), and a home that `toolrun up`
+has used holds the admin token. From a subdirectory, the CLI walks up to the nearest
+directory whose home holds one and takes it as the workspace. While `toolrun up` runs, its
+home holds the API's address (`platform.json`), so `toolrun up --port 8001` needs nothing
+more from the commands run next to it. Settings given explicitly (TOOLRUN_WORKSPACE,
+TOOLRUN_HOME, TOOLRUN_API) always win.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolrun.config import Settings
+
+ADDRESS_FILE = "platform.json"  # in the home, while `toolrun up` runs
+_MARK = "admin.token"  # a home `toolrun up` has used
+
+
+def locate(settings: Settings) -> Settings:
+    """`settings` with the workspace found by walking up from it and the API of the
+    platform running there, where neither was given explicitly."""
+    given = settings.model_fields_set
+    if not {"workspace", "home"} & given:
+        found = _workspace_with_home(settings)
+        if found is not None:
+            settings = settings.model_copy(update={"workspace": found})
+    if "api" not in given:
+        running = running_api(settings.platform_home)
+        if running is not None:
+            settings = settings.model_copy(update={"api": running})
+    return settings
+
+
+def _workspace_with_home(settings: Settings) -> Path | None:
+    """The nearest of the workspace and its parents whose home `toolrun up` has used."""
+    start = settings.workspace.resolve()
+    for candidate in (start, *start.parents):
+        home = settings.model_copy(update={"workspace": candidate}).platform_home
+        if (home / _MARK).is_file():
+            return candidate
+    return None
+
+
+def announce(home: Path, api: str) -> None:
+    """Record in `home` that this process serves the platform at `api` (mode 0600,
+    replaced at once: a reader never sees half of it)."""
+    partial = home / f".{ADDRESS_FILE}.{os.getpid()}"
+    partial.touch(mode=0o600)
+    partial.write_text(json.dumps({"api": api, "pid": os.getpid()}))
+    partial.replace(home / ADDRESS_FILE)
+
+
+def withdraw(home: Path) -> None:
+    """Remove this process's record from `home` (another process's stays)."""
+    path = home / ADDRESS_FILE
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink()
+
+
+def running_api(home: Path) -> str | None:
+    """The API address of the `toolrun up` running on `home`, None when none runs (a
+    record left by one that was killed is ignored)."""
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+        record = json.loads((home / ADDRESS_FILE).read_text())
+        pid, api = int(record["pid"]), str(record["api"])
+        os.kill(pid, 0)  # raises ProcessLookupError when it is gone
+        return api
+    return None

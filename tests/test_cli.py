@@ -273,7 +273,7 @@ def test_call_low_risk_allowlisted_bash_runs_without_asking(project: Path) -> No
     result = _call(project, "bash", {"command": "echo [/] && touch ran.txt"})
 
     assert result.exit_code == 0
-    assert result.stdout.startswith("[/]\n")
+    assert result.stdout.startswith("── stdout ──\n[/]\n")  # labelled, printed raw (no markup)
     assert (project / "ran.txt").exists()
 
 
@@ -295,7 +295,7 @@ def test_call_bash_with_yes_runs(project: Path, flag: str) -> None:
     result = _call(project, "bash", {"command": "echo hi && touch ran.txt"}, flag)
 
     assert result.exit_code == 0
-    assert result.stdout.startswith("hi\n")
+    assert result.stdout.startswith("── stdout ──\nhi\n")
     assert (project / "ran.txt").exists()
 
 
@@ -453,7 +453,7 @@ def test_console_script_bash_with_yes(project: Path) -> None:
     )
 
     assert completed.returncode == 0
-    assert completed.stdout.startswith("hi\n")
+    assert completed.stdout.startswith("── stdout ──\nhi\n")
 
 
 def test_console_script_unknown_tool_markup_is_not_a_crash(tmp_path: Path) -> None:
@@ -578,3 +578,27 @@ def test_select_local_refuses_a_bad_tool_list_and_the_api_option(tmp_path: Path)
     assert "--tools: tools: two tools have the same name" in _flat(duplicated.output)
     assert both.exit_code == 2
     assert "--api does not apply to --local" in _flat(both.output)
+
+
+def test_results_are_shown_for_a_person(project: Path) -> None:
+    (project / "src").mkdir()
+    for name in ("a.py", "b.py"):
+        (project / "src" / name).write_text("def f():\n    return 1\n")
+
+    counted = _call(project, "grep", {"pattern": "def", "output_mode": "count"})
+    assert counted.exit_code == 0
+    # The status line first, the counts as a table (not indented JSON), the rest on a line.
+    said = _flat(counted.stderr)
+    assert said.startswith("success grep")
+    assert "mode count · returned 2 · total 2 · truncated false" in said
+    rows = [line.split() for line in counted.stdout.splitlines() if ".py" in line]
+    assert sorted(row[1] for row in rows) == ["src/a.py", "src/b.py"]
+    assert all(row[3] == "1" for row in rows)
+
+    listed = _call(project, "glob", {"pattern": "**/*.py"})
+    assert sorted(listed.stdout.split()) == ["src/a.py", "src/b.py"]  # one name a line
+
+    failed = _call(project, "bash", {"command": "echo out; echo oops >&2; exit 3"}, "--yes")
+    assert failed.exit_code == 1
+    assert failed.stdout == "── stdout ──\nout\n── stderr ──\noops\n"
+    assert "exit_code 3" in _flat(failed.stderr)

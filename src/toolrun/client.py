@@ -16,6 +16,8 @@ from urllib.parse import quote
 from toolrun.errors import ToolrunError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import httpx
 
     from toolrun.dag.plan import Plan
@@ -389,6 +391,34 @@ class Client:
 
     def remove_from_whitelist(self, mark_id: str) -> None:
         self._request("DELETE", f"/v1/whitelist/{quote(mark_id, safe='')}")
+
+    def agents(self) -> list[dict[str, Any]]:
+        """Admin: every active agent profile (never a token)."""
+        return list(self._request("GET", "/v1/agents").json())
+
+    def create_agent(
+        self,
+        name: str,
+        *,
+        ceiling: str,
+        role: str = "agent",
+        tools: Sequence[str] | None = None,
+        pins: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """Admin: a new agent; the answer's `token` is shown this once (`agent`: its
+        profile). `tools`: tool names and ``tag:<tag>`` entries (None: every tool)."""
+        body = {
+            "name": name,
+            "ceiling": ceiling,
+            "role": role,
+            "tools": None if tools is None else list(tools),
+            "pins": list(pins),
+        }
+        return dict(self._request("POST", "/v1/agents", json=body).json())
+
+    def revoke_agent(self, name: str) -> None:
+        """Admin: revoke an agent's token for good."""
+        self._request("DELETE", f"/v1/agents/{quote(name, safe='')}")
 
     def subagents(self) -> list[dict[str, Any]]:
         """Sub-agent definitions for the Task tool: registered ones and the workspace's."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,7 +130,24 @@ def test_openapi_describes_the_routes(client: TestClient) -> None:
         "/v1/calls/{call_id}",
         "/healthz",
     } <= set(paths)
-    assert client.get("/docs").status_code == 200
+
+
+def test_the_docs_pages_load_nothing_from_elsewhere(client: TestClient) -> None:
+    for page in ("/docs", "/redoc"):
+        html = client.get(page).text
+        sources = re.findall(r'(?:src|href)="([^"]+)"', html) + re.findall(r"url: '([^']+)'", html)
+        assert sources, page
+        assert all(source.startswith("/") for source in sources), (page, sources)
+        for source in sources:
+            assert client.get(source).status_code == 200, source
+    bundle = client.get("/docs-assets/swagger-ui-bundle.js")
+    assert bundle.headers["content-type"].startswith("text/javascript")
+    assert len(bundle.content) > 100_000
+    assert client.get("/docs-assets/..%2Fcore.py").status_code == 404
+    assert client.get("/docs-assets/core.py").status_code == 404
+    home = client.get("/", follow_redirects=False)
+    assert home.status_code == 307
+    assert home.headers["location"] == "/docs"
 
 
 PROTECTED = [

@@ -353,3 +353,9 @@ def test_execution_time_is_not_overridden_by_the_tool(ctx: ToolContext) -> None:
 
     assert result.status is ToolStatus.SUCCESS
     assert result.output is None
+
+
+def test_a_misspelt_tool_gets_a_suggestion(ctx: ToolContext) -> None:
+    result = Executor(ToolRegistry([ScriptedTool()])).execute(ToolCall(tool_name="repaet"), ctx)
+
+    assert result.error == "unknown tool: repaet (did you mean repeat?); available tools: repeat"

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolrun.api.auth import Admin, Agent
 from toolrun.api.state import ApiState, get_state
-from toolrun.permissions.agents import AgentError, AgentProfile, Role
+from toolrun.permissions.agents import AgentError, AgentProfile, Role, unknown_entries_message
 from toolrun.permissions.levels import PermissionLevel
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
@@ -92,7 +92,11 @@ async def list_agents(state: State, admin: Admin) -> list[AgentView]:
 
 @router.post("", status_code=201)
 async def create_agent(body: AgentRequest, state: State, admin: Admin) -> CreatedAgent:
-    """A new profile; its token is in this answer and nowhere else."""
+    """A new profile; its token is in this answer and nowhere else. A tool set entry that
+    names no registered tool or tag is refused (422)."""
+    unknown = state.registry.unknown_entries(body.tools or [])
+    if unknown:
+        raise HTTPException(422, unknown_entries_message(unknown))
     try:
         profile, token = await run_in_threadpool(
             lambda: state.agents.create(

@@ -23,6 +23,7 @@ from toolrun.api import (
     approvals,
     calls,
     dags,
+    docs_pages,
     health,
     history,
     metrics,
@@ -170,6 +171,8 @@ def create_app(settings: Settings) -> FastAPI:
         version=__version__,
         description="Run AI-agent tool calls on isolated workers.",
         lifespan=lifespan,
+        docs_url=None,  # docs_pages serves them with their assets, no CDN
+        redoc_url=None,
     )
     install_error_handlers(app)
     routers = (
@@ -187,6 +190,7 @@ def create_app(settings: Settings) -> FastAPI:
         health,
         metrics,
         ui,
+        docs_pages,
     )
     for module in routers:
         app.include_router(module.router)

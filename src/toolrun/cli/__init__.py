@@ -19,6 +19,7 @@ GROUPS = (
     SubApp(
         "plugins", "toolrun.cli.plugins:app", "WebAssembly plugins: custom tools (docs/plugins.md)."
     ),
+    SubApp("calls", "toolrun.cli.calls:app", "One call's state or result, by its id."),
     SubApp("approvals", "toolrun.cli.approvals:app", "The approval inbox (operator token)."),
     SubApp(
         "blacklist", "toolrun.cli.selection:blacklist_app", "Tools kept out of recommendations."

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 EXIT_TOOL_FAILED = 1
 EXIT_USAGE = 2
+EXIT_NOT_ENDED = 3  # a call still awaiting approval, queued or running: no failure
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)

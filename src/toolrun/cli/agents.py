@@ -1,24 +1,51 @@
-"""`toolrun agents`: create, list and revoke agent profiles (on the database directly)."""
+"""`toolrun agents`: create, list and revoke agent profiles — through the API of the
+platform running for this workspace (or TOOLRUN_API), so its processes see the change at
+once; on the database directly when no platform runs."""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolrun.cli._console import err, load_settings, open_platform_database, out, usage_error
-from toolrun.permissions.agents import AgentError, AgentProfile, AgentStore, Role
+from toolrun.cli._console import (
+    api_client,
+    api_failure,
+    err,
+    load_registry,
+    load_settings,
+    open_platform_database,
+    out,
+    usage_error,
+)
+from toolrun.client import ApiError, ApiUnreachable, Client
+from toolrun.permissions.agents import (
+    AgentError,
+    AgentProfile,
+    AgentStore,
+    Role,
+    unknown_entries_message,
+)
 from toolrun.permissions.levels import PermissionLevel
+
+if TYPE_CHECKING:
+    from toolrun.config import Settings
 
 app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 
 
-def _store() -> AgentStore:
-    return AgentStore(open_platform_database(load_settings()))
+def _platform(settings: Settings) -> Client | None:
+    """A client of the platform when one runs for this workspace (or TOOLRUN_API is
+    set), else None: the database is changed directly."""
+    return api_client(settings) if "api" in settings.model_fields_set else None
+
+
+def _store(settings: Settings) -> AgentStore:
+    return AgentStore(open_platform_database(settings))
 
 
 @app.command()
@@ -38,15 +65,30 @@ def create(
 ) -> None:
     """Create an agent and print its token, once: it is stored hashed."""
     chosen = None if tools is None else [t.strip() for t in tools.split(",") if t.strip()]
+    settings = load_settings()
+    client = _platform(settings)
     try:
-        profile, token = _store().create(
-            name, ceiling=ceiling, role=role, tools=chosen, pins=pin or []
-        )
+        if client is not None:
+            with client:
+                created = client.create_agent(
+                    name, ceiling=ceiling.value, role=role.value, tools=chosen, pins=pin or []
+                )
+            shown, token = created["agent"], str(created["token"])
+        else:
+            unknown = load_registry(settings).unknown_entries(chosen or [])
+            if unknown:
+                raise usage_error(unknown_entries_message(unknown))
+            profile, token = _store(settings).create(
+                name, ceiling=ceiling, role=role, tools=chosen, pins=pin or []
+            )
+            shown = _plain(profile)
+    except (ApiError, ApiUnreachable) as exc:
+        raise _refused(exc) from exc
     except AgentError as exc:
         raise usage_error(str(exc)) from exc
     err.print(
-        f"created agent [bold]{escape(profile.name)}[/] ({profile.role}, ceiling "
-        f"{profile.ceiling}); its token is shown this once:",
+        f"created agent [bold]{escape(shown['name'])}[/] ({shown['role']}, ceiling "
+        f"{shown['ceiling']}); its token is shown this once:",
         highlight=False,
     )
     sys.stdout.write(token + "\n")
@@ -57,18 +99,28 @@ def list_agents(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Every active agent."""
-    profiles = _store().list()
+    settings = load_settings()
+    client = _platform(settings)
+    if client is None:
+        profiles = [_plain(profile) for profile in _store(settings).list()]
+    else:
+        try:
+            with client:
+                profiles = client.agents()
+        except (ApiError, ApiUnreachable) as exc:
+            raise api_failure(exc) from exc
     if as_json:
-        sys.stdout.write(json.dumps([_plain(p) for p in profiles], indent=2) + "\n")
+        sys.stdout.write(json.dumps(profiles, indent=2) + "\n")
         return
     table = Table("name", "role", "ceiling", "tools", "pins")
     for profile in profiles:
+        tools = profile["tools"]
         table.add_row(
-            escape(profile.name),
-            profile.role.value,
-            profile.ceiling.value,
-            escape(", ".join(sorted(profile.tools)) if profile.tools is not None else "(all)"),
-            escape(", ".join(f"{name}@{wanted}" for name, wanted in profile.pins)),
+            escape(profile["name"]),
+            profile["role"],
+            profile["ceiling"],
+            escape(", ".join(tools) if tools is not None else "(all)"),
+            escape(", ".join(profile["pins"])),
         )
     out.print(table)
 
@@ -76,12 +128,28 @@ def list_agents(
 @app.command()
 def revoke(name: str) -> None:
     """Revoke an agent's token for good (within 5 s on running API processes)."""
-    if not _store().revoke(name):
-        raise usage_error(f"no agent named {name!r}")
+    settings = load_settings()
+    client = _platform(settings)
+    if client is None:
+        if not _store(settings).revoke(name):
+            raise usage_error(f"no agent named {name!r}")
+    else:
+        try:
+            with client:
+                client.revoke_agent(name)
+        except (ApiError, ApiUnreachable) as exc:
+            raise _refused(exc) from exc
     err.print(f"revoked {escape(name)}")
 
 
-def _plain(profile: AgentProfile) -> dict[str, object]:
+def _refused(exc: ApiError | ApiUnreachable) -> typer.Exit:
+    """A refusal of the request itself (a bad name, an unknown tool) is a usage error."""
+    if isinstance(exc, ApiError) and exc.status_code in (404, 409, 422):
+        return usage_error(exc.detail)
+    return api_failure(exc)
+
+
+def _plain(profile: AgentProfile) -> dict[str, Any]:
     return {
         "name": profile.name,
         "role": profile.role.value,

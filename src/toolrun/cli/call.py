@@ -17,15 +17,14 @@ import typer
 from rich.markup import escape
 
 from toolrun.cli._console import (
-    EXIT_TOOL_FAILED,
     api_client,
     api_failure,
     err,
     load_registry,
     load_settings,
-    out,
     usage_error,
 )
+from toolrun.cli._result_view import show_result
 from toolrun.client import ApiError, ApiUnreachable
 from toolrun.errors import SandboxViolation
 from toolrun.permissions.approvals import Approver, default_approver
@@ -60,7 +59,8 @@ def call(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ToolResult as JSON.")] = False,
 ) -> None:
-    """Run one tool call and print its result (exit 0 success, 1 tool failure, 2 bad usage)."""
+    """Run one tool call and print its result (exit 0 success, 1 the tool failed or the
+    call was refused, 2 bad usage, 3 not ended yet: awaiting approval, queued, running)."""
     try:
         arguments = json.loads(args)
     except json.JSONDecodeError as exc:
@@ -80,12 +80,7 @@ def call(
         if workspace is not None or yes or allow_dangerous:
             raise usage_error("--workspace, --yes and --allow-dangerous apply to --local only")
         result = _run_remote(settings, api, name, arguments, version, wait)
-    if as_json:
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
-    else:
-        print_result(result)
-    if not result.ok:
-        raise typer.Exit(EXIT_TOOL_FAILED)
+    show_result(result, as_json=as_json)
 
 
 def _run_local(
@@ -128,7 +123,8 @@ def _run_remote(
                 err.print(
                     f"[yellow]awaiting approval:[/] {escape(result.error or '')}\n"
                     f"approve with `toolrun approvals approve {result.call_id}` or at "
-                    f"{client.base_url}/ui/approvals",
+                    f"{client.base_url}/ui/approvals; its result: "
+                    f"`toolrun calls show {result.call_id} --wait 60`",
                     highlight=False,
                 )
                 left = max(0.0, deadline - time.monotonic())
@@ -136,33 +132,3 @@ def _run_remote(
             return result
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
-
-
-_TEXT_FIELDS = ("content", "stdout", "stderr")
-
-
-def print_result(result: ToolResult) -> None:
-    """Human form: text fields printed raw, other fields as JSON, status line on stderr."""
-    output: Any = result.output
-    if isinstance(output, dict):
-        for key in _TEXT_FIELDS:
-            if output.get(key):
-                sys.stdout.write(output[key].rstrip("\n") + "\n")
-        rest = {k: v for k, v in output.items() if k not in _TEXT_FIELDS and v is not None}
-        if rest:
-            out.print_json(data=rest)
-    elif output is not None:
-        out.print_json(data=output)
-    color = "green" if result.ok else ("yellow" if not result.final else "red")
-    elapsed = result.metadata.get("execution_time_ms")
-    took = f" in {elapsed:.1f} ms" if isinstance(elapsed, int | float) else ""
-    line = (
-        f"[{color}]{result.status}[/] {escape(result.tool_name)} {result.tool_version or ''}{took}"
-        f" (call {result.call_id})"
-    )
-    err.print(line + (f" — {escape(result.error)}" if result.error else ""), highlight=False)
-    if not result.final:
-        err.print(
-            f"not finished within --wait; its result: GET /v1/calls/{result.call_id}",
-            highlight=False,
-        )

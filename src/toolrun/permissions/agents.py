@@ -275,3 +275,8 @@ class TokenCache:
     def forget(self, name: str) -> None:
         """Drop cached entries of an agent (after a revoke in this process)."""
         self._seen = {k: v for k, v in self._seen.items() if v[0].name != name}
+
+
+def unknown_entries_message(unknown: Iterable[str]) -> str:
+    """Why a tool set naming `unknown` (see `ToolRegistry.unknown_entries`) is refused."""
+    return f"the tool set names no registered tool or tag: {', '.join(unknown)}"

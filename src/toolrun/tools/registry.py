@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable
+import difflib
+from collections.abc import Callable, Iterable, Sequence
 
 from toolrun.errors import DuplicateTool, ToolNotFound
 from toolrun.tools.base import Tool
@@ -135,7 +136,21 @@ class ToolRegistry:
         `available`: those the caller may see)."""
         wanted = name + (f"@{version}" if version else "")
         names = self.names() if available is None else sorted(set(available))
-        return f"unknown tool: {wanted}; available tools: {', '.join(names) or '(none)'}"
+        return (
+            f"unknown tool: {wanted}{_suggestion(name, names)}; "
+            f"available tools: {', '.join(names) or '(none)'}"
+        )
+
+    def unknown_entries(self, entries: Iterable[str]) -> builtins.list[str]:
+        """The entries of a tool set (tool names and ``tag:<tag>``) that name nothing
+        here, each with a close name where there is one."""
+        names = self.names()
+        tags = {f"tag:{tag}" for tool in self.list() for tag in tool.descriptor.tags}
+        return [
+            entry + _suggestion(entry, sorted(tags) if entry.startswith("tag:") else names)
+            for entry in dict.fromkeys(entries)
+            if entry not in (tags if entry.startswith("tag:") else self._tools)
+        ]
 
     def names(self) -> builtins.list[str]:
         return sorted(self._tools)
@@ -150,3 +165,11 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return sum(len(versions) for versions in self._tools.values())
+
+
+def _suggestion(name: str, known: Sequence[str]) -> str:
+    """ " (did you mean X?)" for the known name closest to a misspelt `name`, else ""."""
+    if name in known:
+        return ""  # known by that name (another version was asked for)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]}?)" if close else ""

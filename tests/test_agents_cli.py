@@ -1,0 +1,56 @@
+"""`toolrun agents` with no platform running: on the database directly, with the tool set
+checked against the local tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from toolrun.cli import app
+
+
+def run(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    env = {"TOOLRUN_HOME": str(tmp_path / "home"), "TOOLRUN_WORKSPACE": str(tmp_path)}
+    result = CliRunner().invoke(app, ["agents", *args], env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout, " ".join(result.stderr.split())
+
+
+def test_agents_are_created_listed_and_revoked_on_the_database(tmp_path: Path) -> None:
+    code, token, said = run(
+        tmp_path, "create", "bot", "--ceiling", "read_only", "--tools", "read,tag:search"
+    )
+    assert code == 0, said
+    assert "created agent bot (agent, ceiling read_only)" in said
+    assert len(token.strip()) > 20
+
+    code, listed, _ = run(tmp_path, "list", "--json")
+    assert code == 0
+    [bot] = json.loads(listed)
+    assert bot == {
+        "name": "bot",
+        "role": "agent",
+        "ceiling": "read_only",
+        "tools": ["read", "tag:search"],
+        "pins": [],
+    }
+    assert run(tmp_path, "revoke", "bot")[0] == 0
+    code, _, said = run(tmp_path, "revoke", "bot")
+    assert code == 2
+    assert "no agent named 'bot'" in said
+
+
+def test_a_tool_set_naming_no_tool_is_refused(tmp_path: Path) -> None:
+    code, out, said = run(
+        tmp_path, "create", "bot", "--ceiling", "read_only", "--tools", "raed,tag:serch,tag:nothing"
+    )
+
+    assert code == 2
+    assert out == ""
+    assert (
+        "the tool set names no registered tool or tag: raed (did you mean read?), "
+        "tag:serch (did you mean tag:search?), tag:nothing"
+    ) in said
+    assert json.loads(run(tmp_path, "list", "--json")[1]) == []

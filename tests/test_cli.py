@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+import toolrun
 from tests.conftest import BUILTINS
 from toolrun.cli import GROUPS, app, approvals
 from toolrun.cli._deferred import SubApp
@@ -525,7 +526,7 @@ def test_select_local_picks_a_registry_tool_with_its_arguments(tmp_path: Path) -
     found = json.loads(select_here("show the last 5 commits", "--json", home=tmp_path).stdout)
 
     assert shown.exit_code == 0, shown.output
-    for step in ("1 scenario", "2 intents", "3 candidates", "4 evaluation", "5 arguments"):
+    for step in ("1 scenario", "2 intents", "3 matching by", "4 evaluation", "5 arguments"):
         assert step in shown.output
     assert (found["chosen"], found["arguments"], found["valid"]) == (
         "git_log",
@@ -602,3 +603,20 @@ def test_results_are_shown_for_a_person(project: Path) -> None:
     assert failed.exit_code == 1
     assert failed.stdout == "── stdout ──\nout\n── stderr ──\noops\n"
     assert "exit_code 3" in _flat(failed.stderr)
+
+
+def test_help_shows_flags_as_flags() -> None:
+    result = invoke("call", "--help", env={"COLUMNS": "120"})
+
+    assert result.exit_code == 0
+    flat = _flat(result.output)
+    assert "--local Run in this process" in flat  # no "<bool>", as if it took a value
+    assert "<bool>" not in flat
+    assert "--wait <float>" in flat
+
+
+def test_version() -> None:
+    result = invoke("--version")
+
+    assert result.exit_code == 0
+    assert result.output.strip() == f"toolrun {toolrun.__version__}"

@@ -332,3 +332,47 @@ def test_an_id_still_in_the_inbox_cannot_be_parked_again(
         ToolResult.accepted(call, ToolStatus.AWAITING_APPROVAL), request=call.digest()
     )
     assert api.post(f"/v1/calls/{call_id}/deny").status_code == 200
+
+
+def test_the_cli_takes_unique_prefixes_and_decides_in_bulk(
+    platform: Platform, victims: list[Path]
+) -> None:
+    created = platform.cli("agents", "create", "bulky", "--ceiling", "execute")
+    assert created.returncode == 0, created.stderr
+    headers = {"Authorization": f"Bearer {created.stdout.strip()}"}
+    stem = f"bulk-{uuid.uuid4().hex[:8]}"
+    with httpx.Client(base_url=platform.base_url, headers=headers, timeout=30) as bulky:
+        for n, victim in enumerate(victims):
+            submit(bulky, f"rm -rf {victim.name}", json_id=f"{stem}-{n}x")
+
+    ambiguous = platform.cli("approvals", "deny", stem)
+    assert ambiguous.returncode == 2
+    said = " ".join(ambiguous.stderr.split())
+    assert f"'{stem}' begins 2 pending calls: {stem}-1x, {stem}-0x" in said
+
+    one = platform.cli("approvals", "deny", f"{stem}-0")  # a unique prefix
+    assert one.returncode == 0, one.stderr
+    assert f"{stem}-0x: denied" in one.stderr
+
+    both = platform.cli("approvals", "deny", "--all", "--agent", "bulky")
+    assert both.returncode == 0, both.stderr
+    assert f"{stem}-1x: denied" in both.stderr
+    assert f"{stem}-0x" not in both.stderr  # decided already: no longer pending
+    assert all(victim.exists() for victim in victims)
+
+    nothing = platform.cli("approvals", "deny", "--all", "--agent", "bulky")
+    assert "No pending call matches." in nothing.stderr
+    mixed = platform.cli("approvals", "approve", f"{stem}-1x", "--all")
+    assert mixed.returncode == 2
+    assert "name the calls to decide, or give --all (not both)" in mixed.stderr
+
+
+@pytest.mark.parametrize("status", ["expired", "approved"])
+def test_an_empty_inbox_says_so(platform: Platform, status: str) -> None:
+    items = json.loads(platform.cli("approvals", "list", "--status", status, "--json").stdout)
+    listed = platform.cli("approvals", "list", "--status", status)
+
+    assert listed.returncode == 0
+    said_empty = f"The inbox has no {status} calls." in listed.stderr
+    assert said_empty == (items == []), (items, listed.stderr)
+    assert all(item["call_id"] in listed.stdout for item in items)  # whole ids, uncut

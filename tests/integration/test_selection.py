@@ -222,7 +222,7 @@ def test_the_cli_select_prints_the_five_steps(platform: Platform) -> None:
     bad = platform.cli("select", "x", "--context", "[1]")
 
     assert shown.returncode == 0, shown.stderr
-    for step in ("1 scenario", "2 intents", "3 candidates", "4 evaluation", "5 arguments"):
+    for step in ("1 scenario", "2 intents", "3 matching by", "4 evaluation", "5 arguments"):
         assert step in shown.stdout
     assert '"file_path": "hello.txt"' in shown.stdout
     assert nothing.returncode == 1

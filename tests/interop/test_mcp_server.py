@@ -13,6 +13,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 
+from toolrun import __version__
 from toolrun.config import Settings
 from toolrun.interop.mcp_server import ApiBackend, Context, LocalBackend, McpFrontEnd, Pending
 from toolrun.permissions.levels import PermissionLevel
@@ -143,3 +144,13 @@ def test_a_returns_schema_that_cannot_be_resolved_is_a_tool_error(tmp_path: Path
     assert text(result).startswith(
         "the output does not match the tool's returns schema (the schema cannot be used: "
     )
+
+
+def test_the_server_names_its_version() -> None:
+    async def info() -> Any:
+        async with Client(McpFrontEnd(ApiBackend(NOWHERE, None)).server()) as client:
+            return client.server_info
+
+    found = anyio.run(info)
+
+    assert (found.name, found.version) == ("toolrun", __version__)

@@ -243,3 +243,20 @@ def test_resolved_path_is_relative_and_displayable(space: Workspace) -> None:
 
 def test_repr_shows_root(space: Workspace) -> None:
     assert repr(space) == f"Workspace({str(space.root)!r})"
+
+
+def test_a_link_out_says_where_it_points(space: Workspace, tmp_path: Path) -> None:
+    outside = tmp_path / "secret"
+    outside.mkdir(exist_ok=True)
+    (space.root / "docs").mkdir()
+    (space.root / "docs" / "out").symlink_to(outside)
+
+    with pytest.raises(SandboxViolation) as raised:
+        space.resolve("docs/out/key.pem")
+
+    assert str(raised.value) == (
+        f"{OUTSIDE}: docs/out/key.pem (docs/out is a symlink to {outside})"
+    )
+    with pytest.raises(SandboxViolation) as by_name:
+        space.resolve("../elsewhere")
+    assert str(by_name.value) == f"{OUTSIDE}: ../elsewhere"  # no link on the way

@@ -4,9 +4,11 @@ where they are used); its groups are imported when a command line enters them.""
 from __future__ import annotations
 
 import logging
+from typing import Annotated
 
 import typer
 
+from toolrun import __version__
 from toolrun.cli import platform, selection
 from toolrun.cli._deferred import SubApp, deferring
 from toolrun.cli.call import call
@@ -43,6 +45,26 @@ GROUPS = (
 app = typer.Typer(
     help="toolrun: run AI-agent tool calls safely.", no_args_is_help=True, cls=deferring(GROUPS)
 )
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"toolrun {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """toolrun: run AI-agent tool calls safely."""
+
+
 app.command("call")(call)
 app.command("select")(selection.select)
 app.command("feedback")(selection.feedback)

@@ -6,6 +6,7 @@ import json
 import re
 import sys
 import time
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -13,7 +14,15 @@ from rich.markup import escape
 from rich.prompt import Prompt
 from rich.table import Table
 
-from toolrun.cli._console import api_client, api_failure, err, load_settings, out
+from toolrun.cli._console import (
+    EXIT_TOOL_FAILED,
+    api_client,
+    api_failure,
+    err,
+    load_settings,
+    out,
+    usage_error,
+)
 from toolrun.client import ApiError, ApiUnreachable, Client
 
 app = typer.Typer()  # help line: toolrun.cli.GROUPS
@@ -110,33 +119,117 @@ def list_pending(
     if as_json:
         sys.stdout.write(json.dumps(items, indent=2) + "\n")
         return
-    table = Table("call", "agent", "tool", "risk", "policy", "status", "warning")
+    if not items:
+        what = "calls" if status == "all" else f"{status} calls"
+        err.print(f"The inbox has no {what}.", highlight=False)
+        return
+    table = Table("agent", "tool", "risk", "policy", "status", "warning")
+    table.add_column("call", no_wrap=True)  # whole, to be copied (a unique prefix will do)
     for item in items:
-        keys = ("call_id", "agent_name", "tool_name", "risk", "policy", "status", "warning")
+        keys = ("agent_name", "tool_name", "risk", "policy", "status", "warning", "call_id")
         table.add_row(*(shown(item[key]) for key in keys))
     out.print(table)
 
 
-@app.command()
-def approve(call_id: str, api: Api = None, reason: Reason = None) -> None:
-    """Run one parked call."""
-    _decide(api, call_id, approved=True, reason=reason)
+Ids = Annotated[
+    list[str] | None,
+    typer.Argument(help="Call ids, or unique prefixes of them among the pending calls."),
+]
+Every = Annotated[bool, typer.Option("--all", help="Every pending call (see --agent, --tool).")]
+OfAgent = Annotated[str | None, typer.Option(help="With --all: only this agent's calls.")]
+OfTool = Annotated[str | None, typer.Option(help="With --all: only calls of this tool.")]
 
 
 @app.command()
-def deny(call_id: str, api: Api = None, reason: Reason = None) -> None:
-    """End one parked call as denied."""
-    _decide(api, call_id, approved=False, reason=reason)
+def approve(
+    call_ids: Ids = None,
+    every: Every = False,
+    agent: OfAgent = None,
+    tool: OfTool = None,
+    api: Api = None,
+    reason: Reason = None,
+) -> None:
+    """Run parked calls: the ones named, or --all pending (of --agent, of --tool)."""
+    _decide(api, call_ids or [], Chosen(every, agent, tool), approved=True, reason=reason)
 
 
-def _decide(api: str | None, call_id: str, *, approved: bool, reason: str | None) -> None:
+@app.command()
+def deny(
+    call_ids: Ids = None,
+    every: Every = False,
+    agent: OfAgent = None,
+    tool: OfTool = None,
+    api: Api = None,
+    reason: Reason = None,
+) -> None:
+    """End parked calls as denied: the ones named, or --all pending (of --agent, --tool)."""
+    _decide(api, call_ids or [], Chosen(every, agent, tool), approved=False, reason=reason)
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """Which pending calls `--all` decides."""
+
+    every: bool
+    agent: str | None
+    tool: str | None
+
+    def pick(self, pending: list[dict[str, Any]]) -> list[str]:
+        return [
+            item["call_id"]
+            for item in reversed(pending)  # oldest first
+            if self.agent in (None, item["agent_name"]) and self.tool in (None, item["tool_name"])
+        ]
+
+
+def _decide(
+    api: str | None, call_ids: list[str], chosen: Chosen, *, approved: bool, reason: str | None
+) -> None:
+    if chosen.every == bool(call_ids):
+        raise usage_error("name the calls to decide, or give --all (not both)")
+    if not chosen.every and (chosen.agent or chosen.tool):
+        raise usage_error("--agent and --tool choose among --all")
+    failed = False
     try:
         with _client(api) as client:
+            pending = client.approvals("pending")
+            chosen_ids = chosen.pick(pending) if chosen.every else _resolved(call_ids, pending)
+            if not chosen_ids:
+                err.print("No pending call matches.", highlight=False)
             decide = client.approve if approved else client.deny
-            result = decide(call_id, reason)
+            for call_id in chosen_ids:
+                try:
+                    result = decide(call_id, reason)
+                except ApiError as exc:  # decided elsewhere meanwhile: go on with the others
+                    err.print(f"[red]{call_id}: {escape(exc.detail)}[/]", highlight=False)
+                    failed = True
+                    continue
+                err.print(f"{result.call_id}: {result.status}", highlight=False)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
-    err.print(f"{result.call_id}: {result.status}", highlight=False)
+    if failed:
+        raise typer.Exit(EXIT_TOOL_FAILED)
+
+
+def _resolved(call_ids: list[str], pending: list[dict[str, Any]]) -> list[str]:
+    """Each of `call_ids` as a whole id: itself, or the one pending call it begins.
+
+    Raises:
+        typer.Exit: a prefix that begins no pending call, or several.
+    """
+    known = [item["call_id"] for item in pending]
+    whole = []
+    for wanted in call_ids:
+        matches = [call_id for call_id in known if call_id.startswith(wanted)]
+        if wanted in known or len(matches) == 1:
+            whole.append(wanted if wanted in known else matches[0])
+        elif not matches:
+            whole.append(wanted)  # not pending: the API says why (decided, unknown)
+        else:
+            raise usage_error(
+                f"{wanted!r} begins {len(matches)} pending calls: {', '.join(matches)}"
+            )
+    return whole
 
 
 @rules_app.command("list")

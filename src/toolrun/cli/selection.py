@@ -111,7 +111,7 @@ def _show(found: dict[str, Any]) -> None:
     trace = found["trace"]
     out.print(f"1 scenario    {', '.join(trace['1_scenario']) or '(none recognised)'}")
     out.print(f"2 intents     {', '.join(trace['2_intents']) or '(none recognised)'}")
-    table = Table("3 candidates", "score", "relevance", "meaning", "why")
+    table = Table("candidate", "score", "relevance", "meaning", "why")  # step 3's ranking
     for candidate in found["candidates"]:
         similarity = candidate.get("similarity")
         table.add_row(

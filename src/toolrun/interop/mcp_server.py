@@ -29,6 +29,7 @@ from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from referencing.exceptions import Unresolvable
 
+from toolrun import __version__
 from toolrun.client import ApiError, ApiUnreachable, AsyncClient
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
@@ -149,6 +150,7 @@ class McpFrontEnd:
     def server(self) -> Server[Any]:
         return Server(
             "toolrun",
+            version=__version__,
             instructions="toolrun runs these tools under its permissions, approvals, "
             "sandbox and history.",
             on_list_tools=self.list_tools,

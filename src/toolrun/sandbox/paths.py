@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from toolrun.errors import SandboxViolation
@@ -56,8 +57,23 @@ class Workspace:
         except (RuntimeError, OSError) as exc:  # 3.11 raises RuntimeError on a link loop
             raise SandboxViolation(f"{OUTSIDE} (symlink loop or unreadable path): {path}") from exc
         if not resolved.is_relative_to(self.root):
-            raise SandboxViolation(f"{OUTSIDE}: {path}")
+            raise SandboxViolation(f"{OUTSIDE}: {path}{self._link_note(candidate)}")
         return resolved
+
+    def _link_note(self, candidate: Path) -> str:
+        """Where the first symlink inside the workspace on `candidate`'s way points, as
+        its own text says (what `ls -l` shows the agent too; nothing more of the host)."""
+        if not candidate.is_relative_to(self.root):
+            return ""
+        walked = self.root
+        for part in candidate.relative_to(self.root).parts:
+            walked = walked / part
+            if part == "..":
+                return ""  # left by name, not through a link
+            if walked.is_symlink():
+                shown = walked.relative_to(self.root)
+                return f" ({shown} is a symlink to {os.readlink(walked)})"
+        return ""
 
     def relative(self, resolved: Path) -> Path:
         """`resolved` (already inside) relative to the root."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import time
 import uuid
 from pathlib import Path
@@ -94,6 +95,13 @@ def test_an_agent_sees_only_its_own_history(platform: Platform, api: httpx.Clien
     private_id = next(a["id"] for a in me if a["name"] == "private")
     assert {r["agent_id"] for r in mine} == {private_id}
     assert {r["agent_id"] for r in asked_for_others} == {private_id}
+    assert {r["agent_name"] for r in mine} == {"private"}  # named, as approvals are
+    exported = api.get("/v1/history/export", params={"agent": "private"}).json()
+    assert {r["agent_name"] for r in exported} == {"private"}
+    shown = platform.cli("history", "--agent", "private")
+    assert shown.returncode == 0, shown.stderr
+    assert "private" in shown.stdout
+    assert all(r["call_id"] in shown.stdout for r in mine[:20])  # whole ids
 
 
 def test_pages_and_bad_queries(api: httpx.Client) -> None:
@@ -116,7 +124,10 @@ def test_the_cli_lists_recent_calls(platform: Platform) -> None:
     assert 0 < len(listed) <= 3
     assert {r["tool_name"] for r in listed} == {"read"}
     assert table.returncode == 0, table.stderr
-    assert "status" in table.stdout
+    shown = json.loads(platform.cli("history", "--limit", "5", "--json").stdout)
+    lines = [line for line in table.stdout.splitlines() if not line.startswith("    ")]
+    # One line a call, newest first, ending with its whole id.
+    assert [line.split()[-1] for line in lines] == [r["call_id"] for r in shown]
 
 
 def _exporter_calls(platform: Platform) -> str:
@@ -212,6 +223,13 @@ def test_stats_over_the_api_and_the_cli(platform: Platform, api: httpx.Client) -
     assert table.returncode == 0, table.stderr
     assert "read" in table.stdout
     assert "p95" in table.stdout
+    assert re.search(r"Calls that ended from \S+ \S+ to \S+ \S+:", table.stdout)
+    [header] = [line.split() for line in table.stdout.splitlines() if "refused" in line]
+    assert header == ["tool", "calls", "refused", "failed", "p50", "p95", "cpu", "worker", "RSS"]
+    [read_line] = [
+        line.split() for line in table.stdout.splitlines() if line.split()[:1] == ["read"]
+    ]
+    assert read_line[1] == f"{read['calls']:,}"  # nothing cut in 80 columns
     assert json.loads(as_json.stdout)["by"] == "tool"
     assert bad.returncode == 2
     assert "not a duration" in bad.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
@@ -12,10 +13,11 @@ from pydantic import BaseModel
 
 from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
-from toolrun.history import CallRecord, HistoryFilter
+from toolrun.history import HistoryFilter
 from toolrun.history.export import MEDIA_TYPES, ExportFormat, export
+from toolrun.history.records import NamedCall
 from toolrun.history.store import DEFAULT_LIMIT, MAX_LIMIT, InvalidCursor
-from toolrun.permissions.agents import Role
+from toolrun.permissions.agents import AgentStore, Role
 from toolrun.tools.model import ToolStatus
 
 router = APIRouter(tags=["history"])
@@ -25,7 +27,7 @@ UNKNOWN_AGENT: dict[int | str, dict[str, Any]] = {404: {"description": "Unknown 
 class HistoryResponse(BaseModel):
     """One page; `next_cursor` fetches the next (older) one, null when there is none."""
 
-    rows: list[CallRecord]
+    rows: list[NamedCall]
     next_cursor: str | None
 
 
@@ -84,7 +86,12 @@ async def history(
         )
     except InvalidCursor as exc:
         raise HTTPException(422, str(exc)) from exc
-    return HistoryResponse(rows=page.rows, next_cursor=page.next_cursor)
+    ids = {row.agent_id for row in page.rows if row.agent_id}
+    names = await run_in_threadpool(state.agents.names, ids)
+    rows = [
+        NamedCall(**row.model_dump(), agent_name=names.get(row.agent_id or "")) for row in page.rows
+    ]
+    return HistoryResponse(rows=rows, next_cursor=page.next_cursor)
 
 
 @router.get(
@@ -104,7 +111,18 @@ async def export_history(
     JSON array of the rows /v1/history returns."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     return StreamingResponse(
-        export(state.history.rows(where), format),  # a sync iterator: run in a thread
+        # A sync iterator: Starlette runs it in a thread.
+        export(_named(state.history.rows(where), state.agents), format),
         media_type=MEDIA_TYPES[format],
         headers={"Content-Disposition": f'attachment; filename="history-{stamp}.{format}"'},
     )
+
+
+def _named(rows: Iterable[dict[str, Any]], agents: AgentStore) -> Iterator[dict[str, Any]]:
+    """`rows` with their agent's name, each agent looked up once."""
+    names: dict[str, str | None] = {}
+    for row in rows:
+        agent_id = row.get("agent_id")
+        if agent_id and agent_id not in names:
+            names[agent_id] = agents.names([agent_id]).get(agent_id)
+        yield {**row, "agent_name": names.get(agent_id) if agent_id else None}

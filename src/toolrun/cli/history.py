@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from toolrun.cli._console import (
     api_client,
@@ -86,26 +85,39 @@ def history(
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    table = Table("queued", "tool", "status", "ms", "agent", "worker", "call", "error")
+    if not rows:
+        err.print("No call matches.", highlight=False)
     for row in rows:
-        queued = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["queued_at"]))
-        elapsed = row["execution_time_ms"]
-        table.add_row(
-            queued,
-            escape(f"{row['tool_name']} {row['tool_version'] or ''}"),
-            row["status"],
-            "" if elapsed is None else f"{elapsed:.1f}",
-            escape(_caller(row)),
-            escape(row["worker"] or ""),
-            escape(row["call_id"]),
-            escape((row["error"] or "")[:80]),
-        )
-    out.print(table)
+        _print_row(row)
+
+
+_STATUS_COLOURS = {"success": "green", "error": "red", "timeout": "red", "blocked": "red"}
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    """One call a line — when, status, tool, time, agent, the whole id (`toolrun calls
+    show` takes it) — and its error indented below (`--json` gives every field)."""
+    queued = row["queued_at"]
+    today = time.strftime("%Y-%m-%d") == time.strftime("%Y-%m-%d", time.localtime(queued))
+    when = time.strftime("%H:%M:%S" if today else "%Y-%m-%d %H:%M:%S", time.localtime(queued))
+    elapsed = row["execution_time_ms"]
+    took = "" if elapsed is None else f"{elapsed:.1f} ms"
+    colour = _STATUS_COLOURS.get(row["status"], "yellow")
+    tool = f"{row['tool_name']} {row['tool_version'] or ''}".strip()
+    out.print(
+        f"{when}  [{colour}]{row['status']:<9}[/] {escape(tool):<20} {took:>10}  "
+        f"{escape(_caller(row)):<12} [dim]{row['call_id']}[/]",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if row["error"]:
+        out.print(f"    {escape(row['error'][:200])}", highlight=False, soft_wrap=True)
 
 
 def _caller(row: dict[str, Any]) -> str:
-    """The agent (its id's start), and the sub-agent that acted for it."""
-    agent = (row["agent_id"] or "")[:8]
+    """The agent (its name; its id's start where it has none), and the sub-agent that
+    acted for it."""
+    agent = row.get("agent_name") or (row["agent_id"] or "")[:8]
     return f"{agent}/{row['subagent']}" if row.get("subagent") else agent
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
@@ -28,7 +29,10 @@ def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON.")] = False,
     api: Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")] = None,
 ) -> None:
-    """Per tool: calls, failures, timeouts, mean / p50 / p95 / max time, CPU, peak memory."""
+    """Per tool, over the calls that ended in the window: calls, refused (blocked, denied,
+    cancelled: never ran), failures (errors and timeouts) and their share of the calls that
+    ran, p50 / p95 time, mean CPU, and the peak RSS of the worker process that ran them
+    (--json: also the mean and max time, timeouts and every status)."""
     until = time.time()
     try:
         with api_client(load_settings(), api) as client:
@@ -41,19 +45,27 @@ def stats(
         sys.stdout.write(json.dumps(answer, indent=2) + "\n")
         return
     tools: list[dict[str, Any]] = answer["tools"]
+    window = f"{_clock(until - since)} to {_clock(until)}"
     if not tools:
-        out.print("no calls ended in this window")
+        out.print(f"No call ended from {window}.", highlight=False)
         return
-    table = Table("tool", "calls", "failed", "timeouts", "mean", "p50", "p95", "max", "cpu", "peak")
+    out.print(f"Calls that ended from {window}:", highlight=False)
+    # Fits 80 columns; --json has every figure (mean, max, timeouts, statuses...).
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
+    for header in ("tool", "calls", "refused", "failed", "p50", "p95", "cpu", "worker RSS"):
+        table.add_column(header, no_wrap=True)
     for row in tools:
         name = row["tool"] + (f" {row['version']}" if row["version"] else "")
+        refused = sum(row["statuses"].get(status, 0) for status in _REFUSED)
+        ran = row["calls"] - refused
         table.add_row(
             escape(name),
             f"{row['calls']:,}",
-            f"{row['failures']:,} ({row['failure_rate']:.0%})",
-            f"{row['timeouts']:,}",
-            *(_ms(row[key]) for key in ("mean_ms", "p50_ms", "p95_ms", "max_ms")),
-            "" if row["mean_cpu_s"] is None else f"{row['mean_cpu_s']:.3f} s",
+            f"{refused:,}",
+            f"{row['failures']:,}" + (f" {row['failures'] / ran:.0%}" if ran else ""),
+            _ms(row["p50_ms"]),
+            _ms(row["p95_ms"]),
+            "" if row["mean_cpu_s"] is None else f"{row['mean_cpu_s']:.3f}s",
             _bytes(row["peak_rss_bytes"]),
         )
     out.print(table)
@@ -68,11 +80,18 @@ def stats(
         out.print(f"[yellow]slow:[/] {escape(slow['suggestion'])}")
 
 
+_REFUSED = ("blocked", "denied", "cancelled")  # ended without running
+
+
+def _clock(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+
+
 def _ms(value: float | None) -> str:
     if value is None:
         return ""
-    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.1f} ms"
+    return f"{value / 1000:.2f}s" if value >= 1000 else f"{value:.1f}ms"
 
 
 def _bytes(value: int | None) -> str:
-    return "" if value is None else f"{value / 2**20:.1f} MiB"
+    return "" if value is None else f"{value / 2**20:.0f}MiB"

@@ -3,7 +3,8 @@
 CSV: a UTF-8 byte order mark (so spreadsheets read UTF-8), a header, CRLF line ends, quotes
 where needed; `arguments` is a JSON text; a text cell that starts with = + - @ a tab, a
 carriage return or ' gets a leading ' so a spreadsheet shows it instead of running it as a
-formula (`read_cell` undoes that). JSON: an array of the rows GET /v1/history returns.
+formula (`read_cell` undoes that). JSON: an array of the rows GET /v1/history returns. Rows
+are `NamedCall`s: a row without `agent_name` exports that cell empty.
 """
 
 from __future__ import annotations
@@ -14,17 +15,18 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
-from toolrun.history.records import CallRecord
+from toolrun.history.records import NamedCall
 
 ExportFormat = Literal["csv", "json"]
-COLUMNS = list(CallRecord.model_fields)
+_FIELDS = NamedCall.model_fields
+# The agent's name beside its id.
+COLUMNS = ["call_id", "agent_id", "agent_name"]
+COLUMNS += [name for name in _FIELDS if name not in COLUMNS]
 MEDIA_TYPES: dict[ExportFormat, str] = {
     "csv": "text/csv; charset=utf-8",
     "json": "application/json",
 }
-_TEXT = {
-    name for name, info in CallRecord.model_fields.items() if info.annotation in (str, str | None)
-}
+_TEXT = {name for name, info in _FIELDS.items() if info.annotation in (str, str | None)}
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
 _ROWS_PER_PIECE = 200
 
@@ -67,7 +69,7 @@ def _cell(name: str, value: Any) -> str:
 
 def read_cell(name: str, text: str) -> Any:
     """A CSV cell back as the value it was exported from."""
-    field = CallRecord.model_fields[name]
+    field = _FIELDS[name]
     if text == "":
         return None if not field.is_required() else text
     if name == "arguments":

@@ -14,17 +14,8 @@ from toolrun.tools.model import ToolResult
 REDACTED = "***"
 
 
-class CallRecord(SQLModel, table=True):
+class CallFields(SQLModel):
     """One call as it ended (or as far as it got): who, what, how long, how it went."""
-
-    __tablename__ = "call_history"
-    __table_args__ = (
-        Index("ix_call_history_newest", "queued_at", "call_id"),
-        Index("ix_call_history_tool_newest", "tool_name", "queued_at"),
-        Index("ix_call_history_agent_newest", "agent_id", "queued_at", "call_id"),
-        Index("ix_call_history_finished", "finished_at"),
-        Index("ix_call_history_tool_finished", "tool_name", "finished_at"),
-    )
 
     call_id: str = Field(primary_key=True)
     agent_id: str | None = None
@@ -48,6 +39,26 @@ class CallRecord(SQLModel, table=True):
     approved_by: str | None = None
     parent_call_id: str | None = Field(default=None, index=True)  # the Task call that made it
     subagent: str | None = None  # the sub-agent that made it, on behalf of agent_id
+
+
+class NamedCall(CallFields):
+    """A history row as the API shows and exports it: with its agent's name (revoked
+    agents' too)."""
+
+    agent_name: str | None = None
+
+
+class CallRecord(CallFields, table=True):
+    """A call's row in the history table."""
+
+    __tablename__ = "call_history"
+    __table_args__ = (
+        Index("ix_call_history_newest", "queued_at", "call_id"),
+        Index("ix_call_history_tool_newest", "tool_name", "queued_at"),
+        Index("ix_call_history_agent_newest", "agent_id", "queued_at", "call_id"),
+        Index("ix_call_history_finished", "finished_at"),
+        Index("ix_call_history_tool_finished", "tool_name", "finished_at"),
+    )
 
 
 def record_of(

@@ -208,6 +208,17 @@ class AgentStore:
             record = session.get(AgentRecord, agent_id)
             return None if record is None or record.revoked else AgentProfile.from_record(record)
 
+    def names(self, agent_ids: Iterable[str]) -> dict[str, str]:
+        """The name of each agent id known (revoked agents' included: history names them)."""
+        wanted = set(agent_ids)
+        if not wanted:
+            return {}
+        with Session(self.engine) as session:
+            query = select(AgentRecord.id, AgentRecord.name).where(
+                AgentRecord.id.in_(wanted)  # type: ignore[attr-defined]
+            )
+            return dict(session.exec(query).all())
+
     def get(self, name: str) -> AgentProfile | None:
         with Session(self.engine) as session:
             record = session.exec(select(AgentRecord).where(AgentRecord.name == name)).first()

@@ -78,6 +78,14 @@ nodes:
     assert "written for the dag cli" in nodes["show"]["output"]["content"]
     assert nodes["show"]["depends_on"] == ["find"]
 
+    shown = dag_platform.cli("dag", "output", view["id"], "show")
+    assert shown.returncode == 0, shown.stderr
+    assert "written for the dag cli" in shown.stdout
+    assert " ".join(shown.stderr.split()).startswith("success read")
+    nowhere = dag_platform.cli("dag", "output", view["id"], "nope")
+    assert nowhere.returncode == 2
+    assert f"run {view['id']} has no node 'nope'; its nodes: find, show" in nowhere.stderr
+
 
 def test_run_prints_an_id_that_status_and_list_know(dag_platform: Platform, tmp_path: Path) -> None:
     plan = _plan_file(tmp_path, _sleepy_chain(2, 0.2))

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from toolrun.config import Settings
+    from toolrun.plugins.registry import PluginRegistry
     from toolrun.tools.registry import ToolRegistry
 
 EXIT_TOOL_FAILED = 1
@@ -50,6 +51,21 @@ def load_registry(settings: Settings) -> ToolRegistry:
 
 # The settings this command found (see `load_settings`), for what `api_failure` says.
 _loaded: list[Settings] = []
+
+
+def platform_registry(settings: Settings) -> PluginRegistry:
+    """The registry the platform's API and workers use (its registered plugins and
+    imported MCP servers' tools too); a usage error when its database cannot be opened."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from toolrun.plugins.registry import PluginRegistry, plugin_cache
+
+    registry = PluginRegistry(load_registry(settings), settings.database, plugin_cache(settings))
+    try:
+        registry.refresh(within_s=0)
+    except SQLAlchemyError as exc:
+        raise usage_error(f"cannot open the database {settings.database}: {exc}") from exc
+    return registry
 
 
 def api_token(settings: Settings) -> str | None:

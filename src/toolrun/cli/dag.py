@@ -18,12 +18,13 @@ from toolrun.cli._console import (
     api_client,
     api_failure,
     err,
-    load_registry,
     load_settings,
     out,
+    platform_registry,
     usage_error,
 )
 from toolrun.cli._dag_view import View, render_run, runs_table, watch
+from toolrun.cli._result_view import show_result
 from toolrun.client import ApiError, ApiUnreachable, Client
 from toolrun.dag import Plan, PlanError, load_plan, mermaid, plan_problems
 from toolrun.dag.run import RunStatus
@@ -64,6 +65,8 @@ def run(
     elif not wait:
         sys.stdout.write(f"{view['id']}\n")
         err.print(f"follow it: toolrun dag status {escape(view['id'])} --watch", highlight=False)
+    else:
+        err.print(f"a node's output: toolrun dag output {escape(view['id'])} NODE", highlight=False)
     _exit_for(view)
 
 
@@ -128,9 +131,11 @@ def cancel(run_id: str, api: Api = None) -> None:
 
 @app.command()
 def validate(plan_file: PlanFile) -> None:
-    """Check a plan against this machine's tools, no platform needed (exit 1: invalid)."""
+    """Check a plan against the tools the platform runs — built-in, module tools and the
+    plugins and MCP tools registered in its database — with no platform running (exit 1:
+    invalid)."""
     plan = _plan(plan_file, invalid_exit=EXIT_TOOL_FAILED)
-    problems = plan_problems(plan, load_registry(load_settings()))
+    problems = plan_problems(plan, platform_registry(load_settings()))
     if problems:
         raise _invalid(str(plan_file), problems, EXIT_TOOL_FAILED)
     count = len(plan.nodes)
@@ -139,8 +144,41 @@ def validate(plan_file: PlanFile) -> None:
 
 @app.command()
 def graph(plan_file: PlanFile) -> None:
-    """Print the plan as a Mermaid flowchart (dotted arrows: order only, no data)."""
+    """Print the plan as a Mermaid flowchart (dotted arrows: order only, no data): paste it
+    into a Markdown file between ```mermaid fences (GitHub and GitLab draw it) or into
+    https://mermaid.live."""
     sys.stdout.write(mermaid(_plan(plan_file, invalid_exit=EXIT_TOOL_FAILED)))
+    if sys.stdout.isatty():
+        err.print(
+            "(Mermaid: view it in a ```mermaid block of a Markdown file, or at "
+            "https://mermaid.live)",
+            highlight=False,
+        )
+
+
+@app.command()
+def output(
+    run_id: str,
+    node: Annotated[str, typer.Argument(help="The node's id in the plan.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ToolResult as JSON.")] = False,
+    api: Api = None,
+) -> None:
+    """A node's result: its call's output or error (exit 0 success, 1 another ending, 3
+    not ended yet)."""
+    try:
+        with api_client(load_settings(), api) as client:
+            view = client.get_dag(run_id)
+            found = {entry["id"]: entry for entry in view["nodes"]}
+            entry = found.get(node)
+            if entry is None:
+                known = ", ".join(found) or "(none)"
+                raise usage_error(f"run {run_id} has no node {node!r}; its nodes: {known}")
+            if not entry.get("call_id"):
+                raise usage_error(f"node {node!r} has made no call: it is {entry['state']}")
+            result = client.get_call(entry["call_id"])
+    except (ApiError, ApiUnreachable) as exc:
+        raise api_failure(exc) from exc
+    show_result(result, as_json=as_json)
 
 
 def _plan(path: Path, *, invalid_exit: int) -> Plan:

@@ -24,9 +24,9 @@ from toolrun.cli._console import (
     load_settings,
     open_platform_database,
     out,
+    platform_registry,
     usage_error,
 )
-from toolrun.cli.tools import platform_registry
 from toolrun.config import Settings
 from toolrun.errors import InvalidDescriptor
 from toolrun.interop.formats import api_name

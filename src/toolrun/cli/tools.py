@@ -10,35 +10,21 @@ from typing import Annotated
 import typer
 from rich.markdown import Markdown
 from rich.table import Table
-from sqlalchemy.exc import SQLAlchemyError
 
 from toolrun.cli._console import (
-    load_registry,
     load_settings,
     open_platform_database,
     out,
+    platform_registry,
     usage_error,
 )
-from toolrun.config import Settings
 from toolrun.interop.formats import ExportFormat, export
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Risk
-from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.tools import Tool, render_markdown
 
 app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
-
-
-def platform_registry(settings: Settings) -> PluginRegistry:
-    """The registry the platform's API and workers use; a usage error when its database
-    cannot be opened."""
-    registry = PluginRegistry(load_registry(settings), settings.database, plugin_cache(settings))
-    try:
-        registry.refresh(within_s=0)
-    except SQLAlchemyError as exc:
-        raise usage_error(f"cannot open the database {settings.database}: {exc}") from exc
-    return registry
 
 
 @app.command("list")

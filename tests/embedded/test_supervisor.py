@@ -128,3 +128,36 @@ def test_each_childs_output_goes_to_its_own_file_restarts_appending(
     assert said.count("said") >= 2  # started again, appended to the same file
     assert "warned" in said
     assert log.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_child_marked_stop_last_outlives_the_others(
+    supervisor: Supervisor, tmp_path: Path
+) -> None:
+    # The "broker" writes when it is stopped; the "worker" takes a moment to stop, and
+    # notes whether the broker was still there when it did.
+    broker_done = tmp_path / "broker-stopped"
+    broker = (
+        "import signal, sys, time, pathlib\n"
+        f"def bye(*_): pathlib.Path({str(broker_done)!r}).touch(); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, bye)\n"
+        "time.sleep(60)\n"
+    )
+    seen = tmp_path / "worker-saw"
+    worker = (
+        "import signal, sys, time, pathlib\n"
+        f"done, seen = pathlib.Path({str(broker_done)!r}), pathlib.Path({str(seen)!r})\n"
+        "def bye(*_):\n"
+        "    time.sleep(0.5)\n"
+        "    seen.write_text(str(done.exists()))\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, bye)\n"
+        "time.sleep(60)\n"
+    )
+    supervisor.start("broker", [sys.executable, "-c", broker], stop_last=True)
+    supervisor.start("worker", [sys.executable, "-c", worker])
+    time.sleep(0.5)  # both have set their handlers
+
+    supervisor.stop()
+
+    assert seen.read_text() == "False"  # the broker was still up when the worker stopped
+    assert broker_done.exists()

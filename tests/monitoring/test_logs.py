@@ -80,3 +80,15 @@ def test_uvicorn_lines_go_through_the_same_handler(logs: Configure) -> None:
     assert uvicorn.handlers == []
     [line] = lines(buffer)
     assert line["logger"] == "uvicorn.error"
+
+
+def test_celery_task_lines_leave_the_arguments_out(logs: Configure) -> None:
+    buffer = logs(log_format="json")
+    data = {"id": "c-1", "name": "toolrun.bash", "args": '{"command": "cat .env"}', "kwargs": "{}"}
+
+    logging.getLogger("celery.app.trace").info("Task %s succeeded", "c-1", extra={"data": data})
+    logging.getLogger("alembic.runtime.migration").info("Context impl SQLiteImpl.")
+
+    [line] = lines(buffer)  # alembic's information is not logged
+    assert line["data"] == {"id": "c-1", "name": "toolrun.bash"}
+    assert "cat .env" not in buffer.getvalue()

@@ -12,6 +12,7 @@ from toolrun import __version__
 from toolrun.cli import platform, selection
 from toolrun.cli._deferred import SubApp, deferring
 from toolrun.cli.call import call
+from toolrun.cli.logs import logs
 from toolrun.cli.stats import stats
 
 GROUPS = (
@@ -70,6 +71,7 @@ app.command("select")(selection.select)
 app.command("feedback")(selection.feedback)
 app.command("stats")(stats)
 app.command("up")(platform.up)
+app.command("logs")(logs)
 app.command("api")(platform.api)
 app.command("worker")(platform.worker)
 app.command("scheduler")(platform.scheduler)

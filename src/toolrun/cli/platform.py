@@ -311,7 +311,7 @@ def up(
 
 def _stop_platform(supervisor: Supervisor, settings: Settings) -> None:
     out.print("stopping…")
-    supervisor.stop()  # newest first: the platform's own Redis last
+    supervisor.stop()  # newest first; the platform's own Redis once the others have exited
     _end_terminal_sessions(settings)
     out.print("toolrun stopped.")
 
@@ -333,7 +333,8 @@ def _start_redis(supervisor: Supervisor, server: RedisServer) -> None:
     """
     from toolrun.embedded.redis_server import UMASK
 
-    child = supervisor.start("redis", server.command(), umask=UMASK)
+    # Stopped last: the others write their last results and history rows into it.
+    child = supervisor.start("redis", server.command(), umask=UMASK, stop_last=True)
     try:
         server.wait_ready(lambda: child.process is not None and child.process.poll() is None)
     except ToolrunError as exc:
@@ -369,7 +370,8 @@ def _announce_processes(pools: str, isolation: Enforcement, logs: Path | None) -
     out.print(f"  Workers  {pools}", highlight=False, soft_wrap=True)
     if logs is not None:
         out.print(
-            f"  Logs     {logs}/ (one file a process; `toolrun up --verbose` shows them here)",
+            f"  Logs     {logs}/ (one file a process: `toolrun logs [-f]`; "
+            "`toolrun up --verbose` shows them here)",
             highlight=False,
             soft_wrap=True,
         )

@@ -34,6 +34,7 @@ class Child:
     argv: Sequence[str]
     optional: bool = False  # its crash loop does not stop the platform
     umask: int = -1  # the process's umask (-1: ours)
+    stop_last: bool = False  # stopped after the others have exited (what they all use)
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
     exits: deque[float] = field(default_factory=deque)  # recent exit times (monotonic)
@@ -70,9 +71,15 @@ class Supervisor:
         )
 
     def start(
-        self, name: str, argv: Sequence[str], *, optional: bool = False, umask: int = -1
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        optional: bool = False,
+        umask: int = -1,
+        stop_last: bool = False,
     ) -> Child:
-        child = Child(name, argv, optional=optional, umask=umask)
+        child = Child(name, argv, optional=optional, umask=umask, stop_last=stop_last)
         self._spawn(child)
         self.children.append(child)
         self._write_status()
@@ -91,9 +98,15 @@ class Supervisor:
         return None
 
     def stop(self) -> None:
-        """Stop every child, newest first (see `terminate`)."""
-        started = [child.process for child in self.children if child.process is not None]
-        terminate(list(reversed(started)), _STOP_GRACE_S)
+        """Stop every child, newest first (see `terminate`); those marked `stop_last`
+        once the others have exited."""
+        for last in (False, True):
+            started = [
+                child.process
+                for child in reversed(self.children)
+                if child.process is not None and child.stop_last == last
+            ]
+            terminate(started, _STOP_GRACE_S)
 
     def exited(self) -> Child | None:
         """A required child whose process has exited (during start-up: nothing restarts

@@ -21,6 +21,9 @@ from toolrun.config import Settings
 
 # uvicorn gives these their own handlers; sent to the root's instead, they are JSON too.
 _SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+# Alembic says what it checks each time a process opens the database: warnings only.
+_QUIET_LOGGERS = ("alembic",)
+_ARGUMENT_KEYS = ("args", "kwargs")
 
 
 def configure_logging(
@@ -41,6 +44,8 @@ def configure_logging(
     for name in _SERVER_LOGGERS:
         logging.getLogger(name).handlers = []
         logging.getLogger(name).propagate = True
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
@@ -60,6 +65,17 @@ def formatter(settings: Settings, shared: list[Processor]) -> structlog.stdlib.P
         )
         rendering = [plain]
     return structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
+        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder(), without_arguments],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *rendering],
     )
+
+
+def without_arguments(
+    logger: object, method_name: str, event: structlog.typing.EventDict
+) -> structlog.typing.EventDict:
+    """Celery's task lines carry the call's arguments (`data.args`, `data.kwargs`): they
+    stay out of the log (the history keeps them, secret ones redacted)."""
+    data = event.get("data")
+    if isinstance(data, dict) and any(key in data for key in _ARGUMENT_KEYS):
+        event["data"] = {k: v for k, v in data.items() if k not in _ARGUMENT_KEYS}
+    return event

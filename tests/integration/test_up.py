@@ -88,12 +88,14 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         commands = [" ".join(process.cmdline()) for process in descendants]
         assert any("worker --delegation" in command for command in commands)
         runs_independent_nodes_side_by_side(base, token, output)
-        heals_a_killed_worker(up, base, token, log)
-        heals_a_killed_redis(up, base, token, log)
-        terminal_host = open_terminal_session(base, token, state)
+        # Before the kills below: Flower sees the events sent while it is connected.
         wait_for(
             lambda: httpx.get(f"http://127.0.0.1:{flower_port}/").status_code == 200, 30, "Flower"
         )
+        flower_shows_a_failed_call_as_failed(base, token, flower_port)
+        heals_a_killed_worker(up, base, token, log)
+        heals_a_killed_redis(up, base, token, log)
+        terminal_host = open_terminal_session(base, token, state)
 
         up.send_signal(signal.SIGINT)
         assert up.wait(timeout=60) == 0
@@ -221,6 +223,30 @@ def heals_a_killed_worker(up: subprocess.Popen[bytes], base: str, token: str, lo
         "optional": False,
     }
     assert health["processes"]["flower"]["optional"] is True
+
+
+def flower_shows_a_failed_call_as_failed(base: str, token: str, flower_port: int) -> None:
+    """A tool call that ends in error is a failed task in Flower (operators watch it),
+    and Celery neither retried nor redelivered it. Flower learns of tasks from events sent
+    while it listens: a call made before it does is tried again with another."""
+    for _ in range(6):
+        response = httpx.post(
+            f"{base}/v1/calls",
+            params={"wait": 60},
+            json={"tool_name": "read", "arguments": {"file_path": "missing.txt"}},
+            timeout=70,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        failed = response.json()
+        assert failed["status"] == "error", failed
+        assert failed["metadata"]["deliveries"] == 1
+        page = f"http://127.0.0.1:{flower_port}/task/{failed['call_id']}"
+        with contextlib.suppress(AssertionError):
+            wait_for(lambda p=page: "FAILURE" in httpx.get(p).text, 5, "Flower")
+            break
+    text = httpx.get(page).text
+    assert "FAILURE" in text
+    assert "ToolCallFailed(&#x27;error: file not found: missing.txt&#x27;)" in text
 
 
 def heals_a_killed_redis(up: subprocess.Popen[bytes], base: str, token: str, log: Path) -> None:

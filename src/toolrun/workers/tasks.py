@@ -62,7 +62,7 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     class ToolTask(Task[Any, None]):
         Request = ToolRequest  # type: ignore[assignment]  # Celery takes a class or a path
 
-    @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True)
+    @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True, throws=(ToolCallFailed,))
     def execute(self: ToolTask, payload: dict[str, Any], *older: Any) -> None:
         if older:  # queued before the envelope: the caller learns, nothing runs
             _settle_unread(runtime, str(self.request.id), OLDER_MESSAGE)
@@ -75,7 +75,7 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             return
         call = envelope.call
         try:
-            runtime.run(envelope)
+            result = runtime.run(envelope)
         except redis.RedisError as exc:
             # The call store is unreachable: hand the message back rather than have it
             # acknowledged as failed, which would leave the call queued or running forever.
@@ -85,6 +85,14 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
                 extra={"call_id": call.id},
             )
             raise Reject(exc, requeue=True) from exc
+        if result is not None and not result.ok:
+            raise ToolCallFailed(f"{result.status}: {result.error or '(no message)'}")
+
+
+class ToolCallFailed(Exception):
+    """Raised once a call's failure is stored, so that Celery — and Flower, which
+    operators watch — count its task as failed. An expected exception of the task
+    (`throws`): acknowledged like any ending, never retried, logged without a traceback."""
 
 
 def _settle(runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, error: str) -> None:

@@ -123,12 +123,15 @@ def list_pending(
         what = "calls" if status == "all" else f"{status} calls"
         err.print(f"The inbox has no {what}.", highlight=False)
         return
-    table = Table("agent", "tool", "risk", "policy", "status", "warning")
-    table.add_column("call", no_wrap=True)  # whole, to be copied (a unique prefix will do)
-    for item in items:
-        keys = ("agent_name", "tool_name", "risk", "policy", "status", "warning", "call_id")
-        table.add_row(*(shown(item[key]) for key in keys))
-    out.print(table)
+    for item in items:  # a call a line, its whole id (a unique prefix will do), then why
+        out.print(
+            f"{shown(item['call_id'])}  {shown(item['status']):<9} risk {shown(item['risk']):<6} "
+            f"{shown(item['policy']):<9} {shown(item['tool_name'])} from "
+            f"[bold]{shown(item['agent_name'])}[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
+        out.print(f"    {shown(item['warning'])}", highlight=False, soft_wrap=True)
 
 
 Ids = Annotated[

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,10 +14,16 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.integration.platform import Platform
+from tests.integration.platform import Platform, apart
+from toolrun.permissions.levels import PermissionLevel
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SEEN_S = 15_000  # ms: the page polls every second
+# Screenshots the tests take (TOOLRUN_TEST_ARTIFACTS overrides; CI keeps the directory).
+ARTIFACTS = (
+    Path(os.environ.get("TOOLRUN_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts"))
+    / "approvals-page"
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +45,12 @@ def page(browser: Browser, platform: Platform) -> Iterator[Page]:
     opened.goto(f"{platform.base_url}/ui/approvals#token={platform.token}")
     yield opened
     opened.close()
+
+
+def keep(page: Page, name: str) -> None:
+    """A screenshot of the page as the test saw it, kept as an artifact of the run."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def park(api: httpx.Client, command: str) -> dict[str, Any]:
@@ -111,6 +125,97 @@ def test_a_bad_token_shows_the_login_form(browser: Browser, platform: Platform) 
     try:
         page.goto(f"{platform.base_url}/ui/approvals#token=trk_forged")
         page.locator("#login").wait_for(timeout=SEEN_S)
-        assert "token refused: invalid or revoked token" in page.locator("#status").inner_text()
+        status = page.locator("#status")
+        assert status.is_visible()  # not inside a hidden part of the page
+        assert "token refused: invalid or revoked token" in status.inner_text()
+        keep(page, "bad-token")
     finally:
         page.close()
+
+
+def test_an_agents_token_is_told_it_may_not_decide(browser: Browser, platform: Platform) -> None:
+    token = platform.agent(f"nosy-{uuid.uuid4().hex[:6]}", PermissionLevel.READ_ONLY)
+    page = browser.new_page()
+    try:
+        page.goto(f"{platform.base_url}/ui/approvals#token={token}")
+        status = page.locator("#status")
+        status.get_by_text("may not see or decide calls").wait_for(timeout=SEEN_S)
+        assert status.is_visible()
+        assert "use an operator's" in status.inner_text()
+        assert not page.get_by_text("No call is waiting").is_visible()  # calls may be
+        keep(page, "agent-token")
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def asking(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    """A platform of its own that asks before every confirm call (no auto-approval), with
+    no workers: parked calls stay parked."""
+    with apart(redis_url, 3, tmp_path_factory.mktemp("asking"), levels=()) as started:
+        yield started
+
+
+def test_an_approver_sees_what_a_call_would_do(browser: Browser, asking: Platform) -> None:
+    (asking.workspace / "page-notes.txt").write_text("alpha\nbeta\n")
+    with httpx.Client(base_url=asking.base_url, headers=asking.headers, timeout=60) as api:
+        body = {"file_path": "page-notes.txt", "content": "alpha\nBETA\n"}
+        written = api.post("/v1/calls", json={"tool_name": "write", "arguments": body}).json()
+        assert written["status"] == "awaiting_approval", written
+        command = park(api, "rm -rf page-build && echo done")
+        page = browser.new_page()
+        try:
+            page.goto(f"{asking.base_url}/ui/approvals#token={asking.token}")
+            change = page.locator(f'tr[data-call-id="{written["call_id"]}"]')
+            change.locator(".diff").wait_for(timeout=SEEN_S)
+            assert change.locator(".diff .del").inner_text().strip() == "-beta"
+            assert change.locator(".diff .add").inner_text().strip() == "+BETA"
+            assert "change to page-notes.txt" in change.inner_text()
+            assert re.search(r"in (59|60) min \(", change.inner_text())  # not a bare clock
+            line = page.locator(f'tr[data-call-id="{command["call_id"]}"]')
+            line.locator(".commands").wait_for(timeout=SEEN_S)
+            assert line.locator(".commands").inner_text().splitlines() == [
+                "$ rm -rf page-build",
+                "$ echo done",
+            ]
+            assert f"runs in {asking.workspace}" in line.inner_text()
+            keep(page, "what-it-would-do")
+            for parked in (written, command):
+                api.post(f"/v1/calls/{parked['call_id']}/deny", json={"reason": "seen"})
+            decided = page.locator("#decided tbody tr", has_text=command["call_id"])
+            decided.wait_for(timeout=SEEN_S)  # the last hour's decisions
+            assert "denied" in decided.inner_text()
+            assert "seen" in decided.inner_text()
+            keep(page, "decided")
+        finally:
+            page.close()
+
+
+def test_approve_and_remember_makes_a_standing_rule(
+    page: Page, api: httpx.Client, platform: Platform, platform_workspace: Path
+) -> None:
+    name = f"keeper-{uuid.uuid4().hex[:6]}"
+    token = platform.agent(name, PermissionLevel.EXECUTE)
+    headers = {"Authorization": f"Bearer {token}"}
+    target = platform_workspace / f"{name}-dir"
+    body = {"tool_name": "bash", "arguments": {"command": f"rm -rf {target.name}"}}
+    with httpx.Client(base_url=platform.base_url, headers=headers, timeout=60) as agent:
+        target.mkdir()
+        parked = agent.post("/v1/calls", json=body).json()
+        assert parked["status"] == "awaiting_approval", parked
+        row = page.locator(f'tr[data-call-id="{parked["call_id"]}"]')
+        row.wait_for(timeout=SEEN_S)
+        keep(page, "remember")
+        row.locator("button.remember").click()
+        page.get_by_text("runs without asking from now on").wait_for(timeout=SEEN_S)
+        final = agent.get(f"/v1/calls/{parked['call_id']}", params={"wait": 30}).json()
+        assert final["status"] == "success", final
+        target.mkdir()
+        again = agent.post("/v1/calls", json=body, params={"wait": 30}).json()
+    assert again["status"] == "success", again  # the same line from the same agent
+    rules = api.get("/v1/approval-rules").json()
+    assert any(
+        r["agent_name"] == name and r["command"] == body["arguments"]["command"] for r in rules
+    )
+    other = park(api, f"rm -rf {target.name}")  # another agent (admin): still asks
+    api.post(f"/v1/calls/{other['call_id']}/deny")

@@ -15,6 +15,7 @@ from toolrun.api.lifecycle import respond
 from toolrun.api.schemas import CALL_ID_PATTERN
 from toolrun.api.state import ApiState, get_state
 from toolrun.permissions.inbox import ApprovalRecord, ApprovalStatus
+from toolrun.permissions.preview import preview
 from toolrun.permissions.rules import RuleError, StandingRule
 from toolrun.tools.model import ToolResult
 
@@ -53,6 +54,18 @@ async def list_approvals(
     """Calls that needed approval, newest first (expired ones are settled first)."""
     await expire_overdue(state)
     return await run_in_threadpool(state.inbox.list, status, limit)
+
+
+@router.get("/v1/approvals/{call_id}/preview", responses={404: {"description": "Not parked"}})
+async def preview_call(call_id: CallId, state: State, operator: Operator) -> dict[str, Any]:
+    """What the parked call would do, as the workspace is now: for write and edit the
+    file's unified diff (`kind: diff`), for bash the working directory and the commands
+    its line runs (`kind: command`), else `kind: none`."""
+    record = await run_in_threadpool(state.inbox.get, call_id)
+    if record is None:
+        raise HTTPException(404, f"no call {call_id} in the approval inbox")
+    workspace = state.context.workspace
+    return await run_in_threadpool(preview, record.tool_name, record.arguments, workspace)
 
 
 @router.post(

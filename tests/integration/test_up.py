@@ -121,12 +121,12 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         kill_all(up)
 
 
-def read_notes(base: str, token: str) -> dict[str, Any]:
-    """A `read` of notes.txt through the API, waited for."""
+def read_notes(base: str, token: str, file_path: str = "notes.txt") -> dict[str, Any]:
+    """A `read` of `file_path` through the API, waited for."""
     response = httpx.post(
         f"{base}/v1/calls",
         params={"wait": 60},
-        json={"tool_name": "read", "arguments": {"file_path": "notes.txt"}},
+        json={"tool_name": "read", "arguments": {"file_path": file_path}},
         timeout=70,
         headers={"Authorization": f"Bearer {token}"},
     )
@@ -230,14 +230,7 @@ def flower_shows_a_failed_call_as_failed(base: str, token: str, flower_port: int
     and Celery neither retried nor redelivered it. Flower learns of tasks from events sent
     while it listens: a call made before it does is tried again with another."""
     for _ in range(6):
-        response = httpx.post(
-            f"{base}/v1/calls",
-            params={"wait": 60},
-            json={"tool_name": "read", "arguments": {"file_path": "missing.txt"}},
-            timeout=70,
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        failed = response.json()
+        failed = read_notes(base, token, "missing.txt")
         assert failed["status"] == "error", failed
         assert failed["metadata"]["deliveries"] == 1
         page = f"http://127.0.0.1:{flower_port}/task/{failed['call_id']}"

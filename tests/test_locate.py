@@ -83,18 +83,34 @@ def test_the_running_platforms_address_is_used_and_withdrawn(project: Path) -> N
 
 def test_an_address_left_by_a_killed_platform_is_ignored(project: Path) -> None:
     home = Settings(workspace=project).platform_home
-    gone = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    dead_pid = int(gone.stdout)
-    (home / ADDRESS_FILE).write_text(f'{{"api": "http://127.0.0.1:8001", "pid": {dead_pid}}}')
+    # What a `toolrun up` killed with SIGKILL leaves: its record, its lock file, no holder.
+    (home / ADDRESS_FILE).write_text('{"api": "http://127.0.0.1:8001", "pid": 1}')
+    (home / "platform.lock").touch()
 
     assert running_api(home) is None
+    held = subprocess.Popen(  # another process holding the lock: a platform running
+        [sys.executable, "-c", LOCK_HOLDER, str(home / "platform.lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert held.stdout is not None
+        assert held.stdout.readline() == "locked\n"
+        assert running_api(home) == "http://127.0.0.1:8001"
+    finally:
+        held.kill()
+        held.communicate()
     (home / ADDRESS_FILE).write_text("{not json")
     assert running_api(home) is None
+
+
+LOCK_HOLDER = """
+import fcntl, sys, time
+lock = open(sys.argv[1], "a")
+fcntl.flock(lock, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)
+"""
 
 
 def test_explicit_settings_win(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

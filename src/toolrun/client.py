@@ -278,9 +278,13 @@ class Client:
         """The profile of this client's token."""
         return dict(self._request("GET", "/v1/agents/me").json())
 
-    def approvals(self, status: str | None = "pending") -> list[dict[str, Any]]:
-        """Calls in the approval inbox, newest first (operators)."""
-        params = {} if status is None else {"status": status}
+    def approvals(
+        self, status: str | None = "pending", *, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Calls in the approval inbox, newest first, at most `limit` (operators)."""
+        params: dict[str, Any] = (
+            {"limit": limit} if status is None else {"status": status, "limit": limit}
+        )
         return list(self._request("GET", "/v1/approvals", params=params).json())
 
     def approve(self, call_id: str, reason: str | None = None) -> ToolResult:

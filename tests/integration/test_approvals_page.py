@@ -191,31 +191,65 @@ def test_an_approver_sees_what_a_call_would_do(browser: Browser, asking: Platfor
             page.close()
 
 
-def test_approve_and_remember_makes_a_standing_rule(
-    page: Page, api: httpx.Client, platform: Platform, platform_workspace: Path
-) -> None:
+def test_approve_and_remember_makes_a_standing_rule(browser: Browser, asking: Platform) -> None:
     name = f"keeper-{uuid.uuid4().hex[:6]}"
-    token = platform.agent(name, PermissionLevel.EXECUTE)
-    headers = {"Authorization": f"Bearer {token}"}
-    target = platform_workspace / f"{name}-dir"
-    body = {"tool_name": "bash", "arguments": {"command": f"rm -rf {target.name}"}}
-    with httpx.Client(base_url=platform.base_url, headers=headers, timeout=60) as agent:
-        target.mkdir()
-        parked = agent.post("/v1/calls", json=body).json()
+    headers = {"Authorization": f"Bearer {asking.agent(name, PermissionLevel.EXECUTE)}"}
+    move = {"tool_name": "bash", "arguments": {"command": "mv draft.txt final.txt"}}
+    both = {"tool_name": "bash", "arguments": {"command": "mv a.txt b.txt && mv c.txt d.txt"}}
+    with httpx.Client(base_url=asking.base_url, headers=headers, timeout=60) as agent:
+        parked = agent.post("/v1/calls", json=move).json()
+        compound = agent.post("/v1/calls", json=both).json()
+        dangerous = agent.post("/v1/calls", json=bash_call("rm -rf build")).json()
+        assert [c["status"] for c in (parked, compound, dangerous)] == ["awaiting_approval"] * 3
+        page = browser.new_page()
+        try:
+            page.goto(f"{asking.base_url}/ui/approvals#token={asking.token}")
+            row = page.locator(f'tr[data-call-id="{parked["call_id"]}"]')
+            row.locator("button.remember:enabled").click(timeout=SEEN_S)
+            page.get_by_text("runs without asking from now on").wait_for(timeout=SEEN_S)
+            # A dangerous call is always a person's decision: nothing to remember.
+            never = page.locator(f'tr[data-call-id="{dangerous["call_id"]}"] button.remember')
+            page.wait_for_timeout(1500)  # the buttons have armed
+            assert never.is_disabled()
+            assert never.get_attribute("title") == "only a confirm-policy call can be remembered"
+            # A rule the API refuses leaves the call undecided, its buttons usable again.
+            failing = page.locator(f'tr[data-call-id="{compound["call_id"]}"]')
+            failing.locator("button.remember").click()
+            page.get_by_text(f"approve {compound['call_id']} failed").wait_for(timeout=SEEN_S)
+            failing.locator("button.deny:enabled").wait_for(timeout=SEEN_S)
+            keep(page, "remember")
+        finally:
+            page.close()
+        again = agent.post("/v1/calls", json=move).json()
+        other = agent.post("/v1/calls", json=bash_call("mv other.txt final.txt")).json()
+    assert again["status"] == "queued"  # the same line from the same agent: not asked
+    assert other["status"] == "awaiting_approval"
+    with httpx.Client(base_url=asking.base_url, headers=asking.headers, timeout=60) as admin:
+        assert admin.post("/v1/calls", json=move).json()["status"] == "awaiting_approval"
+
+
+def bash_call(command: str) -> dict[str, Any]:
+    return {"tool_name": "bash", "arguments": {"command": command}}
+
+
+def test_remembering_a_write_covers_those_arguments_only(
+    browser: Browser, asking: Platform
+) -> None:
+    (asking.workspace / "remembered.txt").write_text("old\n")
+    body = {"file_path": "remembered.txt", "content": "new\n"}
+    call = {"tool_name": "write", "arguments": body}
+    with httpx.Client(base_url=asking.base_url, headers=asking.headers, timeout=60) as api:
+        parked = api.post("/v1/calls", json=call).json()
         assert parked["status"] == "awaiting_approval", parked
-        row = page.locator(f'tr[data-call-id="{parked["call_id"]}"]')
-        row.wait_for(timeout=SEEN_S)
-        keep(page, "remember")
-        row.locator("button.remember").click()
-        page.get_by_text("runs without asking from now on").wait_for(timeout=SEEN_S)
-        final = agent.get(f"/v1/calls/{parked['call_id']}", params={"wait": 30}).json()
-        assert final["status"] == "success", final
-        target.mkdir()
-        again = agent.post("/v1/calls", json=body, params={"wait": 30}).json()
-    assert again["status"] == "success", again  # the same line from the same agent
-    rules = api.get("/v1/approval-rules").json()
-    assert any(
-        r["agent_name"] == name and r["command"] == body["arguments"]["command"] for r in rules
-    )
-    other = park(api, f"rm -rf {target.name}")  # another agent (admin): still asks
-    api.post(f"/v1/calls/{other['call_id']}/deny")
+        page = browser.new_page()
+        try:
+            page.goto(f"{asking.base_url}/ui/approvals#token={asking.token}")
+            row = page.locator(f'tr[data-call-id="{parked["call_id"]}"]')
+            row.locator("button.remember").click(timeout=SEEN_S)
+            page.get_by_text("runs without asking from now on").wait_for(timeout=SEEN_S)
+        finally:
+            page.close()
+        same = api.post("/v1/calls", json=call).json()
+        other = api.post("/v1/calls", json={**call, "arguments": {**body, "content": "x"}})
+    assert same["status"] == "queued"  # no worker here: it waits for one, not for a person
+    assert other.json()["status"] == "awaiting_approval"

@@ -4,6 +4,7 @@ delegations, Flower; Ctrl-C stops all, the terminal host included."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -85,6 +86,7 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
         assert exposed == [], exposed
 
         assert read_notes(base, token)["output"]["content"] == "     1\tembedded default"
+        finds_the_platform_from_a_subdirectory(project, env, token)
         commands = [" ".join(process.cmdline()) for process in descendants]
         assert any("worker --delegation" in command for command in commands)
         runs_independent_nodes_side_by_side(base, token, output)
@@ -119,6 +121,25 @@ def test_up_serves_calls_and_stops_everything_on_ctrl_c(tmp_path: Path) -> None:
     finally:
         taken.close()
         kill_all(up)
+
+
+def finds_the_platform_from_a_subdirectory(project: Path, env: dict[str, str], token: str) -> None:
+    """With no TOOLRUN_* set, the CLI run below the workspace finds its home (the admin
+    token) and the API on its non-default port, as `toolrun up` left them there."""
+    deep = project / "src" / "deep"
+    deep.mkdir(parents=True)
+    listed = subprocess.run(
+        [sys.executable, "-m", "toolrun", "agents", "list", "--json"],
+        cwd=deep,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert [agent["name"] for agent in json.loads(listed.stdout)] == ["admin"]
+    assert token not in listed.stdout + listed.stderr
 
 
 def read_notes(base: str, token: str, file_path: str = "notes.txt") -> dict[str, Any]:

@@ -3,6 +3,7 @@ bash line."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,16 @@ def test_a_bash_line_is_its_commands_in_the_workspace(space: Workspace) -> None:
     assert broken["commands"] == []
     assert broken["problem"].startswith("command could not be parsed")
     assert preview("grep", {"pattern": "x"}, space) == {"kind": "none"}
+
+
+def test_a_fifo_or_a_directory_is_never_read(space: Workspace) -> None:
+    os.mkfifo(space.root / "pipe")
+    (space.root / "dir").mkdir()
+
+    piped = preview("write", {"file_path": "pipe", "content": "y"}, space)  # would block
+    folder = preview("edit", {"file_path": "dir", "old_string": "a", "new_string": "b"}, space)
+
+    assert piped["diff"] is None
+    assert piped["problem"] == "pipe is not a regular file"
+    assert folder["diff"] is None
+    assert "directory" in folder["problem"]

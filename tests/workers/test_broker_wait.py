@@ -37,12 +37,22 @@ def test_waits_until_the_broker_answers(tmp_path: Path, caplog: pytest.LogCaptur
         client.close()
 
 
-def test_an_answering_broker_is_not_waited_for(tmp_path: Path) -> None:
+def test_an_answering_broker_is_not_waited_for_and_a_wrong_password_is_no_wait(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     server = RedisServer(tmp_path / "redis")
     server.start()
     client = redis.Redis(port=server.port, password=server.password)
+    wrong = redis.Redis(
+        port=server.port, password=server.password + "x", retry=Retry(NoBackoff(), 0)
+    )
     try:
-        wait_for_broker(client)  # returns at once, says nothing
+        with caplog.at_level(logging.WARNING, logger="toolrun.workers.broker"):
+            wait_for_broker(client)
+        assert caplog.records == []  # it answered: nothing to say
+        with pytest.raises(redis.AuthenticationError):
+            wait_for_broker(wrong)  # waiting would not mend a wrong password
     finally:
         server.stop()
         client.close()
+        wrong.close()

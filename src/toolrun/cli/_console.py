@@ -80,6 +80,8 @@ def api_token(settings: Settings) -> str | None:
 
 def api_client(settings: Settings, api: str | None = None) -> Client:
     """A client for `api` (default TOOLRUN_API) with the CLI's token."""
+    if api:
+        _loaded.append(settings.model_copy(update={"api": api}))  # what `_used` names
     return Client(api or settings.api, token=api_token(settings))
 
 

@@ -11,6 +11,7 @@ TOOLRUN_HOME, TOOLRUN_API) always win.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -20,7 +21,9 @@ if TYPE_CHECKING:
     from toolrun.config import Settings
 
 ADDRESS_FILE = "platform.json"  # in the home, while `toolrun up` runs
+_LOCK = "platform.lock"  # held by the running `toolrun up`
 _MARK = "admin.token"  # a home `toolrun up` has used
+_held: list[int] = []  # this process's lock, open until it ends
 
 
 def locate(settings: Settings) -> Settings:
@@ -50,7 +53,11 @@ def _workspace_with_home(settings: Settings) -> Path | None:
 
 def announce(home: Path, api: str) -> None:
     """Record in `home` that this process serves the platform at `api` (mode 0600,
-    replaced at once: a reader never sees half of it)."""
+    replaced at once: a reader never sees half of it), and hold the home's lock for as
+    long as it lives: the kernel lets go of it when the process ends, however it ends."""
+    lock = os.open(home / _LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    _held.append(lock)
     partial = home / f".{ADDRESS_FILE}.{os.getpid()}"
     partial.touch(mode=0o600)
     partial.write_text(json.dumps({"api": api, "pid": os.getpid()}))
@@ -58,19 +65,36 @@ def announce(home: Path, api: str) -> None:
 
 
 def withdraw(home: Path) -> None:
-    """Remove this process's record from `home` (another process's stays)."""
+    """Remove this process's record from `home` (another process's stays) and let go of
+    its lock."""
     path = home / ADDRESS_FILE
     with contextlib.suppress(OSError, ValueError):
         if json.loads(path.read_text()).get("pid") == os.getpid():
             path.unlink()
+    while _held:
+        os.close(_held.pop())
 
 
 def running_api(home: Path) -> str | None:
-    """The API address of the `toolrun up` running on `home`, None when none runs (a
-    record left by one that was killed is ignored)."""
-    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-        record = json.loads((home / ADDRESS_FILE).read_text())
-        pid, api = int(record["pid"]), str(record["api"])
-        os.kill(pid, 0)  # raises ProcessLookupError when it is gone
-        return api
-    return None
+    """The API address of the `toolrun up` running on `home`, None when none runs: its
+    lock is free (a record left by one that was killed is ignored), or the record is not
+    this user's."""
+    try:
+        record_path = home / ADDRESS_FILE
+        if record_path.stat().st_uid != os.getuid() or not _locked(home / _LOCK):
+            return None
+        return str(json.loads(record_path.read_text())["api"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def _locked(path: Path) -> bool:
+    """True while a process holds `path`'s lock (a `toolrun up` running)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # and with it a lock taken here
+    return False

@@ -16,10 +16,10 @@ from toolrun.cli._console import (
     api_client,
     api_failure,
     err,
-    load_registry,
     load_settings,
     open_platform_database,
     out,
+    platform_registry,
     usage_error,
 )
 from toolrun.client import ApiError, ApiUnreachable, Client
@@ -75,7 +75,7 @@ def create(
                 )
             shown, token = created["agent"], str(created["token"])
         else:
-            unknown = load_registry(settings).unknown_entries(chosen or [])
+            unknown = platform_registry(settings).unknown_entries(chosen or [])
             if unknown:
                 raise usage_error(unknown_entries_message(unknown))
             profile, token = _store(settings).create(

@@ -31,6 +31,7 @@ app.add_typer(rules_app, name="rules")
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 Reason = Annotated[str | None, typer.Option(help="Shown to the caller.")]
 POLL_S = 1.0
+MAX_LISTED = 1000  # the API's most: every pending call, for prefixes and --all
 
 
 def _client(api: str | None) -> Client:
@@ -113,7 +114,7 @@ def list_pending(
     """Calls in the inbox, newest first."""
     try:
         with _client(api) as client:
-            items = client.approvals(None if status == "all" else status)
+            items = client.approvals(None if status == "all" else status, limit=MAX_LISTED)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
     if as_json:
@@ -195,7 +196,7 @@ def _decide(
     failed = False
     try:
         with _client(api) as client:
-            pending = client.approvals("pending")
+            pending = client.approvals("pending", limit=MAX_LISTED)
             chosen_ids = chosen.pick(pending) if chosen.every else _resolved(call_ids, pending)
             if not chosen_ids:
                 err.print("No pending call matches.", highlight=False)

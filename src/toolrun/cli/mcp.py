@@ -82,7 +82,7 @@ def serve(
             "--local over HTTP listens on a loopback address only (127.0.0.1, ::1, "
             "localhost): whoever reaches it runs tools as you"
         )
-    settings = load_settings()
+    settings = load_settings(locate=not local)  # --local: this directory, no platform
     backend: Backend
     if local:
         backend = LocalBackend(settings, load_registry(settings), workspace, assume_yes=yes)

@@ -5,10 +5,13 @@ commands it runs. Other tools have none: their arguments say it."""
 from __future__ import annotations
 
 import difflib
+import os
+from pathlib import Path
 from typing import Any
 
-from toolrun.errors import SandboxViolation
+from toolrun.errors import SandboxViolation, ToolExecutionError, ToolrunError
 from toolrun.sandbox.commands import command_lines, simple_commands
+from toolrun.sandbox.fs import open_file
 from toolrun.sandbox.paths import Workspace
 
 MAX_FILE_BYTES = 512 * 1024  # a larger file is not diffed (the page shows the arguments)
@@ -45,11 +48,12 @@ def _diff(tool_name: str, arguments: dict[str, Any], workspace: Workspace) -> di
         return {"kind": "diff", "path": path, "diff": None, "problem": str(exc)}
     shown = workspace.display(resolved)
     before = ""
-    if resolved.is_file():
-        if resolved.stat().st_size > MAX_FILE_BYTES:
-            problem = f"the file is over {MAX_FILE_BYTES // 1024} KiB: not diffed"
-            return {"kind": "diff", "path": shown, "diff": None, "problem": problem}
-        before = resolved.read_text(encoding="utf-8", errors="replace")
+    exists = resolved.exists() or resolved.is_symlink()
+    if exists:
+        try:
+            before = _current(workspace, resolved)
+        except (ToolrunError, OSError) as exc:
+            return {"kind": "diff", "path": shown, "diff": None, "problem": str(exc)}
     elif tool_name == "edit":
         return {"kind": "diff", "path": shown, "diff": None, "problem": "no such file"}
     after, problem = _after(tool_name, arguments, before)
@@ -58,10 +62,28 @@ def _diff(tool_name: str, arguments: dict[str, Any], workspace: Workspace) -> di
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
-        fromfile=f"a/{shown}" if resolved.exists() else "/dev/null",
+        fromfile=f"a/{shown}" if exists else "/dev/null",
         tofile=f"b/{shown}",
     )
     return {"kind": "diff", "path": shown, "diff": "".join(lines), "problem": None}
+
+
+def _current(workspace: Workspace, resolved: Path) -> str:
+    """The file's text now, opened once below the workspace's root without following a
+    link (a path swapped for one after the check is refused) and read to at most
+    MAX_FILE_BYTES; a FIFO, a device or a directory is refused, never read.
+
+    Raises:
+        ToolrunError: not a regular file, swapped for a link, or over the size.
+    """
+    fd, info = open_file(workspace, resolved)
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size > MAX_FILE_BYTES:
+            raise ToolExecutionError(f"the file is over {MAX_FILE_BYTES // 1024} KiB: not diffed")
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:  # it grew since fstat
+        raise ToolExecutionError(f"the file is over {MAX_FILE_BYTES // 1024} KiB: not diffed")
+    return data.decode("utf-8", errors="replace")
 
 
 def _after(tool_name: str, arguments: dict[str, Any], before: str) -> tuple[str | None, str]:

@@ -25,7 +25,9 @@ def wait_for_broker(client: redis.Redis) -> None:
     for attempt in itertools.count():
         try:
             client.ping()
-        except redis.ConnectionError as exc:  # refused, or loading its data
+        except redis.AuthenticationError:
+            raise  # a wrong password: waiting would not mend it
+        except (redis.ConnectionError, redis.TimeoutError) as exc:  # away, or loading
             if attempt == 0:
                 log.warning("the broker does not answer (%s); waiting for it", exc)
             time.sleep(_WAIT_STEP_S[min(attempt, len(_WAIT_STEP_S) - 1)])

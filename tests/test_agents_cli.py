@@ -25,6 +25,9 @@ def test_agents_are_created_listed_and_revoked_on_the_database(tmp_path: Path) -
     assert code == 0, said
     assert "created agent bot (agent, ceiling read_only)" in said
     assert len(token.strip()) > 20
+    home = tmp_path / "home"  # made by the command: its owner's only, as `toolrun up` makes it
+    assert home.stat().st_mode & 0o777 == 0o700
+    assert (home / "toolrun.db").stat().st_mode & 0o077 == 0
 
     code, listed, _ = run(tmp_path, "list", "--json")
     assert code == 0

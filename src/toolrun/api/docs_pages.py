@@ -4,6 +4,7 @@ work on a machine without internet; and `/`, which sends a browser to /docs."""
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 
 from fastapi import APIRouter, HTTPException
@@ -50,6 +51,12 @@ async def asset(name: str) -> Response:
     """One of the pages' files, by name only (no path reaches the disk)."""
     if name not in _FILES:
         raise HTTPException(404, f"no such file: {name}")
-    body = _STATIC.joinpath(name).read_bytes()
+    body = _file(name)
     suffix = name[name.rfind(".") :]
     return Response(body, media_type=_TYPES[suffix], headers={"Cache-Control": "max-age=86400"})
+
+
+@functools.cache
+def _file(name: str) -> bytes:
+    """One of `_FILES`, read once per process (about 3 MB in all)."""
+    return _STATIC.joinpath(name).read_bytes()

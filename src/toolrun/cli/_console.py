@@ -60,6 +60,7 @@ def platform_registry(settings: Settings) -> PluginRegistry:
 
     from toolrun.plugins.registry import PluginRegistry, plugin_cache
 
+    _secure_home(settings)
     registry = PluginRegistry(load_registry(settings), settings.database, plugin_cache(settings))
     try:
         registry.refresh(within_s=0)
@@ -140,10 +141,18 @@ def open_platform_database(settings: Settings) -> Engine:
 
     from toolrun.database import open_database
 
+    _secure_home(settings)
     try:
         return open_database(settings.database)
     except SQLAlchemyError as exc:
         raise usage_error(f"cannot open the database {settings.database}: {exc}") from exc
+
+
+def _secure_home(settings: Settings) -> None:
+    """The home a command is about to write (its database) is its owner's only."""
+    from toolrun.embedded.home import secure_home
+
+    secure_home(settings.platform_home)
 
 
 _UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

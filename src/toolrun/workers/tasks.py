@@ -92,7 +92,7 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
 class ToolCallFailed(Exception):
     """Raised once a call's failure is stored, so that Celery — and Flower, which
     operators watch — count its task as failed. An expected exception of the task
-    (`throws`): acknowledged like any ending, never retried, logged without a traceback."""
+    (`throws`): acknowledged like any ending, never retried, logged at info level."""
 
 
 def _settle(runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, error: str) -> None:

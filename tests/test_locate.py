@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from toolrun.cli import app
-from toolrun.cli._locate import ADDRESS_FILE, announce, locate, running_api, withdraw
+from toolrun.cli._locate import ADDRESS_FILE, announce, hold, locate, running_api, withdraw
 from toolrun.config import Settings
 
 
@@ -72,6 +72,7 @@ def test_nothing_found_keeps_the_current_directory(
 
 def test_the_running_platforms_address_is_used_and_withdrawn(project: Path) -> None:
     home = Settings(workspace=project).platform_home
+    assert hold(home)
     announce(home, "http://127.0.0.1:8001")
 
     assert (home / ADDRESS_FILE).stat().st_mode & 0o777 == 0o600
@@ -97,6 +98,7 @@ def test_an_address_left_by_a_killed_platform_is_ignored(project: Path) -> None:
         assert held.stdout is not None
         assert held.stdout.readline() == "locked\n"
         assert running_api(home) == "http://127.0.0.1:8001"
+        assert not hold(home)  # a second `toolrun up` on this home is refused
     finally:
         held.kill()
         held.communicate()
@@ -114,7 +116,9 @@ time.sleep(60)
 
 
 def test_explicit_settings_win(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    announce(Settings(workspace=project).platform_home, "http://127.0.0.1:8001")
+    home = Settings(workspace=project).platform_home
+    assert hold(home)
+    announce(home, "http://127.0.0.1:8001")
     monkeypatch.setenv("TOOLRUN_API", "http://127.0.0.1:9")
     monkeypatch.setenv("TOOLRUN_WORKSPACE", str(project / "src"))
 
@@ -126,6 +130,7 @@ def test_explicit_settings_win(project: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_an_unreachable_platform_says_which_home_api_and_token(project: Path) -> None:
     home = Settings(workspace=project).platform_home
+    assert hold(home)
     announce(home, "http://127.0.0.1:9")  # nothing listens there
 
     result = CliRunner().invoke(app, ["history"])

@@ -51,13 +51,23 @@ def _workspace_with_home(settings: Settings) -> Path | None:
     return None
 
 
-def announce(home: Path, api: str) -> None:
-    """Record in `home` that this process serves the platform at `api` (mode 0600,
-    replaced at once: a reader never sees half of it), and hold the home's lock for as
-    long as it lives: the kernel lets go of it when the process ends, however it ends."""
+def hold(home: Path) -> bool:
+    """Take `home`'s lock for this process's life (the kernel lets go of it when the
+    process ends, however it ends); False when another process holds it: a platform
+    already runs on this home."""
     lock = os.open(home / _LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock)
+        return False
     _held.append(lock)
+    return True
+
+
+def announce(home: Path, api: str) -> None:
+    """Record in `home` that this process, which holds its lock, serves the platform at
+    `api` (mode 0600, replaced at once: a reader never sees half of it)."""
     partial = home / f".{ADDRESS_FILE}.{os.getpid()}"
     partial.touch(mode=0o600)
     partial.write_text(json.dumps({"api": api, "pid": os.getpid()}))

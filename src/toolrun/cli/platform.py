@@ -257,7 +257,7 @@ def up(
     if not space.is_dir():
         raise usage_error(f"workspace is not a directory: {space}")
     settings = given.model_copy(update={"workspace": space})
-    _check_home(settings)
+    _claim_home(settings)
     isolation = _isolation(settings)
     home = settings.platform_home
     api_host, api_port, flower_port = _ports(settings, host, port)
@@ -321,6 +321,23 @@ def _own_redis(home: Path) -> RedisServer:
     from toolrun.embedded import RedisServer
 
     return RedisServer(home / "redis")
+
+
+def _claim_home(settings: Settings) -> None:
+    """Check and secure the home, and hold it for this platform's life.
+
+    Raises:
+        typer.Exit: another `toolrun up` runs on this home.
+    """
+    from toolrun.cli._locate import hold
+
+    _check_home(settings)
+    if not hold(settings.platform_home):
+        raise usage_error(
+            f"a platform already runs for {settings.workspace} (its home "
+            f"{settings.platform_home} is in use); stop it first, or start this one in "
+            "another workspace"
+        )
 
 
 def _start_redis(supervisor: Supervisor, server: RedisServer) -> None:

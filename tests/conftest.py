@@ -17,9 +17,10 @@ from sqlalchemy.exc import OperationalError
 from toolrun import local
 from toolrun.config import Settings, state_directory
 from toolrun.database import open_database
-from toolrun.permissions.agents import AgentStore, Role
+from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.approvals import Approver, AutoApprover
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 from toolrun.sandbox.proxy import Refusal
 from toolrun.tools import Executor, ToolCall, ToolContext, ToolRegistry, ToolResult
 

@@ -12,8 +12,8 @@ from tests.conftest import agent_token
 
 from toolrun.api import create_app
 from toolrun.config import Settings
-from toolrun.permissions.agents import Role
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 from toolrun.tools.builtin import builtin_tools
 
 
@@ -162,6 +162,7 @@ PROTECTED = [
     ("POST", "/v1/calls/abc/approve"),
     ("POST", "/v1/calls/abc/deny"),
     ("GET", "/v1/approvals"),
+    ("GET", "/v1/approvals/abc/preview"),
     ("GET", "/v1/approval-rules"),
     ("POST", "/v1/approval-rules"),
     ("DELETE", "/v1/approval-rules/abc"),

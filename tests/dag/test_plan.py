@@ -15,8 +15,9 @@ from toolrun.dag.graph import (
     topological_order,
 )
 from toolrun.dag.plan import FailurePolicy, RetryPolicy
-from toolrun.permissions.agents import AgentProfile, Role
+from toolrun.permissions.agents import AgentProfile
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 from toolrun.tools.registry import ToolRegistry
 
 REGISTRY = ToolRegistry.with_builtins()

@@ -20,8 +20,9 @@ from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.embedded import terminate
 from toolrun.embedded.admin_token import ensure_admin_token
-from toolrun.permissions.agents import AgentStore, Role
+from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 
 SUPPORT = Path(__file__).parent / "support"
 READY_TIMEOUT_S = 60.0

@@ -15,8 +15,8 @@ import redis
 from tests.integration.platform import Platform, running, wait_for
 from toolrun.calls import keys
 from toolrun.calls.store import CallStore
-from toolrun.permissions.agents import Role
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 
 

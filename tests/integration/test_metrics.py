@@ -12,8 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.platform import Platform, wait_for
 from tests.integration.test_api_calls import submit
-from toolrun.permissions.agents import Role
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

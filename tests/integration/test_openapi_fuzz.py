@@ -7,8 +7,8 @@ import schemathesis
 from schemathesis.checks import not_a_server_error
 
 from tests.integration.platform import Platform
-from toolrun.permissions.agents import Role
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 
 ADMIN = PermissionLevel.ADMIN
 

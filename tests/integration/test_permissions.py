@@ -10,8 +10,8 @@ import pytest
 import redis
 
 from tests.integration.platform import Platform
-from toolrun.permissions.agents import Role
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 
 LEVELS = list(PermissionLevel)
 

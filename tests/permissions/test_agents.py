@@ -8,14 +8,9 @@ import pytest
 from sqlalchemy import text
 
 from toolrun.database import open_database
-from toolrun.permissions.agents import (
-    AgentError,
-    AgentStore,
-    Role,
-    TokenCache,
-    hash_token,
-)
+from toolrun.permissions.agents import AgentError, AgentStore, TokenCache, hash_token
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 from toolrun.tools import ToolRegistry
 
 

@@ -8,8 +8,9 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from toolrun.errors import ToolExecutionError
-from toolrun.permissions.agents import AgentProfile, AgentStore, Role
+from toolrun.permissions.agents import AgentProfile, AgentStore
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 from toolrun.subagents.definition import SubAgent
 from toolrun.subagents.delegation import PlatformDelegation
 from toolrun.subagents.loop import delegated_profile

@@ -10,8 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolrun.api.auth import Admin, Agent
 from toolrun.api.state import ApiState, get_state
-from toolrun.permissions.agents import AgentError, AgentProfile, Role, unknown_entries_message
+from toolrun.permissions.agents import AgentError, AgentProfile, unknown_entries_message
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
 State = Annotated[ApiState, Depends(get_state)]

@@ -10,7 +10,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from toolrun.api.state import ApiState, get_state
-from toolrun.permissions.agents import AgentProfile, Role
+from toolrun.permissions.agents import AgentProfile
+from toolrun.permissions.roles import Role
 from toolrun.permissions.security_log import EventKind
 
 _bearer = HTTPBearer(auto_error=False, description="An agent token from `toolrun agents create`.")

@@ -15,7 +15,7 @@ from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
 from toolrun.api.state import ApiState, get_state
 from toolrun.calls.lifecycle import CallIdTaken
 from toolrun.errors import InvalidArguments, ToolNotFound
-from toolrun.permissions.agents import Role
+from toolrun.permissions.roles import Role
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 
 router = APIRouter(prefix="/v1/calls", tags=["calls"])

@@ -20,7 +20,8 @@ from toolrun.calls import keys
 from toolrun.dag import PlanError, dependencies, parse_plan, plan_problems
 from toolrun.dag.plan import Plan
 from toolrun.dag.run import NodeState, RunStatus
-from toolrun.permissions.agents import AgentProfile, Role
+from toolrun.permissions.agents import AgentProfile
+from toolrun.permissions.roles import Role
 from toolrun.scheduler.store import DagNodeRecord, DagRunRecord, RunExists
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"  # ids of runs already stored

@@ -14,10 +14,12 @@ from pydantic import BaseModel
 from toolrun.api.auth import Agent
 from toolrun.api.state import ApiState, get_state
 from toolrun.history import HistoryFilter
-from toolrun.history.export import MEDIA_TYPES, ExportFormat, export
+from toolrun.history.export import MEDIA_TYPES, export
+from toolrun.history.formats import ExportFormat
 from toolrun.history.records import NamedCall
 from toolrun.history.store import DEFAULT_LIMIT, MAX_LIMIT, InvalidCursor
-from toolrun.permissions.agents import AgentStore, Role
+from toolrun.permissions.agents import AgentStore
+from toolrun.permissions.roles import Role
 from toolrun.tools.model import ToolStatus
 
 router = APIRouter(tags=["history"])

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolrun.api.auth import Agent, Operator
 from toolrun.api.schemas import CALL_ID_PATTERN
 from toolrun.api.state import ApiState, get_state
-from toolrun.permissions.agents import AgentProfile, Role
+from toolrun.permissions.agents import AgentProfile
+from toolrun.permissions.roles import Role
 from toolrun.selection.cards import CardError, ToolCard
 from toolrun.selection.pipeline import Selection, Selector
 from toolrun.selection.preferences import MarkKind, ToolMark

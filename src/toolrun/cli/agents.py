@@ -23,17 +23,13 @@ from toolrun.cli._console import (
     usage_error,
 )
 from toolrun.client import ApiError, ApiUnreachable, Client
-from toolrun.permissions.agents import (
-    AgentError,
-    AgentProfile,
-    AgentStore,
-    Role,
-    unknown_entries_message,
-)
+from toolrun.errors import ToolrunError
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 
 if TYPE_CHECKING:
     from toolrun.config import Settings
+    from toolrun.permissions.agents import AgentProfile, AgentStore
 
 app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 
@@ -45,6 +41,9 @@ def _platform(settings: Settings) -> Client | None:
 
 
 def _store(settings: Settings) -> AgentStore:
+    """The agents' table, for when no platform runs (SQLModel: imported here only)."""
+    from toolrun.permissions.agents import AgentStore  # noqa: PLC0415
+
     return AgentStore(open_platform_database(settings))
 
 
@@ -75,6 +74,8 @@ def create(
                 )
             shown, token = created["agent"], str(created["token"])
         else:
+            from toolrun.permissions.agents import unknown_entries_message  # noqa: PLC0415
+
             unknown = platform_registry(settings).unknown_entries(chosen or [])
             if unknown:
                 raise usage_error(unknown_entries_message(unknown))
@@ -84,7 +85,7 @@ def create(
             shown = _plain(profile)
     except (ApiError, ApiUnreachable) as exc:
         raise _refused(exc) from exc
-    except AgentError as exc:
+    except ToolrunError as exc:  # AgentError: a bad name or pin, a name taken
         raise usage_error(str(exc)) from exc
     err.print(
         f"created agent [bold]{escape(shown['name'])}[/] ({shown['role']}, ceiling "

@@ -25,8 +25,7 @@ from toolrun.cli._console import (
     usage_error,
 )
 from toolrun.client import ApiError, ApiUnreachable
-from toolrun.history import HistoryStore
-from toolrun.history.export import ExportFormat
+from toolrun.history.formats import ExportFormat
 from toolrun.tools.model import ToolStatus
 
 app = typer.Typer(invoke_without_command=True)  # help line: toolrun.cli.GROUPS
@@ -190,6 +189,8 @@ def prune(
             raise usage_error("no retention period set: give --older-than (e.g. 90d)")
         older_than = settings.history_retention_days * 86400
     before = time.time() - older_than
+    from toolrun.history.store import HistoryStore  # noqa: PLC0415 - SQLModel: here only
+
     engine = open_platform_database(settings)
     try:
         gone = HistoryStore(engine).prune(before)

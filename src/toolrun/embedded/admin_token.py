@@ -6,8 +6,9 @@ import contextlib
 import os
 from pathlib import Path
 
-from toolrun.permissions.agents import AgentStore, Role
+from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 
 ADMIN_NAME = "admin"
 

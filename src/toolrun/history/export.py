@@ -13,11 +13,11 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal
+from typing import Any
 
+from toolrun.history.formats import ExportFormat
 from toolrun.history.records import NamedCall
 
-ExportFormat = Literal["csv", "json"]
 _FIELDS = NamedCall.model_fields
 # The agent's name beside its id.
 COLUMNS = ["call_id", "agent_id", "agent_name"]

@@ -12,7 +12,6 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 
 from sqlalchemy import JSON, Column
 from sqlalchemy.engine import Engine
@@ -21,6 +20,7 @@ from sqlmodel import Field, Session, SQLModel, select
 
 from toolrun.errors import ToolrunError
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 from toolrun.tools.model import ToolDescriptor
 from toolrun.tools.semver import VersionRange
 
@@ -28,19 +28,6 @@ TOKEN_PREFIX = "trk_"  # noqa: S105 - marks toolrun tokens (secret scanners), no
 # A revoked token keeps working for at most this long in a process that saw it recently.
 CACHE_TTL_S = 5.0
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_.-")
-
-
-class Role(StrEnum):
-    """What an agent may do besides calling tools: operators approve, admins administer."""
-
-    AGENT = "agent"
-    OPERATOR = "operator"
-    ADMIN = "admin"
-
-    def includes(self, other: Role) -> bool:
-        """True when this role may do everything `other` may (admin ⊃ operator ⊃ agent)."""
-        order = list(Role)
-        return order.index(self) >= order.index(other)
 
 
 class AgentError(ToolrunError):

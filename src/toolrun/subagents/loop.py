@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrun.errors import ToolExecutionError, ToolTimeout
-from toolrun.permissions.agents import AgentProfile, Role
+from toolrun.permissions.agents import AgentProfile
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.roles import Role
 from toolrun.subagents.chat import ChatModel, Reply, ToolRequest, function_spec
 from toolrun.subagents.definition import SubAgent
 from toolrun.tools.base import ToolContext

@@ -75,14 +75,13 @@ def announce(home: Path, api: str) -> None:
 
 
 def withdraw(home: Path) -> None:
-    """Remove this process's record from `home` (another process's stays) and let go of
-    its lock."""
+    """Remove this process's record from `home` (another process's stays): the CLI stops
+    using its address. The lock stays held until the process ends, after its children
+    have stopped: no other platform starts on the home while this one is still stopping."""
     path = home / ADDRESS_FILE
     with contextlib.suppress(OSError, ValueError):
         if json.loads(path.read_text()).get("pid") == os.getpid():
             path.unlink()
-    while _held:
-        os.close(_held.pop())
 
 
 def running_api(home: Path) -> str | None:

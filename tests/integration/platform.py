@@ -36,6 +36,16 @@ def free_port() -> int:
         return port
 
 
+def admin_token(settings: Settings) -> str:
+    """The admin token of the platform of `settings` (made now, as `toolrun up` does)."""
+    engine = open_database(settings.database)
+    try:
+        ensure_admin_token(AgentStore(engine), settings.admin_token_path)
+    finally:
+        engine.dispose()
+    return settings.admin_token_path.read_text().strip()
+
+
 def other_database(url: str, offset: int = 1) -> str:
     """The same Redis, another database: a platform whose queues are its own."""
     base, _, db = url.rpartition("/")
@@ -143,13 +153,7 @@ class Platform:
         )
 
     def start(self) -> None:
-        settings = self.settings
-        engine = open_database(settings.database)
-        try:
-            ensure_admin_token(AgentStore(engine), settings.admin_token_path)
-        finally:
-            engine.dispose()
-        self.token = settings.admin_token_path.read_text().strip()
+        self.token = admin_token(self.settings)
         for level in self.levels:
             self.start_worker(level)
         self.start_process("api", "api", f"--port={self.api_port}")

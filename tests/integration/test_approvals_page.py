@@ -7,6 +7,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,19 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser, platform: Platform) -> Iterator[Page]:
-    opened = browser.new_page()
-    opened.goto(f"{platform.base_url}/ui/approvals#token={platform.token}")
-    yield opened
-    opened.close()
+    with approval_page(browser, platform.base_url, platform.token) as opened:
+        yield opened
+
+
+@contextmanager
+def approval_page(browser: Browser, base_url: str, token: str) -> Iterator[Page]:
+    """The approval page of the platform at `base_url`, signed in with `token`."""
+    page = browser.new_page()
+    try:
+        page.goto(f"{base_url}/ui/approvals#token={token}")
+        yield page
+    finally:
+        page.close()
 
 
 def keep(page: Page, name: str) -> None:
@@ -121,31 +131,23 @@ def test_arguments_are_shown_as_text_never_run_as_markup(page: Page, api: httpx.
 
 
 def test_a_bad_token_shows_the_login_form(browser: Browser, platform: Platform) -> None:
-    page = browser.new_page()
-    try:
-        page.goto(f"{platform.base_url}/ui/approvals#token=trk_forged")
+    with approval_page(browser, platform.base_url, "trk_forged") as page:
         page.locator("#login").wait_for(timeout=SEEN_S)
         status = page.locator("#status")
         assert status.is_visible()  # not inside a hidden part of the page
         assert "token refused: invalid or revoked token" in status.inner_text()
         keep(page, "bad-token")
-    finally:
-        page.close()
 
 
 def test_an_agents_token_is_told_it_may_not_decide(browser: Browser, platform: Platform) -> None:
     token = platform.agent(f"nosy-{uuid.uuid4().hex[:6]}", PermissionLevel.READ_ONLY)
-    page = browser.new_page()
-    try:
-        page.goto(f"{platform.base_url}/ui/approvals#token={token}")
+    with approval_page(browser, platform.base_url, token) as page:
         status = page.locator("#status")
         status.get_by_text("may not see or decide calls").wait_for(timeout=SEEN_S)
         assert status.is_visible()
         assert "use an operator's" in status.inner_text()
         assert not page.get_by_text("No call is waiting").is_visible()  # calls may be
         keep(page, "agent-token")
-    finally:
-        page.close()
 
 
 @pytest.fixture(scope="module")
@@ -163,9 +165,7 @@ def test_an_approver_sees_what_a_call_would_do(browser: Browser, asking: Platfor
         written = api.post("/v1/calls", json={"tool_name": "write", "arguments": body}).json()
         assert written["status"] == "awaiting_approval", written
         command = park(api, "rm -rf page-build && echo done")
-        page = browser.new_page()
-        try:
-            page.goto(f"{asking.base_url}/ui/approvals#token={asking.token}")
+        with approval_page(browser, asking.base_url, asking.token) as page:
             change = page.locator(f'tr[data-call-id="{written["call_id"]}"]')
             change.locator(".diff").wait_for(timeout=SEEN_S)
             assert change.locator(".diff .del").inner_text().strip() == "-beta"
@@ -187,8 +187,6 @@ def test_an_approver_sees_what_a_call_would_do(browser: Browser, asking: Platfor
             assert "denied" in decided.inner_text()
             assert "seen" in decided.inner_text()
             keep(page, "decided")
-        finally:
-            page.close()
 
 
 def test_approve_and_remember_makes_a_standing_rule(browser: Browser, asking: Platform) -> None:
@@ -201,9 +199,7 @@ def test_approve_and_remember_makes_a_standing_rule(browser: Browser, asking: Pl
         compound = agent.post("/v1/calls", json=both).json()
         dangerous = agent.post("/v1/calls", json=bash_call("rm -rf build")).json()
         assert [c["status"] for c in (parked, compound, dangerous)] == ["awaiting_approval"] * 3
-        page = browser.new_page()
-        try:
-            page.goto(f"{asking.base_url}/ui/approvals#token={asking.token}")
+        with approval_page(browser, asking.base_url, asking.token) as page:
             row = page.locator(f'tr[data-call-id="{parked["call_id"]}"]')
             row.locator("button.remember:enabled").click(timeout=SEEN_S)
             page.get_by_text("runs without asking from now on").wait_for(timeout=SEEN_S)
@@ -218,8 +214,6 @@ def test_approve_and_remember_makes_a_standing_rule(browser: Browser, asking: Pl
             page.get_by_text(f"approve {compound['call_id']} failed").wait_for(timeout=SEEN_S)
             failing.locator("button.deny:enabled").wait_for(timeout=SEEN_S)
             keep(page, "remember")
-        finally:
-            page.close()
         again = agent.post("/v1/calls", json=move).json()
         other = agent.post("/v1/calls", json=bash_call("mv other.txt final.txt")).json()
     assert again["status"] == "queued"  # the same line from the same agent: not asked
@@ -241,14 +235,10 @@ def test_remembering_a_write_covers_those_arguments_only(
     with httpx.Client(base_url=asking.base_url, headers=asking.headers, timeout=60) as api:
         parked = api.post("/v1/calls", json=call).json()
         assert parked["status"] == "awaiting_approval", parked
-        page = browser.new_page()
-        try:
-            page.goto(f"{asking.base_url}/ui/approvals#token={asking.token}")
+        with approval_page(browser, asking.base_url, asking.token) as page:
             row = page.locator(f'tr[data-call-id="{parked["call_id"]}"]')
             row.locator("button.remember").click(timeout=SEEN_S)
             page.get_by_text("runs without asking from now on").wait_for(timeout=SEEN_S)
-        finally:
-            page.close()
         same = api.post("/v1/calls", json=call).json()
         other = api.post("/v1/calls", json={**call, "arguments": {**body, "content": "x"}})
     assert same["status"] == "queued"  # no worker here: it waits for one, not for a person

@@ -16,13 +16,10 @@ import pytest
 import redis
 
 from tests.conftest import POSTGRES, postgres_schema
-from tests.integration.platform import SUPPORT, free_port, wait_for
+from tests.integration.platform import SUPPORT, admin_token, free_port, wait_for
 from tests.multihost.network import Host, Network, Relay, namespaces_unavailable
 from toolrun.config import Settings
-from toolrun.database import open_database
 from toolrun.embedded import RedisServer, terminate
-from toolrun.embedded.admin_token import ensure_admin_token
-from toolrun.permissions.agents import AgentStore
 
 WORKER_TTL_S = 3
 LEVELS = ("read_only", "execute")
@@ -124,12 +121,7 @@ def _started(root: Path, schema: str) -> Iterator[Cluster]:
         settings = Settings(
             database_url=cluster.database_url("127.0.0.1", 5432), home=root / "home-core"
         )
-        engine = open_database(settings.database)
-        try:
-            ensure_admin_token(AgentStore(engine), settings.admin_token_path)
-        finally:
-            engine.dispose()
-        cluster.token = settings.admin_token_path.read_text().strip()
+        cluster.token = admin_token(settings)
         core_env = cluster.env(None)
         with (cluster.logs / "api.log").open("ab") as log:
             cluster.core_processes.append(

@@ -9,6 +9,7 @@ that `toolrun --help` imports none of them (pydantic-settings, jsonschema, SQLAl
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 import typer
@@ -31,6 +32,15 @@ EXIT_NOT_ENDED = 3  # a call still awaiting approval, queued or running: no fail
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def inert(value: object) -> str:
+    """`value` as text whose control characters (a terminal's escapes, line breaks) are
+    spelled out: what agents chose — arguments, file names — printed exactly as it is."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
 
 
 def usage_error(message: str) -> typer.Exit:

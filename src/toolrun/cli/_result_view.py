@@ -5,7 +5,6 @@ list of names one a line, the remaining fields on one line (`--json` prints it w
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolrun.cli._console import EXIT_NOT_ENDED, EXIT_TOOL_FAILED, err, out
+from toolrun.cli._console import EXIT_NOT_ENDED, EXIT_TOOL_FAILED, err, inert, out
 
 if TYPE_CHECKING:
     from toolrun.tools.model import ToolResult
@@ -82,13 +81,13 @@ def _print_value(value: Any, *, title: str | None = None) -> bool:
     """Print a list of names or of flat records in its own form; False where it has
     none (the caller prints JSON)."""
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        _write_text("\n".join(_inert(v) for v in value))  # names: one a line
+        _write_text("\n".join(inert(v) for v in value))  # names: one a line
         return True
     if isinstance(value, list) and value and all(_flat_record(v) for v in value):
         columns = list(dict.fromkeys(key for record in value for key in record))
-        table = Table(*(escape(_inert(c)) for c in columns), title=title, title_justify="left")
+        table = Table(*(escape(inert(c)) for c in columns), title=title, title_justify="left")
         for record in value[:_TABLE_ROWS]:
-            table.add_row(*(escape(_inert(_scalar(record.get(c)))) for c in columns))
+            table.add_row(*(escape(inert(_scalar(record.get(c)))) for c in columns))
         out.print(table)
         if len(value) > _TABLE_ROWS:
             _note(f"… {len(value) - _TABLE_ROWS} more rows (--json shows them all)")
@@ -107,15 +106,6 @@ def _scalar(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value)
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _inert(text: str) -> str:
-    """`text` with control characters (a terminal's escapes) spelled out: names and
-    records come from the workspace, which agents write."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _write_text(text: str) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -19,6 +19,7 @@ from toolrun.cli._console import (
     api_client,
     api_failure,
     err,
+    inert,
     load_settings,
     out,
     usage_error,
@@ -73,10 +74,7 @@ def shown(value: object) -> str:
 
     Agents choose these strings; an operator must see exactly what would run.
     """
-    return escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value)))
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+    return escape(inert(value))
 
 
 def _ask(client: Client, item: dict[str, Any]) -> None:
@@ -144,30 +142,35 @@ OfAgent = Annotated[str | None, typer.Option(help="With --all: only this agent's
 OfTool = Annotated[str | None, typer.Option(help="With --all: only calls of this tool.")]
 
 
-@app.command()
-def approve(
-    call_ids: Ids = None,
-    every: Every = False,
-    agent: OfAgent = None,
-    tool: OfTool = None,
-    api: Api = None,
-    reason: Reason = None,
-) -> None:
-    """Run parked calls: the ones named, or --all pending (of --agent, of --tool)."""
-    _decide(api, call_ids or [], Chosen(every, agent, tool), approved=True, reason=reason)
+def _decider(*, approved: bool, doc: str) -> Callable[..., None]:
+    """The `approve` or `deny` command: the same options, one decision."""
+
+    def decide(
+        call_ids: Ids = None,
+        every: Every = False,
+        agent: OfAgent = None,
+        tool: OfTool = None,
+        api: Api = None,
+        reason: Reason = None,
+    ) -> None:
+        _decide(api, call_ids or [], Chosen(every, agent, tool), approved=approved, reason=reason)
+
+    decide.__doc__ = doc
+    return decide
 
 
-@app.command()
-def deny(
-    call_ids: Ids = None,
-    every: Every = False,
-    agent: OfAgent = None,
-    tool: OfTool = None,
-    api: Api = None,
-    reason: Reason = None,
-) -> None:
-    """End parked calls as denied: the ones named, or --all pending (of --agent, --tool)."""
-    _decide(api, call_ids or [], Chosen(every, agent, tool), approved=False, reason=reason)
+app.command("approve")(
+    _decider(
+        approved=True,
+        doc="Run parked calls: the ones named, or --all pending (of --agent, of --tool).",
+    )
+)
+app.command("deny")(
+    _decider(
+        approved=False,
+        doc="End parked calls as denied: the ones named, or --all pending (of --agent, --tool).",
+    )
+)
 
 
 @dataclass(frozen=True)

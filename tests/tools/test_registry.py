@@ -251,3 +251,20 @@ def test_newest_release_is_preferred_over_a_higher_prerelease() -> None:
     beta = registry.get("echo", "2.0.0-beta.1")
     assert beta is not None
     assert beta.descriptor.version == "2.0.0-beta.1"
+
+
+class _LoadedByAnotherThread(ToolRegistry):
+    """A registry whose refresh finds the sources already loaded — by another thread that
+    held the lock meanwhile — and so answers False, with the tool now there."""
+
+    def refresh(self, *, within_s: float = 0.0) -> bool:
+        if "echo" not in self.names():
+            self.register(EchoTool())
+        return False
+
+
+def test_find_looks_again_after_a_refresh_another_thread_did() -> None:
+    registry = _LoadedByAnotherThread()
+    found = registry.find("echo", "1.0.0")
+    assert found is not None
+    assert found.descriptor.version == "1.0.0"

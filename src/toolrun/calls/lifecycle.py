@@ -139,14 +139,14 @@ class Lifecycle:
 
     def _resolve(self, call: ToolCall, agent: AgentProfile | None) -> Tool:
         """The tool the call names for `agent`; on a miss the tool sources are loaded again
-        once (a plugin registered a moment ago, in another process)."""
+        once (a plugin registered a moment ago, in another process) and looked up again,
+        whatever the refresh answers: another thread may have loaded them meanwhile."""
         pin = None if agent is None else agent.pin(call.tool_name)
         visible = None if agent is None else agent.sees
         try:
             return self.tools.resolve(call.tool_name, call.version, pin=pin, visible=visible)
         except ToolNotFound:
-            if not self.tools.refresh(within_s=0):
-                raise
+            self.tools.refresh(within_s=0)
         return self.tools.resolve(call.tool_name, call.version, pin=pin, visible=visible)
 
     def send(self, admitted: Admitted) -> ToolResult:

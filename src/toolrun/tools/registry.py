@@ -82,9 +82,12 @@ class ToolRegistry:
 
     def find(self, name: str, version: str | None = None) -> Tool | None:
         """`get`, and on a miss the changing sources loaded again once (`refresh`: I/O, so
-        an explicit call for a tool the caller was told exists, never a getter's)."""
+        an explicit call for a tool the caller was told exists, never a getter's). Looked
+        up again whatever `refresh` answers: another thread may have loaded the tool while
+        this one waited for the registry's lock."""
         found = self.get(name, version)
-        if found is None and self.refresh(within_s=0):
+        if found is None:
+            self.refresh(within_s=0)
             found = self.get(name, version)
         return found
 

@@ -133,6 +133,35 @@ class Settings(BaseSettings):
         16 * 1024 * 1024, gt=0, description="Largest plugin upload (POST /v1/tools)."
     )
     max_wait_s: float = Field(300.0, gt=0, description="Longest `wait` a caller may ask for.")
+    dispatch_ahead: int = Field(
+        2,
+        ge=0,
+        description="Calls handed to a shared queue's workers beyond their free slots; "
+        "the rest wait their agent's turn (`calls.fairness`).",
+    )
+    batch_every: int = Field(
+        4,
+        ge=1,
+        description="Batch work (DAG nodes, priority batch) waits behind at most this "
+        "many interactive calls in a row.",
+    )
+    queue_bound: int = Field(
+        10_000,
+        ge=0,
+        description="Calls waiting on one queue beyond which new ones get 503 (0: none).",
+    )
+    agent_rate_per_s: float = Field(
+        0.0, ge=0, description="Calls per second an agent may queue (0: no limit)."
+    )
+    agent_burst: int = Field(
+        0, ge=0, description="Calls an agent may queue at once above its rate (0: twice the rate)."
+    )
+    agent_max_in_flight: int = Field(
+        0, ge=0, description="Calls an agent may have queued or running (0: no limit)."
+    )
+    agent_max_queued: int = Field(
+        1000, ge=0, description="Calls an agent may have waiting for a worker (0: no limit)."
+    )
     auto_approve: bool = Field(
         False,
         description="Run calls whose policy is confirm without asking (trusted setups); "

@@ -10,6 +10,9 @@ ToolrunError
 ├── CallNotFound           no call (or no inbox entry) has this id
 ├── CallConflict           the call's state forbids the request (its id is taken, it is
 │                          no longer awaiting approval, its tool is gone)
+├── TryLater               not now: come back after `retry_after_s`
+│   ├── QuotaExceeded      the agent is over one of its quotas (HTTP 429)
+│   └── Overloaded         the call's queue holds as many calls as it may (HTTP 503)
 └── ToolExecutionError     a tool ran and failed; may carry partial output
     └── ToolTimeout        a tool ran past its time limit
 """
@@ -71,3 +74,25 @@ class CallNotFound(ToolrunError):
 class CallConflict(ToolrunError):
     """The call's current state forbids the request (an id already taken, a call that is
     no longer awaiting approval)."""
+
+
+class TryLater(ToolrunError):
+    """The call was not accepted now, and nothing was recorded: send it again after
+    `retry_after_s` seconds."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+        self.first = True  # the first such refusal in a while: worth a security event
+
+
+class QuotaExceeded(TryLater):
+    """The agent is over one of its quotas (`quota`: which)."""
+
+    def __init__(self, message: str, retry_after_s: float, quota: str) -> None:
+        super().__init__(message, retry_after_s)
+        self.quota = quota
+
+
+class Overloaded(TryLater):
+    """The call's queue already holds as many waiting calls as it may."""

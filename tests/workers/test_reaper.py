@@ -8,8 +8,9 @@ from pathlib import Path
 import redis
 from tests.envelopes import envelope
 
+from toolrun.calls import keys
 from toolrun.calls.store import CallStore
-from toolrun.calls.wiring import platform_endings
+from toolrun.calls.wiring import fair_publisher, platform_endings
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
@@ -19,11 +20,13 @@ from toolrun.workers.reaper import Reaper
 
 
 def queued_long_ago(store: CallStore, call: ToolCall) -> None:
-    """Recorded as queued, with its envelope, an hour ago (as `Lifecycle.send` does)."""
+    """Recorded as queued, with its envelope, and taken for the broker an hour ago (as
+    `Lifecycle.send` and the fair queues' pump do)."""
     sent = envelope(call, level=PermissionLevel.READ_ONLY)
     queued = ToolResult.accepted(call, ToolStatus.QUEUED)
     queued.metadata["queued_at"] -= 3600
     assert store.create(queued, request=call.digest(), envelope=sent.model_dump_json())
+    store.client.zadd(keys.SENT, {call.id: queued.metadata["queued_at"]})
 
 
 def test_a_lost_message_is_sent_again_and_a_held_one_is_not(
@@ -32,7 +35,8 @@ def test_a_lost_message_is_sent_again_and_a_held_one_is_not(
     settings = Settings(redis_url=redis_url, home=tmp_path / "home", worker_ttl_s=3)
     store = CallStore(redis_client, ttl_s=600)
     celery = create_celery_app(settings)
-    reaper = Reaper(settings, platform_endings(settings, store, history=None), celery, "me")
+    endings = platform_endings(settings, store, history=None)
+    reaper = Reaper(settings, endings, celery, "me", fair_publisher(settings, redis_client, celery))
     lost = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "a"})
     queued_long_ago(store, lost)
     waiting = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "b"})

@@ -28,7 +28,8 @@ RESULT_RESPONSES: dict[int | str, dict[str, object]] = {
     404: {"description": "Unknown tool"},
     409: {"description": "A call with this id exists and asked for something else"},
     422: {"description": "Invalid arguments"},
-    503: {"description": "Broker unavailable"},
+    429: {"description": "Over one of the agent's quotas; see Retry-After"},
+    503: {"description": "Broker unavailable, or the queue is full; see Retry-After"},
 }
 
 
@@ -36,10 +37,12 @@ RESULT_RESPONSES: dict[int | str, dict[str, object]] = {
 async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait = 0) -> Response:
     """Check a call, then enqueue it on its permission level's queue.
 
-    A tool outside the agent's tool set, pins or ceiling, or a call the sandbox refuses,
-    ends at once as `blocked`. A call whose policy is confirm or dangerous is parked as
-    `awaiting_approval` (202) unless a standing rule covers it. With `wait`, answers 200
-    with the final ToolResult if the call ends in time, else 202 with its current state.
+    A call over one of the agent's quotas gets 429, one whose queue is full 503, both with
+    Retry-After and nothing recorded. A tool outside the agent's tool set, pins or
+    ceiling, or a call the sandbox refuses, ends at once as `blocked`. A call whose policy
+    is confirm or dangerous is parked as `awaiting_approval` (202) unless a standing rule
+    covers it. With `wait`, answers 200 with the final ToolResult if the call ends in
+    time, else 202 with its current state.
     The same request sent again under its id (a retry) answers with that call's state;
     another request under a taken id is a 409.
     """
@@ -53,7 +56,9 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
     )
     with bound_contextvars(call_id=call.id):  # on every line logged while it is admitted
         try:
-            result = await admitted(state, state.lifecycle.admit, call, agent)
+            result = await admitted(
+                state, state.lifecycle.admit, call, agent, priority=body.priority, metered=True
+            )
         except ToolNotFound as exc:
             raise HTTPException(404, str(exc)) from exc
         except InvalidArguments as exc:

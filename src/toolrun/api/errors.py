@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ from fastapi.responses import JSONResponse
 from kombu.exceptions import OperationalError
 from sqlalchemy.exc import SQLAlchemyError
 
-from toolrun.errors import CallConflict, CallNotFound
+from toolrun.errors import CallConflict, CallNotFound, QuotaExceeded, TryLater
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,8 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     """Validation → 400/422, an unknown call → 404, a call whose state forbids the
-    request → 409, broker or database down → 503, anything else → 500 with no internals."""
+    request → 409, over a quota → 429, a full queue → 503 (both with Retry-After), broker
+    or database down → 503, anything else → 500 with no internals."""
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -40,6 +42,13 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(CallConflict)
     async def conflict(request: Request, exc: CallConflict) -> JSONResponse:
         return problem(409, str(exc))
+
+    @app.exception_handler(TryLater)
+    async def try_later(request: Request, exc: TryLater) -> JSONResponse:
+        status = 429 if isinstance(exc, QuotaExceeded) else 503
+        answer = problem(status, str(exc))
+        answer.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
+        return answer
 
     @app.exception_handler(redis.RedisError)
     @app.exception_handler(OperationalError)

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from toolrun.calls.envelope import Priority
 from toolrun.calls.keys import DAG_CALL_PREFIX
 
 CALL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
@@ -22,6 +23,11 @@ class CallRequest(BaseModel):
     tool_name: str = Field(min_length=1, max_length=64)
     version: str | None = Field(None, max_length=64, description="Default: newest version.")
     arguments: dict[str, Any] = Field(default_factory=dict)
+    priority: Priority = Field(
+        Priority.INTERACTIVE,
+        description="batch: work that can wait, served after interactive calls on its queue "
+        "(never starved).",
+    )
 
     @field_validator("id")
     @classmethod

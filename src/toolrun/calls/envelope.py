@@ -8,6 +8,7 @@ may run the tool, and that the arguments are the call's, valid, with their defau
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -15,6 +16,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from toolrun.permissions.policy import Policy, Risk
 from toolrun.tools.model import ToolCall
 from toolrun.tools.semver import Version
+
+
+class Priority(StrEnum):
+    """How soon a call is wanted: an agent waits for it, or it is work that can wait (DAG
+    nodes, calls marked batch), served after interactive calls (`calls.fairness`)."""
+
+    INTERACTIVE = "interactive"
+    BATCH = "batch"
 
 
 class Envelope(BaseModel):
@@ -32,6 +41,7 @@ class Envelope(BaseModel):
     queued_at: float = 0.0  # set when it is queued (or queued again, once approved)
     time_limit_s: float = Field(gt=0)  # the tool's own limit, shortened by a node's timeout
     trace: dict[str, str] = Field(default_factory=dict)  # W3C trace context, when given
+    priority: Priority = Priority.INTERACTIVE
     # What settling the call without its tool at hand needs (a reaper, a hard time limit):
     # whether running it twice is safe, and which arguments are secrets (never stored).
     repeat_safe: bool = False

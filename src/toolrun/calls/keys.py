@@ -6,9 +6,12 @@ PREFIX = "toolrun"
 DEAD_LETTERS = f"{PREFIX}:dead_letters"
 
 
+RECORD_PREFIX = f"{PREFIX}:call:"
+
+
 def record(call_id: str) -> str:
     """JSON ToolResult of the call, in its latest state."""
-    return f"{PREFIX}:call:{call_id}"
+    return RECORD_PREFIX + call_id
 
 
 def request(call_id: str) -> str:
@@ -88,3 +91,50 @@ def run_of(call_id: str) -> str | None:
     if not call_id.startswith(DAG_CALL_PREFIX):
         return None
     return call_id[len(DAG_CALL_PREFIX) :].split(":", 1)[0]
+
+
+# Fair dispatch (`calls.fairness`): the calls of each shared queue wait in per-agent lists,
+# taken in turn, and reach the broker only while the queue's workers have a free slot.
+FAIR = f"{PREFIX}:fair"
+FAIR_SLOTS = f"{FAIR}:slots"  # worker name → its pool size
+FAIR_WAITING = f"{FAIR}:waiting"  # "q:<queue>" / "a:<agent>" → calls waiting, not yet sent
+
+
+def fair_workers(queue: str) -> str:
+    """The workers consuming a shared queue: a sorted set of names scored with the time
+    their presence expires unless renewed (`workers.presence`)."""
+    return f"{FAIR}:{queue}:workers"
+
+
+def fair_sent(queue: str) -> str:
+    """The calls of a queue handed to its workers and not ended: id → when (a sorted set)."""
+    return f"{FAIR}:{queue}:sent"
+
+
+def fair_turn(queue: str) -> str:
+    """A queue's count of calls taken, which decides when batch work has its turn."""
+    return f"{FAIR}:{queue}:turn"
+
+
+def fair_ring(queue: str, priority: str) -> str:
+    """The agents with calls waiting on a queue at one priority, in the order served."""
+    return f"{FAIR}:{queue}:{priority}"
+
+
+def fair_waiting(queue: str, priority: str, agent: str) -> str:
+    """One agent's calls waiting on a queue at one priority, oldest first."""
+    return f"{fair_ring(queue, priority)}:{agent}"
+
+
+def agent_open(agent: str) -> str:
+    """An agent's calls queued or running: id → when queued (a sorted set)."""
+    return f"{PREFIX}:agent:{agent}:open"
+
+
+def agent_bucket(agent: str) -> str:
+    """An agent's token bucket for its calls-per-second quota: tokens, and when counted."""
+    return f"{PREFIX}:agent:{agent}:bucket"
+
+
+THROTTLED = f"{PREFIX}:throttled"  # "<agent>|<quota>" → calls refused for it
+NO_AGENT = "-"  # the agent key of calls on a platform without agent profiles

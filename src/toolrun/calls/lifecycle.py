@@ -19,15 +19,17 @@ from typing import Any, Protocol
 from structlog.contextvars import bound_contextvars
 
 from toolrun.calls.endings import Endings
-from toolrun.calls.envelope import Envelope
+from toolrun.calls.envelope import Envelope, Priority
+from toolrun.calls.quotas import QuotaGate
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
-from toolrun.errors import CallConflict, CallNotFound, SandboxViolation, ToolNotFound
+from toolrun.errors import CallConflict, CallNotFound, SandboxViolation, ToolNotFound, TryLater
 from toolrun.history.records import secret_names
 from toolrun.permissions.agents import AgentProfile, AgentStore
 from toolrun.permissions.inbox import ApprovalInbox, ApprovalRecord, ApprovalStatus
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Policy, Risk, Verdict
+from toolrun.permissions.quotas import Quota
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import EventKind, SecurityLog
 from toolrun.tools.base import Tool, ToolContext
@@ -41,7 +43,7 @@ Presence = Callable[[str, PermissionLevel], bool]
 
 
 class Publisher(Protocol):
-    """Queues an admitted call for the workers (`workers.dispatch.CeleryPublisher`)."""
+    """Queues an admitted call for the workers (`workers.dispatch.FairPublisher`)."""
 
     def send(self, envelope: Envelope, parameters: dict[str, Any] | None) -> None: ...
 
@@ -63,6 +65,7 @@ class Admitted:
     parameters: dict[str, Any]  # the tool's schema: which arguments are never shown
     agent_name: str | None  # shown to operators when the call is parked
     request: str  # the digest of the call as sent (`ToolCall.digest`), kept with its record
+    quota: Quota  # the agent's limits, the platform's defaults filling the gaps
 
     @property
     def call(self) -> ToolCall:
@@ -83,27 +86,40 @@ class Lifecycle:
     rules: RuleBook
     security: SecurityLog
     agents: AgentStore
+    quotas: QuotaGate | None = None  # None: no quotas (a platform of one process)
     context: ToolContext = field(init=False)  # for the risk checks, which look at the workspace
 
     def __post_init__(self) -> None:
         self.context = ToolContext.create(self.settings)
+        self.default_quota = Quota.defaults(self.settings)
 
     # -- admission -------------------------------------------------------------------
 
     def admit(
-        self, call: ToolCall, agent: AgentProfile | None, *, limit_s: float | None = None
+        self,
+        call: ToolCall,
+        agent: AgentProfile | None,
+        *,
+        priority: Priority = Priority.INTERACTIVE,
+        metered: bool = False,
     ) -> ToolResult:
         """Decide on a call and carry the decision out; returns its first state (blocked,
         queued or awaiting approval). See `decide` and `send` for what they raise."""
-        decided = self.decide(call, agent, limit_s=limit_s)
-        return decided if isinstance(decided, ToolResult) else self.send(decided)
+        decided = self.decide(call, agent, priority=priority)
+        return decided if isinstance(decided, ToolResult) else self.send(decided, metered=metered)
 
     def decide(
-        self, call: ToolCall, agent: AgentProfile | None, *, limit_s: float | None = None
+        self,
+        call: ToolCall,
+        agent: AgentProfile | None,
+        *,
+        limit_s: float | None = None,
+        priority: Priority = Priority.INTERACTIVE,
     ) -> Admitted | ToolResult:
         """Check a call as `agent` (None: a platform without agents). `call.version` is
         the version asked for, exact or a range; `limit_s` shortens the tool's time limit
-        (a node's timeout). A call refused here is recorded and returned as ended.
+        (a node's timeout); `priority` decides its turn on its queue (`calls.fairness`).
+        A call refused here is recorded and returned as ended.
 
         Raises:
             ToolNotFound: no such tool (or version) for this agent; nothing is recorded.
@@ -133,9 +149,10 @@ class Lifecycle:
             approved_by = self._pre_approval(call, arguments, verdict)
         envelope = _envelope(
             call, tool, arguments, verdict, self.settings, approved_by=approved_by, cap_s=limit_s
-        )
+        ).model_copy(update={"priority": priority})
         agent_name = None if agent is None else agent.name
-        return Admitted(envelope, descriptor.parameters, agent_name, request)
+        quota = self.default_quota if agent is None else agent.quota.over(self.default_quota)
+        return Admitted(envelope, descriptor.parameters, agent_name, request, quota)
 
     def _resolve(self, call: ToolCall, agent: AgentProfile | None) -> Tool:
         """The tool the call names for `agent`; on a miss the tool sources are loaded again
@@ -149,15 +166,20 @@ class Lifecycle:
             self.tools.refresh(within_s=0)
         return self.tools.resolve(call.tool_name, call.version, pin=pin, visible=visible)
 
-    def send(self, admitted: Admitted) -> ToolResult:
-        """Queue the call, or park it for approval; returns its first state.
+    def send(self, admitted: Admitted, *, metered: bool = False) -> ToolResult:
+        """Queue the call, or park it for approval; returns its first state. `metered`:
+        a call an agent sent itself (not a DAG node's or a sub-agent's, which the platform
+        paces), held to its agent's quotas and its queue's bound before it is queued.
 
         Raises:
             CallIdTaken: a call with this id exists (nothing was sent).
+            QuotaExceeded, Overloaded: not now (nothing was recorded).
         """
         envelope = admitted.envelope
         if envelope.needs_approval:
             return self._park(admitted)
+        if metered and self.quotas is not None:
+            self._check_quota(admitted)
         queued = ToolResult.accepted(envelope.call, ToolStatus.QUEUED)
         if envelope.approved_by is not None:
             queued.metadata["approved_by"] = envelope.approved_by
@@ -173,6 +195,26 @@ class Lifecycle:
             self.calls.forget(envelope.call.id)  # not queued after all: the id is free again
             raise
         return queued
+
+    def _check_quota(self, admitted: Admitted) -> None:
+        """Raises `TryLater` (recorded in the security log, once in a while per agent and
+        quota) when the call may not be queued now."""
+        assert self.quotas is not None  # noqa: S101 - checked by the caller
+        call = admitted.call
+        try:
+            self.quotas.check(
+                call.agent_id, admitted.agent_name, admitted.quota, admitted.envelope.queue
+            )
+        except TryLater as refused:
+            if refused.first:
+                self.security.record(
+                    EventKind.QUOTA,
+                    str(refused),
+                    agent_id=call.agent_id,
+                    call_id=call.id,
+                    tool_name=call.tool_name,
+                )
+            raise
 
     def _park(self, admitted: Admitted) -> ToolResult:
         """Record the call as awaiting approval, then put it in the operators' inbox. In

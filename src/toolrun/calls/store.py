@@ -17,6 +17,7 @@ import redis
 import redis.asyncio as aioredis
 
 from toolrun.calls import keys
+from toolrun.calls.fairness import FAIR_QUEUES, agent_key
 from toolrun.tools.model import ToolResult, ToolStatus
 
 _DONE_TTL_S = 600
@@ -50,8 +51,7 @@ local current = redis.call('GET', KEYS[1])
 if current and cjson.decode(current)['status'] == ARGV[3] then
     redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
     if ARGV[4] ~= '' then
-        redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
-        redis.call('HSET', KEYS[3], ARGV[6], ARGV[4])
+        redis.call('HSET', KEYS[2], ARGV[5], ARGV[4])
     end
     return 1
 end
@@ -67,8 +67,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[3]) then
         redis.call('XADD', KEYS[3], '*', 'result', ARGV[1], 'arguments', ARGV[4])
     end
     if ARGV[5] ~= '' then
-        redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
-        redis.call('HSET', KEYS[5], ARGV[7], ARGV[5])
+        redis.call('HSET', KEYS[4], ARGV[6], ARGV[5])
     end
     return 1
 end
@@ -80,9 +79,10 @@ return 0
 # worker back after the platform settled its call as lost, a cancel racing a finish),
 # store the final state, hand it to the waiters, wake the scheduler for a DAG node's call,
 # add its history row's makings to the outbox (`calls.outbox`), forget which worker held
-# it, and add the call's counters (`Increment`s: key, field, amount). Only from the states
-# in ARGV[7] (",queued,running,": a cancel ends only what has not started). Returns 1 when
-# stored.
+# it, free its slot on its queue and among its agent's open calls (`calls.fairness`: KEYS
+# from 8 on), and add the call's counters (`Increment`s: key, field, amount). Only from
+# the states in ARGV[7] (",queued,running,": a cancel ends only what has not started).
+# Returns 1 when stored.
 _FINISH = """
 local current = redis.call('GET', KEYS[1])
 if current then
@@ -103,6 +103,9 @@ end
 redis.call('HDEL', KEYS[5], ARGV[6])
 redis.call('ZREM', KEYS[6], ARGV[6])
 redis.call('HDEL', KEYS[7], ARGV[6])
+for i = 8, #KEYS do
+    redis.call('ZREM', KEYS[i], ARGV[6])
+end
 for i = 8, #ARGV, 3 do
     if string.find(ARGV[i + 2], '[.eEn]') then
         redis.call('HINCRBYFLOAT', ARGV[i], ARGV[i + 1], ARGV[i + 2])
@@ -112,6 +115,7 @@ for i = 8, #ARGV, 3 do
 end
 return 1
 """
+_HANDED_OUT = tuple(keys.fair_sent(queue) for queue in sorted(FAIR_QUEUES))
 _PENDING = ",queued,running,awaiting_approval,"  # the states a call may end from
 _NOT_STARTED = ",queued,awaiting_approval,"
 # A counter to add to when a call ends: (hash key, field, amount).
@@ -168,17 +172,14 @@ class CallStore:
             keys.record(call_id),
             keys.request(call_id),
             keys.HISTORY_OUTBOX,
-            keys.SENT,
             keys.SENT_ENVELOPES,
         ]
-        queued_at = result.metadata.get("queued_at") or time.time()
         args: list[str | int | float] = [
             result.model_dump_json(),
             request,
             self.ttl_s,
             arguments or "",
             envelope or "",
-            queued_at,
             call_id,
         ]
         return bool(self._create(keys=call_keys, args=args))
@@ -187,17 +188,9 @@ class CallStore:
         """Move a call from state `was` to `result` (an approved call becoming queued), in
         one atomic step; False, with nothing written, when it is no longer in `was`.
         `envelope`: as for `create`."""
-        queued_at = result.metadata.get("queued_at") or time.time()
         replaced = self._replace(
-            keys=[keys.record(result.call_id), keys.SENT, keys.SENT_ENVELOPES],
-            args=[
-                result.model_dump_json(),
-                self.ttl_s,
-                was.value,
-                envelope or "",
-                queued_at,
-                result.call_id,
-            ],
+            keys=[keys.record(result.call_id), keys.SENT_ENVELOPES],
+            args=[result.model_dump_json(), self.ttl_s, was.value, envelope or "", result.call_id],
         )
         return bool(replaced)
 
@@ -286,6 +279,8 @@ class CallStore:
             keys.HOLDERS,
             keys.SENT,
             keys.SENT_ENVELOPES,
+            keys.agent_open(agent_key(result.metadata.get("agent_id"))),
+            *_HANDED_OUT,
         ]
         args = [
             encoded,

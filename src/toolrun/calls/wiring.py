@@ -8,7 +8,9 @@ from celery import Celery
 from sqlalchemy.engine import Engine
 
 from toolrun.calls.endings import STORE_RETRY_DELAYS_S, Endings, Subscriber
+from toolrun.calls.fairness import FairQueues
 from toolrun.calls.lifecycle import Lifecycle
+from toolrun.calls.quotas import QuotaGate
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.monitoring import CallMonitor
@@ -18,7 +20,7 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
 from toolrun.tools.registry import ToolRegistry
-from toolrun.workers.dispatch import CeleryPublisher
+from toolrun.workers.dispatch import FairPublisher
 from toolrun.workers.presence import has_workers
 
 
@@ -62,10 +64,17 @@ def platform_lifecycle(
         tools=tools,
         calls=ended.store,
         endings=ended,
-        publisher=CeleryPublisher(celery, kill_grace_s=settings.kill_grace_s),
+        publisher=fair_publisher(settings, client, celery),
         presence=present,
         inbox=ApprovalInbox(database),
         rules=RuleBook(database),
         security=SecurityLog(database),
         agents=AgentStore(database),
+        quotas=QuotaGate(client, queue_bound=settings.queue_bound),
     )
+
+
+def fair_publisher(settings: Settings, client: redis.Redis, celery: Celery) -> FairPublisher:
+    """How calls reach the workers: in their agents' turns (`calls.fairness`)."""
+    queues = FairQueues(client, ahead=settings.dispatch_ahead, batch_every=settings.batch_every)
+    return FairPublisher(celery, queues, kill_grace_s=settings.kill_grace_s)

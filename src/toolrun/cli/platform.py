@@ -130,9 +130,17 @@ def worker(
     wait_for_broker(client)
     report_isolation(client, name, isolation)
     queues, machine_key = _queues_of(level, settings)
-    presence = Presence(client, name, ttl_s=settings.worker_ttl_s, machine_key=machine_key)
+    presence = Presence(
+        client,
+        name,
+        ttl_s=settings.worker_ttl_s,
+        machine_key=machine_key,
+        queue=queues[0],
+        slots=concurrency,
+    )
     presence.start()
     reaper = Reaper.of(runtime, app, client)
+    reaper.publisher.pump(queues[0])  # calls that waited for a worker of this queue
     app.steps["consumer"].add(reaper.consumer_step())
     reaper.start()
     # Its own database engine (pool processes, forked at any time, use the runtime's),

@@ -20,6 +20,7 @@ from sqlmodel import Field, Session, SQLModel, select
 
 from toolrun.errors import ToolrunError
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.quotas import NO_QUOTA, Quota
 from toolrun.permissions.roles import Role
 from toolrun.tools.model import ToolDescriptor
 from toolrun.tools.semver import VersionRange
@@ -48,6 +49,11 @@ class AgentRecord(SQLModel, table=True):
     token_hash: str = Field(unique=True, index=True)
     created_at: float
     revoked: bool = False
+    # Quotas (`permissions.quotas`); None: the platform's default.
+    rate_per_s: float | None = None
+    burst: int | None = None
+    max_in_flight: int | None = None
+    max_queued: int | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class AgentProfile:
     ceiling: PermissionLevel
     tools: frozenset[str] | None = None  # tool names and "tag:<tag>"; None: every tool
     pins: tuple[tuple[str, VersionRange], ...] = ()
+    quota: Quota = NO_QUOTA  # its own limits; the platform's defaults fill the rest
 
     @classmethod
     def from_record(cls, record: AgentRecord) -> AgentProfile:
@@ -70,6 +77,12 @@ class AgentProfile:
             ceiling=PermissionLevel(record.ceiling),
             tools=None if record.tools is None else frozenset(record.tools),
             pins=tuple(parse_pin(pin) for pin in record.pins),
+            quota=Quota(
+                rate_per_s=record.rate_per_s,
+                burst=record.burst,
+                max_in_flight=record.max_in_flight,
+                max_queued=record.max_queued,
+            ),
         )
 
     def sees(self, descriptor: ToolDescriptor) -> bool:
@@ -140,6 +153,7 @@ class AgentStore:
         role: Role = Role.AGENT,
         tools: Iterable[str] | None = None,
         pins: Iterable[str] = (),
+        quota: Quota = NO_QUOTA,
     ) -> tuple[AgentProfile, str]:
         """A new profile and its token (returned once, never stored in the clear).
 
@@ -163,6 +177,10 @@ class AgentStore:
             pins=pin_list,
             token_hash=hash_token(token),
             created_at=time.time(),
+            rate_per_s=quota.rate_per_s,
+            burst=quota.burst,
+            max_in_flight=quota.max_in_flight,
+            max_queued=quota.max_queued,
         )
         with Session(self.engine) as session:
             session.add(record)
@@ -229,6 +247,31 @@ class AgentStore:
             session.add(record)
             session.commit()
             return True
+
+    def set_quota(self, name: str, quota: Quota, *, reset: Iterable[str] = ()) -> AgentProfile:
+        """Change an agent's quotas: each limit given (not None) replaces its own (0: no
+        limit); the limits named in `reset` go back to the platform's defaults.
+
+        Raises:
+            AgentError: no such agent, or `reset` names no limit.
+        """
+        known = list(Quota().as_dict())
+        unknown = [limit for limit in reset if limit not in known]
+        if unknown:
+            raise AgentError(f"no such quota: {', '.join(unknown)} (known: {', '.join(known)})")
+        with Session(self.engine) as session:
+            record = session.exec(select(AgentRecord).where(AgentRecord.name == name)).first()
+            if record is None or record.revoked:
+                raise AgentError(f"no agent named {name!r}")
+            for limit, value in quota.as_dict().items():
+                if value is not None:
+                    setattr(record, limit, value)
+            for limit in reset:
+                setattr(record, limit, None)
+            session.add(record)
+            session.commit()
+            session.refresh(record)
+            return AgentProfile.from_record(record)
 
     def rotate(self, name: str) -> str:
         """A new token for an existing agent; the old one stops working.

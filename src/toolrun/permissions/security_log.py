@@ -21,6 +21,7 @@ class EventKind(StrEnum):
     AUTH = "auth"  # a request with a missing or unknown token
     FORBIDDEN = "forbidden"  # a role doing what it may not (an agent approving, say)
     JAIL = "jail"  # a path outside the workspace a tool's process was refused
+    QUOTA = "quota"  # an agent over a quota, or a full queue (one event per burst)
 
 
 class SecurityEvent(SQLModel, table=True):

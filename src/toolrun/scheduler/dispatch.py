@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolrun.calls.envelope import Priority
 from toolrun.calls.lifecycle import Admitted, CallIdTaken, Lifecycle
 from toolrun.calls.store import CallStore
 from toolrun.dag.plan import Node
@@ -68,7 +69,8 @@ class NodeDispatcher:
             agent_id=None if agent is None else agent.id,
         )
         try:
-            decided = self.lifecycle.decide(call, agent, limit_s=timeout_s)
+            # A plan's nodes are batch work: after the calls agents wait for, never starved.
+            decided = self.lifecycle.decide(call, agent, limit_s=timeout_s, priority=Priority.BATCH)
         except ToolNotFound as exc:
             return Refused(str(exc))
         except InvalidArguments as exc:

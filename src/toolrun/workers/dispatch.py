@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -11,8 +12,10 @@ from celery import Celery
 from kombu import Exchange, Queue
 
 from toolrun.calls.envelope import Envelope
+from toolrun.calls.fairness import FAIR_QUEUES, FairQueues
 from toolrun.history.records import redact
 
+log = logging.getLogger(__name__)
 EXECUTE_TASK = "toolrun.execute"
 # The tool's own limit fires first and the sandbox kills its processes: SIGTERM, a grace,
 # SIGKILL, then a sweep with another grace and up to 2 s for the cgroup to empty. Celery's
@@ -84,11 +87,53 @@ def enqueue(
 
 
 @dataclass(frozen=True)
-class CeleryPublisher:
-    """The lifecycle's way to queue a call: a Celery message on the call's queue."""
+class FairPublisher:
+    """The lifecycle's way to queue a call: on a shared queue, in its agent's turn
+    (`calls.fairness`); on a machine's queue, a Celery message at once."""
 
     app: Celery
+    queues: FairQueues
     kill_grace_s: float
 
     def send(self, envelope: Envelope, parameters: dict[str, Any] | None) -> None:
-        enqueue(self.app, envelope, parameters=parameters, kill_grace_s=self.kill_grace_s)
+        """Queue an admitted call whose record (with its envelope) is stored.
+
+        Raises:
+            redis.RedisError, kombu's OperationalError: the call was not queued.
+        """
+        call = envelope.call
+        if not self.queues.is_fair(envelope.queue):
+            self.queues.note_sent(call.id, call.agent_id)
+            enqueue(self.app, envelope, parameters=parameters, kill_grace_s=self.kill_grace_s)
+            return
+        taken = self.queues.add(call.id, envelope.queue, envelope.priority, call.agent_id)
+        self._publish(taken)
+
+    def pump(self, queue: str) -> int:
+        """Send the calls `queue`'s workers have room for; returns how many."""
+        return self._publish(self.queues.pump(queue)) if self.queues.is_fair(queue) else 0
+
+    def pump_all(self) -> int:
+        """`pump` every shared queue (a worker starting, a reaper's round)."""
+        return sum(self.pump(queue) for queue in sorted(FAIR_QUEUES))
+
+    def _publish(self, taken: list[str]) -> int:
+        """Send calls taken from the fair queues. They are noted as sent: one whose
+        message fails here is sent again by the reapers (`workers.reaper.send_lost`),
+        so a failure is logged, not raised (the call is queued either way)."""
+        for raw in taken:
+            envelope = Envelope.model_validate_json(raw)
+            try:
+                enqueue(
+                    self.app,
+                    envelope,
+                    parameters=envelope.redaction(),
+                    kill_grace_s=self.kill_grace_s,
+                )
+            except Exception as exc:
+                log.warning(
+                    "call %s taken for its workers but not sent (%r); the reapers send it",
+                    envelope.call.id,
+                    exc,
+                )
+        return len(taken)

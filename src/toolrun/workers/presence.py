@@ -36,15 +36,25 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], tonumber(now[1]) + tonumber(now[2]) 
 
 class Presence:
     """A worker's presence, renewed by a daemon thread until `stop`; `machine_key`: its
-    machine's list of its level's workers (None: the delegation worker, on no such list)."""
+    machine's list of its level's workers (None: the delegation worker, on no such list);
+    `queue`: the shared queue it serves with `slots` pool processes (`calls.fairness`)."""
 
     def __init__(
-        self, client: redis.Redis, worker: str, *, ttl_s: float, machine_key: str | None
+        self,
+        client: redis.Redis,
+        worker: str,
+        *,
+        ttl_s: float,
+        machine_key: str | None,
+        queue: str | None = None,
+        slots: int = 1,
     ) -> None:
         self.client = client
         self.worker = worker
         self.ttl_s = ttl_s
         self.machine_key = machine_key
+        self.queue = queue
+        self.slots = slots
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="presence", daemon=True)
 
@@ -53,17 +63,28 @@ class Presence:
         self._thread.start()
 
     def renew(self) -> None:
-        names = [keys.WORKERS, *([] if self.machine_key is None else [self.machine_key])]
+        if self.queue is not None:  # its size first: counted as soon as it is listed
+            self.client.hset(keys.FAIR_SLOTS, self.worker, self.slots)
+        names = self._lists()
         self.client.eval(_RENEW, len(names), *names, self.worker, self.ttl_s)
 
     def stop(self) -> None:
         self._stop.set()
         with contextlib.suppress(redis.RedisError):
             pipe = self.client.pipeline(transaction=False)
-            pipe.zrem(keys.WORKERS, self.worker)
-            if self.machine_key is not None:
-                pipe.zrem(self.machine_key, self.worker)
+            for name in self._lists():
+                pipe.zrem(name, self.worker)
+            pipe.hdel(keys.FAIR_SLOTS, self.worker)
             pipe.execute()
+
+    def _lists(self) -> list[str]:
+        """The lists of live workers this one is on."""
+        names = [keys.WORKERS]
+        if self.machine_key is not None:
+            names.append(self.machine_key)
+        if self.queue is not None:
+            names.append(keys.fair_workers(self.queue))
+        return names
 
     def _beat(self) -> None:
         while not self._stop.wait(self.ttl_s / 3):

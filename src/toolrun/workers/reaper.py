@@ -44,11 +44,11 @@ from toolrun.calls import keys
 from toolrun.calls.endings import Endings
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.store import CallStore
-from toolrun.calls.wiring import platform_endings
+from toolrun.calls.wiring import fair_publisher, platform_endings
 from toolrun.config import Settings
 from toolrun.tools.model import ToolResult, ToolStatus
 from toolrun.workers.broker import held_task_ids
-from toolrun.workers.dispatch import enqueue
+from toolrun.workers.dispatch import FairPublisher, enqueue
 from toolrun.workers.presence import alive_workers
 from toolrun.workers.runtime import WorkerRuntime, lost_after_start
 
@@ -68,14 +68,18 @@ class Reaper:
     endings: Endings  # on a Redis client of the reaper's own
     celery: Celery
     name: str  # this worker's, holding the lock while it sweeps
+    publisher: FairPublisher  # also on that client
     _stop: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def of(cls, runtime: WorkerRuntime, celery: Celery, client: redis.Redis) -> Reaper:
         """The reaper of the worker running `runtime`, talking to Redis through `client`."""
-        store = CallStore(client, ttl_s=runtime.settings.call_ttl_s)
-        endings = platform_endings(runtime.settings, store, history=None)
-        return cls(runtime.settings, endings, celery, runtime.name)
+        settings = runtime.settings
+        store = CallStore(client, ttl_s=settings.call_ttl_s)
+        endings = platform_endings(settings, store, history=None)
+        return cls(
+            settings, endings, celery, runtime.name, fair_publisher(settings, client, celery)
+        )
 
     @property
     def store(self) -> CallStore:
@@ -111,6 +115,7 @@ class Reaper:
         ready_at = time.monotonic() + self.settings.worker_ttl_s  # see below
         while not self._stop.wait(self.every_s):
             try:
+                self.publisher.pump_all()  # a pump lost with a process is made up here
                 if time.monotonic() >= ready_at and self._my_turn():
                     self.sweep()
                     self.send_lost()

@@ -15,10 +15,11 @@ from pydantic import ValidationError
 from structlog.contextvars import bound_contextvars
 
 from toolrun.calls.envelope import Envelope
+from toolrun.calls.wiring import fair_publisher
 from toolrun.monitoring import configure_logging
 from toolrun.sandbox.tracking import kill_labelled, label_for
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
-from toolrun.workers.dispatch import EXECUTE_TASK
+from toolrun.workers.dispatch import EXECUTE_TASK, FairPublisher
 from toolrun.workers.runtime import WorkerRuntime
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     class ToolTask(Task[Any, None]):
         Request = ToolRequest  # type: ignore[assignment]  # Celery takes a class or a path
 
+    publisher = fair_publisher(runtime.settings, runtime.store.client, app)
+
     @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True, throws=(ToolCallFailed,))
     def execute(self: ToolTask, payload: dict[str, Any], *older: Any) -> None:
         if older:  # queued before the envelope: the caller learns, nothing runs
@@ -85,6 +88,7 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
                 extra={"call_id": call.id},
             )
             raise Reject(exc, requeue=True) from exc
+        _next_call(publisher, envelope.queue)
         if result is not None and not result.ok:
             raise ToolCallFailed(f"{result.status}: {result.error or '(no message)'}")
 
@@ -121,6 +125,15 @@ def _settle_unread(runtime: WorkerRuntime, call_id: str, error: str) -> None:
         current.error = error
         call = ToolCall(id=call_id, tool_name=current.tool_name, version=current.tool_version)
         runtime.end(call, current)
+
+
+def _next_call(publisher: FairPublisher, queue: str) -> None:
+    """This call's slot is free: send the next call waiting its turn on `queue`. A pump
+    that fails is made up by the next one (another ending, a reaper's round)."""
+    try:
+        publisher.pump(queue)
+    except Exception as exc:
+        log.warning("the next calls of %s not sent (%r); a later pump sends them", queue, exc)
 
 
 def refresh_tool_sources(runtime: WorkerRuntime) -> None:

@@ -1,0 +1,53 @@
+"""An agent's quotas: how fast it may queue calls, and how many it may have open.
+
+A profile sets any of them; the others are the platform's defaults (`Settings.agent_*`).
+0 means no limit. What enforces them is `calls.quotas`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from toolrun.config import Settings
+
+
+@dataclass(frozen=True)
+class Quota:
+    """Limits on one agent's calls; None: the platform's default."""
+
+    rate_per_s: float | None = None  # calls queued per second, on average (a token bucket)
+    burst: int | None = None  # calls it may queue at once above that rate (0: twice the rate)
+    max_in_flight: int | None = None  # calls queued or running
+    max_queued: int | None = None  # calls waiting for a worker
+
+    @classmethod
+    def defaults(cls, settings: Settings) -> Quota:
+        return cls(
+            rate_per_s=settings.agent_rate_per_s,
+            burst=settings.agent_burst,
+            max_in_flight=settings.agent_max_in_flight,
+            max_queued=settings.agent_max_queued,
+        )
+
+    def over(self, defaults: Quota) -> Quota:
+        """These limits, each unset one taken from `defaults`."""
+        return replace(
+            self,
+            **{
+                field.name: getattr(defaults, field.name)
+                for field in fields(self)
+                if getattr(self, field.name) is None
+            },
+        )
+
+    @property
+    def bucket_size(self) -> float:
+        """The token bucket's size: `burst`, or twice the rate (at least 1)."""
+        rate = self.rate_per_s or 0.0
+        return float(self.burst) if self.burst else max(1.0, 2 * rate)
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+NO_QUOTA = Quota()  # a profile that sets none: the platform's defaults throughout

@@ -38,6 +38,13 @@ def test_agents_are_created_listed_and_revoked_on_the_database(tmp_path: Path) -
         "ceiling": "read_only",
         "tools": ["read", "tag:search"],
         "pins": [],
+        "quota": {  # the platform's defaults
+            "rate_per_s": 0,
+            "burst": 0,
+            "max_in_flight": 0,
+            "max_queued": 1000,
+            "own": [],
+        },
     }
     assert run(tmp_path, "revoke", "bot")[0] == 0
     code, _, said = run(tmp_path, "revoke", "bot")
@@ -57,3 +64,40 @@ def test_a_tool_set_naming_no_tool_is_refused(tmp_path: Path) -> None:
         "tag:serch (did you mean tag:search?), tag:nothing"
     ) in said
     assert json.loads(run(tmp_path, "list", "--json")[1]) == []
+
+
+def test_quotas_are_set_shown_and_given_back_to_the_defaults(tmp_path: Path) -> None:
+    code, _, said = run(tmp_path, "create", "bot", "--ceiling", "read_only", "--rate", "5")
+    assert code == 0, said
+
+    code, shown, said = run(tmp_path, "quota", "bot", "--max-in-flight", "20", "--json")
+    assert code == 0, said
+    assert json.loads(shown)["quota"] == {
+        "rate_per_s": 5.0,
+        "burst": 10.0,  # twice the rate
+        "max_in_flight": 20,
+        "max_queued": 1000,
+        "own": ["rate_per_s", "max_in_flight"],
+    }
+
+    code, shown, said = run(tmp_path, "quota", "bot", "--reset", "rate_per_s")
+    assert code == 0, said
+    assert "rate_per_s     no limit  (default)" in shown
+    assert "max_in_flight  20\n" in shown
+    assert "usage      (the platform is not running)" in shown
+    code, shown, _ = run(tmp_path, "show", "bot")
+    assert code == 0 and "max_in_flight  20" in shown
+
+
+def test_a_quota_change_without_a_limit_or_for_nobody_is_refused(tmp_path: Path) -> None:
+    assert run(tmp_path, "create", "bot", "--ceiling", "read_only")[0] == 0
+
+    nothing = run(tmp_path, "quota", "bot")
+    nobody = run(tmp_path, "quota", "nobody", "--rate", "1")
+    unknown = run(tmp_path, "quota", "bot", "--reset", "speed")
+    negative = run(tmp_path, "quota", "bot", "--rate", "-1")
+
+    assert nothing[0] == 2 and "give a limit to set" in nothing[2]
+    assert nobody[0] == 2 and "no agent named 'nobody'" in nobody[2]
+    assert unknown[0] == 2 and "no such quota: speed" in unknown[2]
+    assert negative[0] == 2 and "-1" in negative[2]

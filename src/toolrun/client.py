@@ -28,17 +28,28 @@ if TYPE_CHECKING:
 DEFAULT_API = "http://127.0.0.1:8000"
 # A little over the longest wait the caller asks for, so the server answers first.
 _WAIT_SLACK_S = 10.0
+# A request answered 429 or 503 with Retry-After (over a quota, a full queue: nothing was
+# done) is sent again after that long, this many times, waiting at most MAX_RETRY_WAIT_S.
+RETRIES = 3
+MAX_RETRY_WAIT_S = 30.0
 
 
 class ApiError(ToolrunError):
     """The API refused a request (4xx) or could not serve it (5xx); `problems` lists each
     reason of a refused plan (their `detail` joins them)."""
 
-    def __init__(self, status_code: int, detail: str, problems: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        status_code: int,
+        detail: str,
+        problems: list[str] | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
         super().__init__(f"{status_code}: {detail}")
         self.status_code = status_code
         self.detail = detail
         self.problems = problems or []
+        self.retry_after_s = retry_after_s  # from Retry-After: when to try again
 
 
 class ApiUnreachable(ToolrunError):
@@ -51,6 +62,7 @@ def _submit(
     wait: float,
     version: str | None,
     call_id: str | None,
+    priority: str | None = None,
 ) -> dict[str, Any]:
     """The request options of POST /v1/calls, shared by both clients."""
     body: dict[str, Any] = {"tool_name": name, "arguments": arguments or {}}
@@ -58,6 +70,8 @@ def _submit(
         body["version"] = version
     if call_id is not None:
         body["id"] = call_id
+    if priority is not None:
+        body["priority"] = priority
     return {"params": {"wait": wait}, "json": body, "timeout": wait + _WAIT_SLACK_S}
 
 
@@ -127,16 +141,36 @@ def _descriptor(data: Any) -> ToolDescriptor:
 
 def _checked(response: httpx.Response) -> httpx.Response:
     if response.is_error:
+        retry_after_s = _retry_after(response)
         try:
             body = response.json()
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            raise ApiError(response.status_code, response.text)
+            raise ApiError(response.status_code, response.text, retry_after_s=retry_after_s)
         problems = body.get("problems")
         listed = [str(p) for p in problems] if isinstance(problems, list) else None
-        raise ApiError(response.status_code, str(body.get("detail", response.text)), listed)
+        detail = str(body.get("detail", response.text))
+        raise ApiError(response.status_code, detail, listed, retry_after_s)
     return response
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The wait a 429 or 503 asks for (Retry-After in seconds), else None."""
+    if response.status_code not in (429, 503):
+        return None
+    try:
+        return max(0.0, float(response.headers["retry-after"]))
+    except (KeyError, ValueError):
+        return None
+
+
+def _retry_wait(response: httpx.Response, attempt: int, retries: int) -> float | None:
+    """How long to wait before sending a request again, or None: answer as it is."""
+    wait = _retry_after(response)
+    if wait is None or attempt >= retries:
+        return None
+    return min(wait, MAX_RETRY_WAIT_S)
 
 
 def _export_params(format: str, filters: dict[str, Any]) -> dict[str, Any]:
@@ -191,14 +225,22 @@ def _headers(token: str | None) -> dict[str, str]:
 
 
 class Client:
-    """Blocking client; `token` is the agent's bearer token (`toolrun agents create`)."""
+    """Blocking client; `token` is the agent's bearer token (`toolrun agents create`).
+    `retries`: how many times a request answered 429 or 503 with Retry-After is sent
+    again, after the wait it asks for (at most MAX_RETRY_WAIT_S); 0: raise at once."""
 
     def __init__(
-        self, base_url: str = DEFAULT_API, *, token: str | None = None, timeout_s: float = 30.0
+        self,
+        base_url: str = DEFAULT_API,
+        *,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        retries: int = RETRIES,
     ) -> None:
         import httpx
 
         self._http = httpx.Client(base_url=base_url, timeout=timeout_s, headers=_headers(token))
+        self.retries = retries
 
     def __enter__(self) -> Client:
         return self
@@ -216,12 +258,19 @@ class Client:
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         import httpx
 
-        try:
-            return _checked(self._http.request(method, path, **kwargs))
-        except httpx.TransportError as exc:
-            raise ApiUnreachable(
-                f"cannot reach the toolrun API at {self._http.base_url}: {exc}"
-            ) from exc
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except httpx.TransportError as exc:
+                raise ApiUnreachable(
+                    f"cannot reach the toolrun API at {self._http.base_url}: {exc}"
+                ) from exc
+            wait = _retry_wait(response, attempt, self.retries)
+            if wait is None:
+                return _checked(response)
+            attempt += 1
+            time.sleep(wait)
 
     def list_tools(self) -> list[ToolDescriptor]:
         return [_descriptor(d) for d in self._request("GET", "/v1/tools").json()]
@@ -262,11 +311,12 @@ class Client:
         wait: float = 30.0,
         version: str | None = None,
         call_id: str | None = None,
+        priority: str | None = None,
     ) -> ToolResult:
-        """Submit a call; wait up to `wait` s for its result (else its queued/running state)."""
-        response = self._request(
-            "POST", "/v1/calls", **_submit(name, arguments, wait, version, call_id)
-        )
+        """Submit a call; wait up to `wait` s for its result (else its queued/running state).
+        `priority`: "batch" for work that can wait (served after interactive calls)."""
+        options = _submit(name, arguments, wait, version, call_id, priority)
+        response = self._request("POST", "/v1/calls", **options)
         return _result(response)
 
     def get_call(self, call_id: str, *, wait: float = 0) -> ToolResult:
@@ -408,17 +458,33 @@ class Client:
         role: str = "agent",
         tools: Sequence[str] | None = None,
         pins: Sequence[str] = (),
+        quota: dict[str, float | int] | None = None,
     ) -> dict[str, Any]:
         """Admin: a new agent; the answer's `token` is shown this once (`agent`: its
-        profile). `tools`: tool names and ``tag:<tag>`` entries (None: every tool)."""
+        profile). `tools`: tool names and ``tag:<tag>`` entries (None: every tool);
+        `quota`: its own limits (rate_per_s, burst, max_in_flight, max_queued)."""
         body = {
             "name": name,
             "ceiling": ceiling,
             "role": role,
             "tools": None if tools is None else list(tools),
             "pins": list(pins),
+            "quota": quota,
         }
         return dict(self._request("POST", "/v1/agents", json=body).json())
+
+    def agent(self, name: str) -> dict[str, Any]:
+        """Admin: one agent's profile, its quotas and what it uses of them."""
+        return dict(self._request("GET", f"/v1/agents/{quote(name, safe='')}").json())
+
+    def set_quota(
+        self, name: str, limits: dict[str, float | int], *, reset: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """Admin: change an agent's quotas (0: no limit); `reset`: limits given back to
+        the platform's defaults. Returns the profile as `agent` does."""
+        body = {**limits, "reset": list(reset)}
+        path = f"/v1/agents/{quote(name, safe='')}/quota"
+        return dict(self._request("PATCH", path, json=body).json())
 
     def revoke_agent(self, name: str) -> None:
         """Admin: revoke an agent's token for good."""
@@ -522,13 +588,19 @@ class AsyncClient:
     selection and feedback, statistics and DAG runs (operators' methods are sync only)."""
 
     def __init__(
-        self, base_url: str = DEFAULT_API, *, token: str | None = None, timeout_s: float = 30.0
+        self,
+        base_url: str = DEFAULT_API,
+        *,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        retries: int = RETRIES,
     ) -> None:
         import httpx
 
         self._http = httpx.AsyncClient(
             base_url=base_url, timeout=timeout_s, headers=_headers(token)
         )
+        self.retries = retries
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -540,14 +612,23 @@ class AsyncClient:
         await self._http.aclose()
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        import asyncio
+
         import httpx
 
-        try:
-            return _checked(await self._http.request(method, path, **kwargs))
-        except httpx.TransportError as exc:
-            raise ApiUnreachable(
-                f"cannot reach the toolrun API at {self._http.base_url}: {exc}"
-            ) from exc
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(method, path, **kwargs)
+            except httpx.TransportError as exc:
+                raise ApiUnreachable(
+                    f"cannot reach the toolrun API at {self._http.base_url}: {exc}"
+                ) from exc
+            wait = _retry_wait(response, attempt, self.retries)
+            if wait is None:
+                return _checked(response)
+            attempt += 1
+            await asyncio.sleep(wait)
 
     async def list_tools(self) -> list[ToolDescriptor]:
         response = await self._request("GET", "/v1/tools")
@@ -573,11 +654,11 @@ class AsyncClient:
         wait: float = 30.0,
         version: str | None = None,
         call_id: str | None = None,
+        priority: str | None = None,
     ) -> ToolResult:
-        """Submit a call; wait up to `wait` s for its result (else its queued/running state)."""
-        response = await self._request(
-            "POST", "/v1/calls", **_submit(name, arguments, wait, version, call_id)
-        )
+        """As `Client.call`."""
+        options = _submit(name, arguments, wait, version, call_id, priority)
+        response = await self._request("POST", "/v1/calls", **options)
         return _result(response)
 
     async def get_call(self, call_id: str, *, wait: float = 0) -> ToolResult:

@@ -170,6 +170,8 @@ PROTECTED = [
     ("POST", "/v1/agents"),
     ("GET", "/v1/agents/me"),
     ("GET", "/v1/agents/abc/warnings"),
+    ("GET", "/v1/agents/admin"),
+    ("PATCH", "/v1/agents/admin/quota"),
     ("DELETE", "/v1/agents/admin"),
     ("POST", "/v1/select"),
     ("GET", "/v1/recommendations"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path
 from fastapi.concurrency import run_in_threadpool
@@ -12,10 +12,28 @@ from toolrun.api.auth import Admin, Agent
 from toolrun.api.state import ApiState, get_state
 from toolrun.permissions.agents import AgentError, AgentProfile, unknown_entries_message
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.permissions.quotas import NO_QUOTA, Quota
 from toolrun.permissions.roles import Role
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
 State = Annotated[ApiState, Depends(get_state)]
+AgentName = Annotated[str, Path(max_length=64)]
+QuotaName = Literal["rate_per_s", "burst", "max_in_flight", "max_queued"]
+
+
+class QuotaView(BaseModel):
+    """An agent's quotas in force (0: no limit): its own where it sets them (`own`), the
+    platform's defaults elsewhere."""
+
+    rate_per_s: float = Field(description="Calls queued per second, on average.")
+    burst: float = Field(description="Calls it may queue at once above its rate.")
+    max_in_flight: int = Field(description="Calls queued or running.")
+    max_queued: int = Field(description="Calls waiting for a worker.")
+    own: list[str] = Field(description="The limits its profile sets.")
+
+    @classmethod
+    def of(cls, quota: Quota, defaults: Quota) -> QuotaView:
+        return cls(**quota.shown(defaults))
 
 
 class AgentView(BaseModel):
@@ -27,9 +45,10 @@ class AgentView(BaseModel):
     ceiling: PermissionLevel
     tools: list[str] | None
     pins: list[str]
+    quota: QuotaView
 
     @classmethod
-    def of(cls, profile: AgentProfile) -> AgentView:
+    def of(cls, profile: AgentProfile, defaults: Quota) -> AgentView:
         return cls(
             id=profile.id,
             name=profile.name,
@@ -37,6 +56,42 @@ class AgentView(BaseModel):
             ceiling=profile.ceiling,
             tools=None if profile.tools is None else sorted(profile.tools),
             pins=[f"{name}@{wanted}" for name, wanted in profile.pins],
+            quota=QuotaView.of(profile.quota, defaults),
+        )
+
+
+class UsageView(BaseModel):
+    """What an agent uses of its quotas now, and how many calls they refused."""
+
+    queued: int = Field(description="Calls waiting for a worker.")
+    in_flight: int = Field(description="Calls queued or running.")
+    throttled: dict[str, int] = Field(description="Calls refused, by quota, since Redis started.")
+
+
+class AgentDetail(AgentView):
+    """A profile with its current use."""
+
+    usage: UsageView
+
+
+class QuotaRequest(BaseModel):
+    """Limits to set (0: no limit); the names in `reset` go back to the platform's
+    defaults. A limit left out is unchanged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rate_per_s: float | None = Field(None, ge=0, le=1_000_000)
+    burst: int | None = Field(None, ge=0, le=1_000_000_000)
+    max_in_flight: int | None = Field(None, ge=0, le=1_000_000_000)
+    max_queued: int | None = Field(None, ge=0, le=1_000_000_000)
+    reset: list[QuotaName] = Field(default_factory=list)
+
+    def limits(self) -> Quota:
+        return Quota(
+            rate_per_s=self.rate_per_s,
+            burst=self.burst,
+            max_in_flight=self.max_in_flight,
+            max_queued=self.max_queued,
         )
 
 
@@ -52,6 +107,7 @@ class AgentRequest(BaseModel):
         None, description='Tool names and "tag:<tag>" entries; null: every tool.'
     )
     pins: list[str] = Field(default_factory=list, description='e.g. ["grep@^1.2"]')
+    quota: QuotaRequest | None = Field(None, description="Its own limits (default: none).")
 
 
 class CreatedAgent(BaseModel):
@@ -62,9 +118,21 @@ class CreatedAgent(BaseModel):
 
 
 @router.get("/me")
-async def whoami(agent: Agent) -> AgentView:
-    """The profile of the token in use."""
-    return AgentView.of(agent)
+async def whoami(agent: Agent, state: State) -> AgentDetail:
+    """The profile of the token in use, with its quotas and what it uses of them."""
+    return await run_in_threadpool(_detail, state, agent)
+
+
+def _detail(state: ApiState, profile: AgentProfile) -> AgentDetail:
+    waiting = state.queues.of_agent(profile.id)
+    throttled = state.lifecycle.quotas.throttled() if state.lifecycle.quotas else []
+    usage = UsageView(
+        queued=waiting.queued,
+        in_flight=waiting.open,
+        throttled={item.quota: item.count for item in throttled if item.agent == profile.id},
+    )
+    view = AgentView.of(profile, state.lifecycle.default_quota)
+    return AgentDetail(**view.model_dump(), usage=usage)
 
 
 class WarningView(BaseModel):
@@ -88,7 +156,31 @@ async def agent_warnings(
 @router.get("")
 async def list_agents(state: State, admin: Admin) -> list[AgentView]:
     """Every active profile."""
-    return [AgentView.of(profile) for profile in await run_in_threadpool(state.agents.list)]
+    defaults = state.lifecycle.default_quota
+    profiles = await run_in_threadpool(state.agents.list)
+    return [AgentView.of(profile, defaults) for profile in profiles]
+
+
+@router.get("/{name}", responses={404: {}})
+async def show_agent(name: AgentName, state: State, admin: Admin) -> AgentDetail:
+    """One profile, with its quotas and what it uses of them."""
+    profile = await run_in_threadpool(state.agents.get, name)
+    if profile is None:
+        raise HTTPException(404, f"no agent named {name!r}")
+    return await run_in_threadpool(_detail, state, profile)
+
+
+@router.patch("/{name}/quota", responses={404: {}, 422: {}})
+async def set_quota(name: AgentName, body: QuotaRequest, state: State, admin: Admin) -> AgentDetail:
+    """Change an agent's quotas; running API processes apply them within 5 s."""
+    try:
+        profile = await run_in_threadpool(
+            lambda: state.agents.set_quota(name, body.limits(), reset=body.reset)
+        )
+    except AgentError as exc:
+        raise HTTPException(404, str(exc)) from exc
+    state.tokens.forget(name)
+    return await run_in_threadpool(_detail, state, profile)
 
 
 @router.post("", status_code=201)
@@ -101,18 +193,21 @@ async def create_agent(body: AgentRequest, state: State, admin: Admin) -> Create
     try:
         profile, token = await run_in_threadpool(
             lambda: state.agents.create(
-                body.name, ceiling=body.ceiling, role=body.role, tools=body.tools, pins=body.pins
+                body.name,
+                ceiling=body.ceiling,
+                role=body.role,
+                tools=body.tools,
+                pins=body.pins,
+                quota=NO_QUOTA if body.quota is None else body.quota.limits(),
             )
         )
     except AgentError as exc:
         raise HTTPException(422, str(exc)) from exc
-    return CreatedAgent(agent=AgentView.of(profile), token=token)
+    return CreatedAgent(agent=AgentView.of(profile, state.lifecycle.default_quota), token=token)
 
 
 @router.delete("/{name}", status_code=204)
-async def revoke_agent(
-    name: Annotated[str, Path(max_length=64)], state: State, admin: Admin
-) -> None:
+async def revoke_agent(name: AgentName, state: State, admin: Admin) -> None:
     """Revoke a profile's token for good."""
     if not await run_in_threadpool(state.agents.revoke, name):
         raise HTTPException(404, f"no agent named {name!r}")

@@ -40,7 +40,7 @@ from toolrun.api.limits import BodySizeLimit
 from toolrun.api.state import ApiState
 from toolrun.calls.endings import history_rows
 from toolrun.calls.store import AsyncCallStore, CallStore
-from toolrun.calls.wiring import platform_endings, platform_lifecycle
+from toolrun.calls.wiring import fair_queues, platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import create_database_engine, migrate
 from toolrun.history import HistoryStore
@@ -127,6 +127,7 @@ def create_app(settings: Settings) -> FastAPI:
             redis=client,
             store=AsyncCallStore(client),
             lifecycle=lifecycle,
+            queues=fair_queues(settings, sync_client),
             context=lifecycle.context,
             admission=ThreadPoolExecutor(ADMISSION_THREADS, thread_name_prefix="admit"),
             database=database,

@@ -37,9 +37,18 @@ router = APIRouter(tags=["monitoring"])
     },
 )
 async def metrics(state: Annotated[ApiState, Depends(get_state)], operator: Operator) -> Response:
-    """Calls ended by tool and status, execution times, queue depths, pending approvals."""
+    """Calls ended by tool and status, execution times, queue depths and bound, pending
+    approvals, each agent's calls queued and in flight, calls refused by quotas."""
     snapshot = await read_snapshot(state.redis)
     pending = await run_in_threadpool(state.inbox.count, ApprovalStatus.PENDING)
+    agents = {*snapshot.agents_in_flight, *(agent for agent, _ in snapshot.throttled)}
+    names = await run_in_threadpool(state.agents.names, agents)
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(PlatformCollector(snapshot, approvals_pending=pending))
+    collector = PlatformCollector(
+        snapshot,
+        approvals_pending=pending,
+        agent_names=names,
+        queue_bound=state.settings.queue_bound,
+    )
+    registry.register(collector)
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

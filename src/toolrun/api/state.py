@@ -10,6 +10,7 @@ from celery import Celery
 from fastapi import Request
 from sqlalchemy.engine import Engine
 
+from toolrun.calls.fairness import FairQueues
 from toolrun.calls.lifecycle import Lifecycle
 from toolrun.calls.store import AsyncCallStore
 from toolrun.config import Settings
@@ -37,6 +38,7 @@ class ApiState:
     redis: aioredis.Redis
     store: AsyncCallStore  # reads and waits on the event loop; the lifecycle writes
     lifecycle: Lifecycle
+    queues: FairQueues  # the calls waiting their agents' turns (`calls.fairness`)
     context: ToolContext  # the workspace, for the sub-agent catalog
     # Admission blocks (kombu publishes, Redis), so it runs off the event loop, on a few
     # long-lived threads of its own: each thread's first publish sets up Celery state

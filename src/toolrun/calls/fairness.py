@@ -10,12 +10,14 @@ their pool sizes together (each live worker says its own: `workers.presence`) pl
 
 Taking a call (`pump`) serves the agent at the head of the ring, one call, then moves it
 to the back (round robin: every agent with calls waiting gets one call per turn, however
-many it has queued). Interactive calls go first; batch work (DAG nodes, calls marked
-`priority: batch`) gets every `batch_every + 1`-th turn while interactive calls wait, so it
-is never starved. Whoever frees or adds work pumps: the API as it queues a call, a worker
-as it ends one, a worker as it starts, the reapers every few seconds (a pump lost to a
-crash is made up there). Everything happens in one Lua script per pump, so concurrent
-pumps never hand out a slot twice.
+many it has queued). An agent that had nothing waiting joins at the head: it has had
+less than the others, and its one call goes next — an agent making one call at a time
+waits for one slot to free, never behind a flood. Interactive calls go first; batch work
+(DAG nodes, calls marked `priority: batch`) gets every `batch_every + 1`-th turn while
+interactive calls wait, so it is never starved. Whoever frees or adds work pumps: the
+API as it queues a call, a worker as it ends one, a worker as it starts, the reapers
+every few seconds (a pump lost to a crash is made up there). Everything happens in one
+Lua script per pump, so concurrent pumps never hand out a slot twice.
 
 A call handed out and then lost before it reaches the broker is in `keys.SENT`, which the
 reapers resend from. A call handed out counts until its ending removes it
@@ -48,7 +50,7 @@ if ARGV[6] then
     local ring = KEYS[1]
     if ARGV[7] == 'batch' then ring = KEYS[2] end
     if redis.call('RPUSH', ring .. ':' .. ARGV[8], ARGV[6]) == 1 then
-        redis.call('RPUSH', ring, ARGV[8])
+        redis.call('LPUSH', ring, ARGV[8])
     end
     redis.call('HINCRBY', KEYS[7], 'q:' .. ARGV[5], 1)
     redis.call('HINCRBY', KEYS[7], 'a:' .. ARGV[8], 1)

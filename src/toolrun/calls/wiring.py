@@ -74,7 +74,11 @@ def platform_lifecycle(
     )
 
 
+def fair_queues(settings: Settings, client: redis.Redis) -> FairQueues:
+    """The calls waiting their agents' turns on the shared queues (`calls.fairness`)."""
+    return FairQueues(client, ahead=settings.dispatch_ahead, batch_every=settings.batch_every)
+
+
 def fair_publisher(settings: Settings, client: redis.Redis, celery: Celery) -> FairPublisher:
     """How calls reach the workers: in their agents' turns (`calls.fairness`)."""
-    queues = FairQueues(client, ahead=settings.dispatch_ahead, batch_every=settings.batch_every)
-    return FairPublisher(celery, queues, kill_grace_s=settings.kill_grace_s)
+    return FairPublisher(celery, fair_queues(settings, client), kill_grace_s=settings.kill_grace_s)

@@ -33,6 +33,20 @@ if TYPE_CHECKING:
 
 app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
 
+RateOption = Annotated[
+    float | None, typer.Option("--rate", min=0, help="Calls per second it may queue (0: any).")
+]
+BurstOption = Annotated[
+    int | None, typer.Option(min=0, help="Calls it may queue at once above its rate.")
+]
+InFlightOption = Annotated[
+    int | None, typer.Option(min=0, help="Calls it may have queued or running (0: any).")
+]
+QueuedOption = Annotated[
+    int | None, typer.Option(min=0, help="Calls it may have waiting for a worker (0: any).")
+]
+LIMITS = ("rate_per_s", "burst", "max_in_flight", "max_queued")
+
 
 def _platform(settings: Settings) -> Client | None:
     """A client of the platform when one runs for this workspace (or TOOLRUN_API is
@@ -61,28 +75,45 @@ def create(
     pin: Annotated[
         list[str] | None, typer.Option(help="Version pin, e.g. grep@^1.2 (repeatable).")
     ] = None,
+    rate: RateOption = None,
+    burst: BurstOption = None,
+    max_in_flight: InFlightOption = None,
+    max_queued: QueuedOption = None,
 ) -> None:
-    """Create an agent and print its token, once: it is stored hashed."""
+    """Create an agent and print its token, once: it is stored hashed. Quotas left out
+    are the platform's defaults (TOOLRUN_AGENT_*)."""
     chosen = None if tools is None else [t.strip() for t in tools.split(",") if t.strip()]
+    limits = _limits(rate, burst, max_in_flight, max_queued)
     settings = load_settings()
     client = _platform(settings)
     try:
         if client is not None:
             with client:
                 created = client.create_agent(
-                    name, ceiling=ceiling.value, role=role.value, tools=chosen, pins=pin or []
+                    name,
+                    ceiling=ceiling.value,
+                    role=role.value,
+                    tools=chosen,
+                    pins=pin or [],
+                    quota=limits or None,
                 )
             shown, token = created["agent"], str(created["token"])
         else:
             from toolrun.permissions.agents import unknown_entries_message  # noqa: PLC0415
+            from toolrun.permissions.quotas import Quota  # noqa: PLC0415
 
             unknown = platform_registry(settings).unknown_entries(chosen or [])
             if unknown:
                 raise usage_error(unknown_entries_message(unknown))
             profile, token = _store(settings).create(
-                name, ceiling=ceiling, role=role, tools=chosen, pins=pin or []
+                name,
+                ceiling=ceiling,
+                role=role,
+                tools=chosen,
+                pins=pin or [],
+                quota=Quota.of(limits),
             )
-            shown = _plain(profile)
+            shown = _plain(profile, settings)
     except (ApiError, ApiUnreachable) as exc:
         raise _refused(exc) from exc
     except ToolrunError as exc:  # AgentError: a bad name or pin, a name taken
@@ -103,7 +134,7 @@ def list_agents(
     settings = load_settings()
     client = _platform(settings)
     if client is None:
-        profiles = [_plain(profile) for profile in _store(settings).list()]
+        profiles = [_plain(profile, settings) for profile in _store(settings).list()]
     else:
         try:
             with client:
@@ -143,6 +174,101 @@ def revoke(name: str) -> None:
     err.print(f"revoked {escape(name)}")
 
 
+@app.command()
+def show(
+    name: str,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """One agent: its profile, its quotas in force and what it uses of them now."""
+    settings = load_settings()
+    client = _platform(settings)
+    try:
+        if client is not None:
+            with client:
+                shown = client.agent(name)
+        else:
+            profile = _store(settings).get(name)
+            if profile is None:
+                raise usage_error(f"no agent named {name!r}")
+            shown = _plain(profile, settings)
+    except (ApiError, ApiUnreachable) as exc:
+        raise _refused(exc) from exc
+    _print_agent(shown, as_json)
+
+
+@app.command()
+def quota(
+    name: str,
+    rate: RateOption = None,
+    burst: BurstOption = None,
+    max_in_flight: InFlightOption = None,
+    max_queued: QueuedOption = None,
+    reset: Annotated[
+        list[str] | None,
+        typer.Option(help="A limit to give back to the platform's default (repeatable)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Change an agent's quotas (0: no limit); running API processes apply them within
+    5 s. Limits left out are unchanged."""
+    limits = _limits(rate, burst, max_in_flight, max_queued)
+    if not limits and not reset:
+        raise usage_error(
+            "give a limit to set (--rate, --burst, --max-in-flight, --max-queued) or --reset LIMIT"
+        )
+    settings = load_settings()
+    client = _platform(settings)
+    try:
+        if client is not None:
+            with client:
+                shown = client.set_quota(name, limits, reset=reset or [])
+        else:
+            from toolrun.permissions.quotas import Quota  # noqa: PLC0415
+
+            profile = _store(settings).set_quota(name, Quota.of(limits), reset=reset or [])
+            shown = _plain(profile, settings)
+    except (ApiError, ApiUnreachable) as exc:
+        raise _refused(exc) from exc
+    except ToolrunError as exc:  # AgentError: no such agent, no such limit
+        raise usage_error(str(exc)) from exc
+    _print_agent(shown, as_json)
+
+
+def _limits(
+    rate: float | None, burst: int | None, max_in_flight: int | None, max_queued: int | None
+) -> dict[str, float | int]:
+    """The limits given on the command line, by their API names."""
+    given = dict(zip(LIMITS, (rate, burst, max_in_flight, max_queued), strict=True))
+    return {limit: value for limit, value in given.items() if value is not None}
+
+
+def _print_agent(shown: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(shown, indent=2) + "\n")
+        return
+    tools = shown["tools"]
+    lines = [
+        f"[bold]{escape(shown['name'])}[/]  {shown['role']}, ceiling {shown['ceiling']}",
+        f"tools      {escape(', '.join(tools) if tools is not None else '(all)')}",
+        f"pins       {escape(', '.join(shown['pins']) or '(none)')}",
+    ]
+    limits = shown["quota"]
+    own = set(limits.get("own", []))
+    for limit in LIMITS:
+        value = limits[limit]
+        said = f"{value:g}" if value else "no limit"
+        lines.append(f"{limit:<14} {said}{'' if limit in own else '  (default)'}")
+    usage = shown.get("usage")
+    if usage is None:
+        lines.append("usage      (the platform is not running)")
+    else:
+        refused = ", ".join(f"{q} {n}" for q, n in sorted(usage["throttled"].items()))
+        lines.append(f"queued     {usage['queued']}")
+        lines.append(f"in flight  {usage['in_flight']}")
+        lines.append(f"refused    {refused or 'none'}")
+    out.print("\n".join(lines), highlight=False)
+
+
 def _refused(exc: ApiError | ApiUnreachable) -> typer.Exit:
     """A refusal of the request itself (a bad name, an unknown tool) is a usage error."""
     if isinstance(exc, ApiError) and exc.status_code in (404, 409, 422):
@@ -150,11 +276,15 @@ def _refused(exc: ApiError | ApiUnreachable) -> typer.Exit:
     return api_failure(exc)
 
 
-def _plain(profile: AgentProfile) -> dict[str, Any]:
+def _plain(profile: AgentProfile, settings: Settings) -> dict[str, Any]:
+    """A profile read from the database, shaped as the API shows it (no usage)."""
+    from toolrun.permissions.quotas import Quota  # noqa: PLC0415
+
     return {
         "name": profile.name,
         "role": profile.role.value,
         "ceiling": profile.ceiling.value,
         "tools": None if profile.tools is None else sorted(profile.tools),
         "pins": [f"{name}@{wanted}" for name, wanted in profile.pins],
+        "quota": profile.quota.shown(Quota.defaults(settings)),
     }

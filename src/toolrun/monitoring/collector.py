@@ -18,9 +18,18 @@ from toolrun.monitoring.snapshot import Snapshot
 class PlatformCollector(Collector):
     """The platform's metrics as of `snapshot`, plus the approval inbox's backlog."""
 
-    def __init__(self, snapshot: Snapshot, *, approvals_pending: int) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        *,
+        approvals_pending: int,
+        agent_names: dict[str, str] | None = None,
+        queue_bound: int = 0,
+    ) -> None:
         self.snapshot = snapshot
         self.approvals_pending = approvals_pending
+        self.agent_names = agent_names or {}  # agent id → name, for the agent label
+        self.queue_bound = queue_bound
 
     def collect(self) -> Iterator[Metric]:
         calls = CounterMetricFamily(
@@ -44,8 +53,8 @@ class PlatformCollector(Collector):
 
         depth = GaugeMetricFamily(
             "toolrun_queue_depth",
-            "Messages waiting in each permission level's queue, and in the task tool's "
-            "(delegation), not yet taken by a worker.",
+            "Calls waiting in each permission level's queue, and in the task tool's "
+            "(delegation), not yet taken by a worker: in their agents' turns and in the broker.",
             labels=["level"],
         )
         for label, waiting in self.snapshot.queue_depths.items():
@@ -53,7 +62,46 @@ class PlatformCollector(Collector):
         yield depth
 
         yield GaugeMetricFamily(
+            "toolrun_queue_bound",
+            "Calls that may wait on one queue before new ones are refused with 503 (0: none).",
+            value=self.queue_bound,
+        )
+        yield from self._agents()
+
+        yield GaugeMetricFamily(
             "toolrun_approvals_pending",
             "Calls waiting in the approval inbox for an operator's decision.",
             value=self.approvals_pending,
         )
+
+    def _agents(self) -> Iterator[Metric]:
+        """Each agent's calls waiting and open, and the calls its quotas refused."""
+        name = self._agent_label
+        queued = GaugeMetricFamily(
+            "toolrun_agent_calls_queued",
+            "An agent's calls waiting for a worker (in its turn on a shared queue).",
+            labels=["agent"],
+        )
+        for agent, count in sorted(self.snapshot.agents_queued.items()):
+            queued.add_metric([name(agent)], count)
+        yield queued
+        in_flight = GaugeMetricFamily(
+            "toolrun_agent_calls_in_flight",
+            "An agent's calls queued or running.",
+            labels=["agent"],
+        )
+        for agent, count in sorted(self.snapshot.agents_in_flight.items()):
+            in_flight.add_metric([name(agent)], count)
+        yield in_flight
+        throttled = CounterMetricFamily(
+            "toolrun_calls_throttled",
+            "Calls refused before they were queued, by agent and quota (rate_per_s, "
+            "max_in_flight, max_queued; queue_bound: the queue was full, a 503).",
+            labels=["agent", "quota"],
+        )
+        for (agent, quota), count in sorted(self.snapshot.throttled.items()):
+            throttled.add_metric([name(agent), quota], count)
+        yield throttled
+
+    def _agent_label(self, agent: str) -> str:
+        return self.agent_names.get(agent, agent)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import redis.asyncio as aioredis
 from kombu.transport.redis import PRIORITY_STEPS, Channel
 
+from toolrun.calls import keys
 from toolrun.monitoring.metrics import BUCKET_LABELS, CALLS, DURATION, SUM
 from toolrun.permissions.levels import DELEGATION_QUEUE, PermissionLevel
 
@@ -37,7 +38,10 @@ class Snapshot:
 
     calls: dict[tuple[str, str], int] = field(default_factory=dict)  # (tool, status) → count
     durations: dict[str, Durations] = field(default_factory=dict)  # tool → its histogram
-    queue_depths: dict[str, int] = field(default_factory=dict)  # label → messages
+    queue_depths: dict[str, int] = field(default_factory=dict)  # label → calls waiting
+    agents_queued: dict[str, int] = field(default_factory=dict)  # agent id → calls waiting
+    agents_in_flight: dict[str, int] = field(default_factory=dict)  # → calls queued or running
+    throttled: dict[tuple[str, str], int] = field(default_factory=dict)  # (agent, quota) → refused
 
 
 # The queues whose depth is reported, by label: each level's, and the task tool's.
@@ -54,23 +58,45 @@ def queue_keys(queue: str) -> list[str]:
 
 
 async def read_snapshot(client: aioredis.Redis) -> Snapshot:
-    """Every counter and queue depth (raises redis.RedisError when Redis is down)."""
+    """Every counter, queue depth and agent's use, in two round trips (raises
+    redis.RedisError when Redis is down). A queue's depth counts the calls waiting their
+    agents' turns (`calls.fairness`) and the messages in the broker."""
     pipe = client.pipeline(transaction=False)
     pipe.hgetall(CALLS)
     pipe.hgetall(DURATION)
+    pipe.hgetall(keys.FAIR_WAITING)
+    pipe.hgetall(keys.THROTTLED)
     for queue in QUEUE_LABELS.values():
         for key in queue_keys(queue):
             pipe.llen(key)
-    calls, durations, *lengths = await pipe.execute()
+    calls, durations, waiting_raw, throttled, *lengths = await pipe.execute()
+    waiting = {name.decode(): int(count) for name, count in waiting_raw.items()}
+    agents = sorted(name[2:] for name in waiting if name.startswith("a:"))
+    pipe = client.pipeline(transaction=False)
+    for agent in agents:
+        pipe.zcard(keys.agent_open(agent))
+    in_flight = await pipe.execute() if agents else []
     per_queue = len(lengths) // len(QUEUE_LABELS)
     return Snapshot(
         calls=_calls(calls),
         durations=_durations(durations),
         queue_depths={
             label: sum(lengths[i * per_queue : (i + 1) * per_queue])
-            for i, label in enumerate(QUEUE_LABELS)
+            + max(0, waiting.get(f"q:{queue}", 0))
+            for i, (label, queue) in enumerate(QUEUE_LABELS.items())
         },
+        agents_queued={agent: max(0, waiting[f"a:{agent}"]) for agent in agents},
+        agents_in_flight=dict(zip(agents, map(int, in_flight), strict=True)),
+        throttled=_throttled(throttled),
     )
+
+
+def _throttled(raw: dict[bytes, bytes]) -> dict[tuple[str, str], int]:
+    counts = {}
+    for name, value in raw.items():
+        agent, _, quota = name.decode().rpartition("|")
+        counts[agent, quota] = int(value)
+    return counts
 
 
 def _calls(raw: dict[bytes, bytes]) -> dict[tuple[str, str], int]:

@@ -7,6 +7,7 @@ A profile sets any of them; the others are the platform's defaults (`Settings.ag
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from toolrun.config import Settings
 
@@ -49,5 +50,30 @@ class Quota:
     def as_dict(self) -> dict[str, float | int | None]:
         return {field.name: getattr(self, field.name) for field in fields(self)}
 
+    @classmethod
+    def of(cls, limits: dict[str, float | int]) -> Quota:
+        """The quota of limits by name (as the API and the CLI take them)."""
+        rate = limits.get("rate_per_s")
+        burst, in_flight, queued = (limits.get(name) for name in QUOTA_COUNTS)
+        return cls(
+            rate_per_s=None if rate is None else float(rate),
+            burst=None if burst is None else int(burst),
+            max_in_flight=None if in_flight is None else int(in_flight),
+            max_queued=None if queued is None else int(queued),
+        )
 
+    def shown(self, defaults: Quota) -> dict[str, Any]:
+        """The limits in force (0: no limit; `burst` the bucket's size, 0 with no rate),
+        and `own`: those this quota sets, the others being `defaults`."""
+        limits = self.over(defaults)
+        return {
+            "rate_per_s": limits.rate_per_s or 0,
+            "burst": limits.bucket_size if limits.rate_per_s else 0,
+            "max_in_flight": limits.max_in_flight or 0,
+            "max_queued": limits.max_queued or 0,
+            "own": [name for name, value in self.as_dict().items() if value is not None],
+        }
+
+
+QUOTA_COUNTS = ("burst", "max_in_flight", "max_queued")  # the limits that are whole numbers
 NO_QUOTA = Quota()  # a profile that sets none: the platform's defaults throughout

@@ -1,0 +1,203 @@
+"""Fair dispatch on a real Redis: agents served in turn, batch work after interactive
+calls but never starved, no more calls handed out than the live workers have slots (plus
+`ahead`), slots freed by endings, and calls that ended while waiting skipped."""
+
+from __future__ import annotations
+
+import json
+
+import redis
+import pytest
+
+from toolrun.calls import keys
+from toolrun.calls.envelope import Priority
+from toolrun.calls.fairness import FairQueues, Waiting
+from toolrun.calls.store import CallStore
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.workers.presence import Presence
+
+QUEUE = "tools.read_only"
+
+
+@pytest.fixture
+def store(redis_client: redis.Redis) -> CallStore:
+    return CallStore(redis_client, ttl_s=600)
+
+
+def fair(client: redis.Redis, *, ahead: int = 0, batch_every: int = 4) -> FairQueues:
+    return FairQueues(client, ahead=ahead, batch_every=batch_every)
+
+
+def workers(client: redis.Redis, *slots: int) -> list[Presence]:
+    """Live workers of QUEUE with these pool sizes."""
+    present = []
+    for number, size in enumerate(slots):
+        presence = Presence(
+            client, f"w{number}", ttl_s=30, machine_key=None, queue=QUEUE, slots=size
+        )
+        presence.renew()
+        present.append(presence)
+    return present
+
+
+def queued(store: CallStore, agent: str, number: int) -> str:
+    """A call of `agent` recorded as queued with its envelope (as the lifecycle does)."""
+    call = ToolCall(id=f"{agent}-{number}", tool_name="read", version="1.0.0", agent_id=agent)
+    result = ToolResult.accepted(call, ToolStatus.QUEUED)
+    envelope = json.dumps({"call": {"id": call.id, "agent_id": agent}})
+    assert store.create(result, request="r", envelope=envelope)
+    return call.id
+
+
+def add(
+    queues: FairQueues,
+    store: CallStore,
+    agent: str,
+    count: int,
+    priority: Priority = Priority.INTERACTIVE,
+) -> list[str]:
+    """Queue `count` calls of `agent`; returns the ids of the calls handed out meanwhile."""
+    taken = []
+    for number in range(count):
+        call_id = queued(store, agent, number)
+        taken += queues.add(call_id, QUEUE, priority, agent)
+    return [json.loads(raw)["call"]["id"] for raw in taken]
+
+
+def pumped(queues: FairQueues) -> list[str]:
+    return [json.loads(raw)["call"]["id"] for raw in queues.pump(QUEUE)]
+
+
+def end(store: CallStore, call_id: str, agent: str) -> None:
+    result = ToolResult(call_id=call_id, tool_name="read", status=ToolStatus.SUCCESS)
+    result.metadata["agent_id"] = agent
+    assert store.finish(result)
+
+
+def test_nothing_is_handed_out_while_no_worker_is_live(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client, ahead=2)
+    assert add(queues, store, "a", 3) == []
+    assert queues.of_queue(QUEUE).queued == 3
+
+    workers(redis_client, 2)
+
+    assert pumped(queues) == ["a-0", "a-1", "a-2"]  # 2 slots and 2 ahead: room for all
+    assert queues.of_queue(QUEUE).queued == 0
+
+
+def test_a_flooding_agent_waits_its_turn(redis_client: redis.Redis, store: CallStore) -> None:
+    queues = fair(redis_client)
+    workers(redis_client, 1, 1)  # two slots
+
+    assert add(queues, store, "flood", 50) == ["flood-0", "flood-1"]
+    assert add(queues, store, "quiet", 1) == []  # no room: it waits, but first in line
+    assert queues.of_agent("flood").queued == 48
+    assert queues.of_agent("quiet").queued == 1
+
+    end(store, "flood-0", "flood")
+    assert pumped(queues) == ["quiet-0"]  # ahead of the 48 calls of the flood
+    end(store, "flood-1", "flood")
+    assert pumped(queues) == ["flood-2"]
+    assert queues.of_queue(QUEUE) == Waiting(queued=47, open=2)
+
+
+def test_agents_with_calls_waiting_are_served_in_turn(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client)
+    add(queues, store, "a", 3)
+    add(queues, store, "b", 2)
+    add(queues, store, "c", 1)
+
+    workers(redis_client, 6)
+
+    # Each joined with nothing waiting, so at the head (the last to join first); then in
+    # turn, one call each.
+    assert pumped(queues) == ["c-0", "b-0", "a-0", "b-1", "a-1", "a-2"]
+
+
+def test_batch_work_goes_after_interactive_calls_but_is_not_starved(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client, batch_every=2)
+    add(queues, store, "plan", 3, Priority.BATCH)
+    add(queues, store, "chat", 6)
+
+    workers(redis_client, 9)
+
+    order = pumped(queues)
+    assert order[:2] == ["chat-0", "chat-1"]  # interactive first...
+    assert order[2] == "plan-0"  # ...but every third turn is batch work's
+    assert order == ["chat-0", "chat-1", "plan-0", "chat-2", "chat-3", "plan-1"] + [
+        "chat-4",
+        "chat-5",
+        "plan-2",
+    ]
+
+
+def test_an_ending_frees_its_slot_and_its_agents_open_count(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client)
+    workers(redis_client, 1)
+    assert add(queues, store, "a", 2) == ["a-0"]
+    assert queues.of_agent("a").open == 2
+    assert pumped(queues) == []  # the one slot is taken
+
+    end(store, "a-0", "a")
+
+    assert queues.of_agent("a").open == 1
+    assert pumped(queues) == ["a-1"]
+
+
+def test_a_call_that_ended_while_waiting_is_skipped(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client)
+    add(queues, store, "a", 2)
+    cancelled = ToolResult(call_id="a-0", tool_name="read", status=ToolStatus.CANCELLED)
+    assert store.finish(cancelled, unless_started=True)
+
+    workers(redis_client, 4)
+
+    assert pumped(queues) == ["a-1"]
+    assert queues.of_agent("a").queued == 0
+
+
+def test_a_handed_out_call_whose_record_is_gone_frees_its_slot_after_a_while(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = FairQueues(redis_client, ahead=0, batch_every=4, recheck_s=0)
+    workers(redis_client, 1)
+    assert add(queues, store, "a", 2) == ["a-0"]
+    redis_client.delete(keys.record("a-0"))  # expired, its ending never stored
+
+    assert pumped(queues) == ["a-1"]
+
+
+def test_workers_that_leave_take_their_slots_with_them(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client)
+    first, second = workers(redis_client, 1, 3)
+    assert queues.slots(QUEUE) == 4
+    second.stop()
+    assert queues.slots(QUEUE) == 1
+    first.stop()
+    assert queues.slots(QUEUE) == 0
+    assert add(queues, store, "a", 1) == []
+
+
+def test_taking_a_call_notes_it_as_sent_for_the_reapers(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client)
+    add(queues, store, "a", 1)
+    assert redis_client.zscore(keys.SENT, "a-0") is None  # waiting: nothing to resend
+
+    workers(redis_client, 1)
+    pumped(queues)
+
+    assert redis_client.zscore(keys.SENT, "a-0") is not None

@@ -65,13 +65,17 @@ class Ledger:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def start_platform(project: Path, home: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def start_platform(
+    project: Path, home: Path, port: int, log: Path, settings: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """`toolrun up` on `project` as a new user whose home is `home`; `settings`: TOOLRUN_*
+    variables for it (no others are passed on)."""
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith("TOOLRUN_") and key != "XDG_STATE_HOME"
     }
-    env |= {"HOME": str(home), "TOOLRUN_AUTO_APPROVE": "true"}
+    env |= {"HOME": str(home), "TOOLRUN_AUTO_APPROVE": "true", **(settings or {})}
     with log.open("wb") as sink:
         up = subprocess.Popen(
             [sys.executable, "-m", "toolrun", "up", f"--port={port}"],

@@ -86,7 +86,8 @@ def test_quotas_are_set_shown_and_given_back_to_the_defaults(tmp_path: Path) -> 
     assert "max_in_flight  20\n" in shown
     assert "usage      (the platform is not running)" in shown
     code, shown, _ = run(tmp_path, "show", "bot")
-    assert code == 0 and "max_in_flight  20" in shown
+    assert code == 0
+    assert "max_in_flight  20" in shown
 
 
 def test_a_quota_change_without_a_limit_or_for_nobody_is_refused(tmp_path: Path) -> None:
@@ -96,8 +97,18 @@ def test_a_quota_change_without_a_limit_or_for_nobody_is_refused(tmp_path: Path)
     nobody = run(tmp_path, "quota", "nobody", "--rate", "1")
     unknown = run(tmp_path, "quota", "bot", "--reset", "speed")
     negative = run(tmp_path, "quota", "bot", "--rate", "-1")
+    endless = run(tmp_path, "quota", "bot", "--rate", "nan")
+    huge = run(tmp_path, "quota", "bot", "--max-in-flight", "3000000000")
+    reserved = run(tmp_path, "create", "me", "--ceiling", "read_only")
 
-    assert nothing[0] == 2 and "give a limit to set" in nothing[2]
-    assert nobody[0] == 2 and "no agent named 'nobody'" in nobody[2]
-    assert unknown[0] == 2 and "no such quota: speed" in unknown[2]
-    assert negative[0] == 2 and "-1" in negative[2]
+    assert [nothing[0], nobody[0], unknown[0], negative[0]] == [2, 2, 2, 2]
+    assert "give a limit to set" in nothing[2]
+    assert "no agent named 'nobody'" in nobody[2]
+    assert "no such quota: speed" in unknown[2]
+    assert "-1" in negative[2]
+    assert endless[0] == 2
+    assert "rate_per_s must be 0 (no limit) or between 0.001 and 1e+06, not nan" in endless[2]
+    assert huge[0] == 2
+    assert "max_in_flight must be between 0 (no limit) and 2147483647" in huge[2]
+    assert reserved[0] == 2
+    assert "agent name 'me' is reserved" in reserved[2]

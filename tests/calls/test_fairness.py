@@ -1,17 +1,18 @@
-"""Fair dispatch on a real Redis: agents served in turn, batch work after interactive
-calls but never starved, no more calls handed out than the live workers have slots (plus
-`ahead`), slots freed by endings, and calls that ended while waiting skipped."""
+"""Fair dispatch on a real Redis: agents served in turn, newcomers promptly but never
+starving the others, batch work after interactive calls but never starved, no more calls
+handed out than the live workers have slots (plus `ahead`), slots freed by endings, and
+calls that end while they wait taken out of their agent's list at once."""
 
 from __future__ import annotations
 
 import json
 
-import redis
 import pytest
+import redis
 
 from toolrun.calls import keys
 from toolrun.calls.envelope import Priority
-from toolrun.calls.fairness import FairQueues, Waiting
+from toolrun.calls.fairness import DEAD_WORKER_S, AgentUse, FairQueues
 from toolrun.calls.store import CallStore
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.presence import Presence
@@ -40,11 +41,15 @@ def workers(client: redis.Redis, *slots: int) -> list[Presence]:
     return present
 
 
-def queued(store: CallStore, agent: str, number: int) -> str:
+def queued(
+    store: CallStore, agent: str, number: int, priority: Priority = Priority.INTERACTIVE
+) -> str:
     """A call of `agent` recorded as queued with its envelope (as the lifecycle does)."""
     call = ToolCall(id=f"{agent}-{number}", tool_name="read", version="1.0.0", agent_id=agent)
     result = ToolResult.accepted(call, ToolStatus.QUEUED)
-    envelope = json.dumps({"call": {"id": call.id, "agent_id": agent}})
+    envelope = json.dumps(
+        {"call": {"id": call.id, "agent_id": agent}, "queue": QUEUE, "priority": priority}
+    )
     assert store.create(result, request="r", envelope=envelope)
     return call.id
 
@@ -59,7 +64,7 @@ def add(
     """Queue `count` calls of `agent`; returns the ids of the calls handed out meanwhile."""
     taken = []
     for number in range(count):
-        call_id = queued(store, agent, number)
+        call_id = queued(store, agent, number, priority)
         taken += queues.add(call_id, QUEUE, priority, agent)
     return [json.loads(raw)["call"]["id"] for raw in taken]
 
@@ -68,8 +73,10 @@ def pumped(queues: FairQueues) -> list[str]:
     return [json.loads(raw)["call"]["id"] for raw in queues.pump(QUEUE)]
 
 
-def end(store: CallStore, call_id: str, agent: str) -> None:
-    result = ToolResult(call_id=call_id, tool_name="read", status=ToolStatus.SUCCESS)
+def end(
+    store: CallStore, call_id: str, agent: str, status: ToolStatus = ToolStatus.SUCCESS
+) -> None:
+    result = ToolResult(call_id=call_id, tool_name="read", status=status)
     result.metadata["agent_id"] = agent
     assert store.finish(result)
 
@@ -79,12 +86,12 @@ def test_nothing_is_handed_out_while_no_worker_is_live(
 ) -> None:
     queues = fair(redis_client, ahead=2)
     assert add(queues, store, "a", 3) == []
-    assert queues.of_queue(QUEUE).queued == 3
+    assert queues.waiting(QUEUE) == 3
 
     workers(redis_client, 2)
 
     assert pumped(queues) == ["a-0", "a-1", "a-2"]  # 2 slots and 2 ahead: room for all
-    assert queues.of_queue(QUEUE).queued == 0
+    assert queues.waiting(QUEUE) == 0
 
 
 def test_a_flooding_agent_waits_its_turn(redis_client: redis.Redis, store: CallStore) -> None:
@@ -96,11 +103,12 @@ def test_a_flooding_agent_waits_its_turn(redis_client: redis.Redis, store: CallS
     assert queues.of_agent("flood").queued == 48
     assert queues.of_agent("quiet").queued == 1
 
+    # The newcomer and the flood take turns: its call goes within two freed slots, ahead
+    # of the 48 calls of the flood.
     end(store, "flood-0", "flood")
-    assert pumped(queues) == ["quiet-0"]  # ahead of the 48 calls of the flood
     end(store, "flood-1", "flood")
-    assert pumped(queues) == ["flood-2"]
-    assert queues.of_queue(QUEUE) == Waiting(queued=47, open=2)
+    assert sorted(pumped(queues)) == ["flood-2", "quiet-0"]
+    assert queues.waiting(QUEUE) == 47
 
 
 def test_agents_with_calls_waiting_are_served_in_turn(
@@ -113,9 +121,9 @@ def test_agents_with_calls_waiting_are_served_in_turn(
 
     workers(redis_client, 6)
 
-    # Each joined with nothing waiting, so at the head (the last to join first); then in
-    # turn, one call each.
-    assert pumped(queues) == ["c-0", "b-0", "a-0", "b-1", "a-1", "a-2"]
+    # Each joined with nothing waiting: the newcomers, first come first served, take
+    # every other turn; those with more calls go round the ring, one call a turn.
+    assert pumped(queues) == ["a-0", "b-0", "a-1", "c-0", "b-1", "a-2"]
 
 
 def test_batch_work_goes_after_interactive_calls_but_is_not_starved(
@@ -130,10 +138,10 @@ def test_batch_work_goes_after_interactive_calls_but_is_not_starved(
     order = pumped(queues)
     assert order[:2] == ["chat-0", "chat-1"]  # interactive first...
     assert order[2] == "plan-0"  # ...but every third turn is batch work's
-    assert order == ["chat-0", "chat-1", "plan-0", "chat-2", "chat-3", "plan-1"] + [
-        "chat-4",
-        "chat-5",
-        "plan-2",
+    assert order == [
+        *("chat-0", "chat-1", "plan-0"),
+        *("chat-2", "chat-3", "plan-1"),
+        *("chat-4", "chat-5", "plan-2"),
     ]
 
 
@@ -143,27 +151,32 @@ def test_an_ending_frees_its_slot_and_its_agents_open_count(
     queues = fair(redis_client)
     workers(redis_client, 1)
     assert add(queues, store, "a", 2) == ["a-0"]
-    assert queues.of_agent("a").open == 2
+    assert queues.of_agent("a").in_flight == 2
     assert pumped(queues) == []  # the one slot is taken
 
     end(store, "a-0", "a")
 
-    assert queues.of_agent("a").open == 1
+    assert queues.of_agent("a").in_flight == 1
     assert pumped(queues) == ["a-1"]
 
 
-def test_a_call_that_ended_while_waiting_is_skipped(
+def test_a_call_that_ends_while_it_waits_leaves_its_agents_list_at_once(
     redis_client: redis.Redis, store: CallStore
 ) -> None:
     queues = fair(redis_client)
     add(queues, store, "a", 2)
-    cancelled = ToolResult(call_id="a-0", tool_name="read", status=ToolStatus.CANCELLED)
-    assert store.finish(cancelled, unless_started=True)
+    assert queues.of_agent("a") == AgentUse(queued=2, in_flight=2)
 
+    end(store, "a-0", "a", ToolStatus.CANCELLED)  # no worker is live: nothing pumps
+
+    assert queues.of_agent("a") == AgentUse(queued=1, in_flight=1)
+    assert queues.waiting(QUEUE) == 1
+    end(store, "a-1", "a", ToolStatus.CANCELLED)
+    assert queues.of_agent("a") == AgentUse(queued=0, in_flight=0)
+    assert redis_client.hgetall(keys.FAIR_WAITING) == {}  # no count left at zero
+    assert redis_client.smembers(keys.AGENTS_OPEN) == set()
     workers(redis_client, 4)
-
-    assert pumped(queues) == ["a-1"]
-    assert queues.of_agent("a").queued == 0
+    assert pumped(queues) == []
 
 
 def test_a_handed_out_call_whose_record_is_gone_frees_its_slot_after_a_while(
@@ -201,3 +214,31 @@ def test_taking_a_call_notes_it_as_sent_for_the_reapers(
     pumped(queues)
 
     assert redis_client.zscore(keys.SENT, "a-0") is not None
+
+
+def test_a_newcomer_never_starves_the_agents_already_waiting(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client)
+    workers(redis_client, 1)
+    assert add(queues, store, "flood", 10) == ["flood-0"]
+    served = []
+    for turn in range(6):  # a new agent with one call arrives before every slot frees
+        add(queues, store, f"new{turn}", 1)
+        end(store, served[-1] if served else "flood-0", "x")
+        served += pumped(queues)
+
+    assert sum(call.startswith("flood") for call in served) >= 2  # every other turn
+    assert sum(call.startswith("new") for call in served) >= 3
+
+
+def test_a_worker_gone_long_ago_is_forgotten(redis_client: redis.Redis, store: CallStore) -> None:
+    queues = fair(redis_client)
+    redis_client.zadd(keys.fair_workers(QUEUE), {"ghost": 1.0})  # expired in 1970
+    redis_client.hset(keys.FAIR_SLOTS, "ghost", 8)
+
+    assert pumped(queues) == []
+
+    assert redis_client.zscore(keys.fair_workers(QUEUE), "ghost") is None
+    assert redis_client.hget(keys.FAIR_SLOTS, "ghost") is None
+    assert DEAD_WORKER_S > 3 * 30  # far longer than a worker's TTL

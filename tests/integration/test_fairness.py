@@ -5,6 +5,7 @@ again, and each agent's use is shown (API, CLI, Prometheus, security log)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -46,6 +47,15 @@ def started_at(client: httpx.Client, call_id: str) -> float:
     return float(result["metadata"]["started_at"])
 
 
+def _refusal(client: Client, arguments: dict[str, Any]) -> ApiError | None:
+    """The SDK's error for a call refused at once (no retries), or None when accepted."""
+    try:
+        client.call("read", arguments, wait=0)
+    except ApiError as exc:
+        return exc
+    return None
+
+
 def test_a_flood_does_not_hold_up_another_agents_call(shared: Platform) -> None:
     flood = api(shared, shared.agent("flood", PermissionLevel.READ_ONLY))
     quiet = api(shared, shared.agent("quiet", PermissionLevel.READ_ONLY))
@@ -56,13 +66,18 @@ def test_a_flood_does_not_hold_up_another_agents_call(shared: Platform) -> None:
             assert response.status_code == 202, response.text
             flooded.append(response.json()["call_id"])
         backlog = flood.get("/v1/agents/me").json()["usage"]
+        metrics = httpx.get(f"{shared.base_url}/metrics", headers=shared.headers).text
 
         answer = submit(quiet, "read", arguments={"file_path": "hello.txt"}, id="quiet-1")
         waited = quiet.get("/v1/calls/quiet-1", params={"wait": 60}).json()
 
         assert answer.status_code in (200, 202), answer.text
         assert waited["status"] == "success", waited
-        assert backlog["queued"] > 0 and backlog["in_flight"] >= backlog["queued"]
+        assert backlog["queued"] > 0
+        assert backlog["in_flight"] >= backlog["queued"]
+        queued = re.search(r'toolrun_agent_calls_queued\{agent="flood"\} (\d+)', metrics)
+        assert queued is not None
+        assert int(queued[1]) > 0
         # Its call went ahead of the flood's calls still waiting: at most one slot's
         # worth of them started before it (the one freeing as it arrived).
         started = float(waited["metadata"]["started_at"])
@@ -97,7 +112,8 @@ def test_a_full_queue_answers_503_with_retry_after(shared: Platform) -> None:
 
         codes = [answer.status_code for answer in answers]
         full = [answer for answer in answers if answer.status_code == 503]
-        assert codes.count(202) >= BOUND and full, codes
+        assert codes.count(202) >= BOUND, codes
+        assert full, codes
         assert int(full[0].headers["retry-after"]) >= 1
         assert "queue tools.read_only is full" in full[0].json()["detail"]
         metrics = httpx.get(f"{shared.base_url}/metrics", headers=shared.headers).text
@@ -120,22 +136,25 @@ def test_a_quota_answers_429_and_the_sdk_waits_then_sends_again(shared: Platform
         refused = answers[2]
         assert refused.status_code == 429, refused.text
         assert refused.headers["retry-after"] == "1"
-        assert "agent chatty is over its quota rate_per_s: 1 calls per second" in (
-            refused.json()["detail"]
+        assert (
+            "agent chatty is over its quota rate_per_s: 1 calls per second"
+            in (refused.json()["detail"])
         )
         # Nothing was recorded: the same id is free for the retry.
         with Client(shared.base_url, token=token) as sdk:
             result = sdk.call("read", arguments, wait=30)
         assert result.ok, result.error
         with Client(shared.base_url, token=token, retries=0) as impatient:
-            with pytest.raises(ApiError, match="429") as told:  # burst of 2: one of 3 refused
-                for _ in range(3):
-                    impatient.call("read", arguments, wait=0)
-        assert told.value.retry_after_s == 1.0
+            answers_now = [_refusal(impatient, arguments) for _ in range(3)]
+        refusals = [refusal for refusal in answers_now if refusal is not None]
+        assert refusals, "a burst of 2 takes 2 of 3 calls at most"  # the SDK took a token too
+        assert refusals[0].status_code == 429
+        assert refusals[0].retry_after_s == 1.0
 
     shown = shared.cli("agents", "show", "chatty")
     assert shown.returncode == 0, shown.stderr
-    assert "rate_per_s     1\n" in shown.stdout and "refused    rate_per_s " in shown.stdout
+    assert "rate_per_s     1\n" in shown.stdout
+    assert "refused    rate_per_s " in shown.stdout
 
     def quota_event() -> bool:
         events = httpx.get(
@@ -148,7 +167,7 @@ def test_a_quota_answers_429_and_the_sdk_waits_then_sends_again(shared: Platform
     wait_for(quota_event, 10, "the quota refusal in the security log")
     metrics = httpx.get(f"{shared.base_url}/metrics", headers=shared.headers).text
     assert 'toolrun_calls_throttled_total{agent="chatty",quota="rate_per_s"}' in metrics
-    assert 'toolrun_agent_calls_in_flight{agent="chatty"} 0.0' in metrics
+    assert 'toolrun_agent_calls_in_flight{agent="chatty"}' not in metrics  # none open
 
 
 def test_quotas_are_set_through_the_api_and_shown_to_the_agent(shared: Platform) -> None:
@@ -162,14 +181,23 @@ def test_quotas_are_set_through_the_api_and_shown_to_the_agent(shared: Platform)
         token = created.json()["token"]
         bad = admin.patch("/v1/agents/capped/quota", json={"max_queued": -1})
         unknown = admin.patch("/v1/agents/nobody/quota", json={"max_queued": 1})
-        assert bad.status_code == 422 and unknown.status_code == 404
+        assert bad.status_code == 422
+        assert unknown.status_code == 404
 
     with api(shared, token) as client:
         mine = client.get("/v1/agents/me").json()
-        assert mine["quota"]["max_in_flight"] == 2 and mine["quota"]["own"] == ["max_in_flight"]
-        answers = [submit(client, "sleepy", arguments={"seconds": 0.5}) for _ in range(3)]
+        assert mine["quota"]["max_in_flight"] == 2
+        assert mine["quota"]["own"] == ["max_in_flight"]
+        answers = [
+            submit(client, "sleepy", arguments={"seconds": 0.5}, id=f"capped-{number}")
+            for number in range(3)
+        ]
         assert [answer.status_code for answer in answers] == [202, 202, 429]
         assert "max_in_flight: 2 calls queued or running" in answers[2].json()["detail"]
+        # A retry of an open call (its answer lost) gets that call's state, not a 429.
+        again = submit(client, "sleepy", arguments={"seconds": 0.5}, id="capped-0")
+        assert again.status_code == 202, again.text
+        assert again.json()["call_id"] == "capped-0"
         for answer in answers[:2]:
             client.get(f"/v1/calls/{answer.json()['call_id']}", params={"wait": 30})
         time.sleep(0.1)  # the ending is stored before the answer: open again

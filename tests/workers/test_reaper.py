@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import redis
+from celery import Celery
 from tests.envelopes import envelope
 
 from toolrun.calls import keys
+from toolrun.calls.fairness import FairQueues
 from toolrun.calls.store import CallStore
 from toolrun.calls.wiring import fair_publisher, platform_endings
 from toolrun.config import Settings
@@ -19,14 +21,21 @@ from toolrun.workers.broker import held_task_ids
 from toolrun.workers.reaper import Reaper
 
 
-def queued_long_ago(store: CallStore, call: ToolCall) -> None:
-    """Recorded as queued, with its envelope, and taken for the broker an hour ago (as
-    `Lifecycle.send` and the fair queues' pump do)."""
+def queued_long_ago(store: CallStore, call: ToolCall, *, handed_out: bool = True) -> None:
+    """Recorded as queued, with its envelope, an hour ago (as `Lifecycle.send` does), and
+    taken from its agent's list for the workers then (`handed_out`: as the fair queues'
+    pump does), or never put in it (its sender died in between)."""
     sent = envelope(call, level=PermissionLevel.READ_ONLY)
     queued = ToolResult.accepted(call, ToolStatus.QUEUED)
     queued.metadata["queued_at"] -= 3600
     assert store.create(queued, request=call.digest(), envelope=sent.model_dump_json())
-    store.client.zadd(keys.SENT, {call.id: queued.metadata["queued_at"]})
+    if handed_out:
+        store.client.zadd(keys.fair_sent(sent.queue), {call.id: queued.metadata["queued_at"]})
+
+
+def reaper_of(settings: Settings, store: CallStore, celery: Celery) -> Reaper:
+    endings = platform_endings(settings, store, history=None)
+    return Reaper(settings, endings, celery, "me", fair_publisher(settings, store.client, celery))
 
 
 def test_a_lost_message_is_sent_again_and_a_held_one_is_not(
@@ -35,8 +44,7 @@ def test_a_lost_message_is_sent_again_and_a_held_one_is_not(
     settings = Settings(redis_url=redis_url, home=tmp_path / "home", worker_ttl_s=3)
     store = CallStore(redis_client, ttl_s=600)
     celery = create_celery_app(settings)
-    endings = platform_endings(settings, store, history=None)
-    reaper = Reaper(settings, endings, celery, "me", fair_publisher(settings, redis_client, celery))
+    reaper = reaper_of(settings, store, celery)
     lost = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "a"})
     queued_long_ago(store, lost)
     waiting = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "b"})
@@ -50,5 +58,25 @@ def test_a_lost_message_is_sent_again_and_a_held_one_is_not(
 
         assert held_task_ids(redis_client, queues) == {waiting.id, lost.id}
         assert reaper.send_lost() == []  # sent again just now: not again at once
+    finally:
+        celery.close()
+
+
+def test_a_call_recorded_but_never_put_in_its_agents_list_is_put_there(
+    redis_url: str, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    settings = Settings(redis_url=redis_url, home=tmp_path / "home", worker_ttl_s=3)
+    store = CallStore(redis_client, ttl_s=600)
+    celery = create_celery_app(settings)
+    reaper = reaper_of(settings, store, celery)
+    stranded = ToolCall(tool_name="read", version="1.0.0", agent_id="bot")
+    queued_long_ago(store, stranded, handed_out=False)
+    try:
+        assert reaper.send_lost() == [stranded.id]
+
+        queues = {PermissionLevel.READ_ONLY.queue_name}
+        assert held_task_ids(redis_client, queues) == set()  # no worker: it waits its turn
+        assert FairQueues(redis_client, ahead=0, batch_every=4).of_agent("bot").queued == 1
+        assert reaper.send_lost() == []  # waiting its turn is not lost
     finally:
         celery.close()

@@ -6,13 +6,13 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolrun.api.auth import Admin, Agent
 from toolrun.api.state import ApiState, get_state
 from toolrun.permissions.agents import AgentError, AgentProfile, unknown_entries_message
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.permissions.quotas import NO_QUOTA, Quota
+from toolrun.permissions.quotas import MAX_COUNT, MAX_RATE_PER_S, NO_QUOTA, Quota
 from toolrun.permissions.roles import Role
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
@@ -80,11 +80,18 @@ class QuotaRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    rate_per_s: float | None = Field(None, ge=0, le=1_000_000)
-    burst: int | None = Field(None, ge=0, le=1_000_000_000)
-    max_in_flight: int | None = Field(None, ge=0, le=1_000_000_000)
-    max_queued: int | None = Field(None, ge=0, le=1_000_000_000)
+    rate_per_s: float | None = Field(None, ge=0, le=MAX_RATE_PER_S, allow_inf_nan=False)
+    burst: int | None = Field(None, ge=0, le=MAX_COUNT)
+    max_in_flight: int | None = Field(None, ge=0, le=MAX_COUNT)
+    max_queued: int | None = Field(None, ge=0, le=MAX_COUNT)
     reset: list[QuotaName] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _in_range(self) -> QuotaRequest:
+        problem = self.limits().problem()
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
     def limits(self) -> Quota:
         return Quota(
@@ -124,11 +131,11 @@ async def whoami(agent: Agent, state: State) -> AgentDetail:
 
 
 def _detail(state: ApiState, profile: AgentProfile) -> AgentDetail:
-    waiting = state.queues.of_agent(profile.id)
+    use = state.queues.of_agent(profile.id)
     throttled = state.lifecycle.quotas.throttled() if state.lifecycle.quotas else []
     usage = UsageView(
-        queued=waiting.queued,
-        in_flight=waiting.open,
+        queued=use.queued,
+        in_flight=use.in_flight,
         throttled={item.quota: item.count for item in throttled if item.agent == profile.id},
     )
     view = AgentView.of(profile, state.lifecycle.default_quota)

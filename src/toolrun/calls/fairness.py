@@ -10,19 +10,22 @@ their pool sizes together (each live worker says its own: `workers.presence`) pl
 
 Taking a call (`pump`) serves the agent at the head of the ring, one call, then moves it
 to the back (round robin: every agent with calls waiting gets one call per turn, however
-many it has queued). An agent that had nothing waiting joins at the head: it has had
-less than the others, and its one call goes next — an agent making one call at a time
-waits for one slot to free, never behind a flood. Interactive calls go first; batch work
+many it has queued). An agent that had nothing waiting joins a list of newcomers, served
+first come first served, which takes every other turn with the ring: an agent making one
+call at a time waits for one or two slots to free, never behind a flood, and newcomers
+cannot starve the ring either. Interactive calls go first; batch work
 (DAG nodes, calls marked `priority: batch`) gets every `batch_every + 1`-th turn while
 interactive calls wait, so it is never starved. Whoever frees or adds work pumps: the
 API as it queues a call, a worker as it ends one, a worker as it starts, the reapers
 every few seconds (a pump lost to a crash is made up there). Everything happens in one
 Lua script per pump, so concurrent pumps never hand out a slot twice.
 
-A call handed out and then lost before it reaches the broker is in `keys.SENT`, which the
-reapers resend from. A call handed out counts until its ending removes it
-(`CallStore.finish`); one whose ending was lost (its record expired) is dropped after
-`recheck_s` by the pump that finds it.
+A call recorded but not yet in its agent's list (its sender died in between), and a call
+handed out and then lost before it reaches the broker, are in `keys.SENT`, which the
+reapers resend from; a call waiting its turn is not. A call handed out counts until its
+ending removes it (`CallStore.finish`, which also takes a call ending while it waits out
+of its list); one whose ending was lost (its record expired) is dropped after
+`recheck_s` by the pump that finds it. A worker gone for DEAD_WORKER_S is forgotten.
 
 Keys are made inside the scripts from the agent names (one Redis, not a cluster).
 """
@@ -39,62 +42,133 @@ from toolrun.calls.envelope import Priority
 from toolrun.permissions.levels import QUEUES
 
 FAIR_QUEUES = frozenset(QUEUES)
+DEAD_WORKER_S = 600  # a worker gone this long is dropped from its queue's list
 
-# KEYS: interactive ring, batch ring, workers, slots, sent (handed out), turn, waiting
-# counts, keys.SENT, keys.SENT_ENVELOPES, [the agent's open calls].
-# ARGV: ahead, batch_every, recheck_s, record key prefix, queue, [call id, priority, agent].
-_PUMP = """
+# Lua shared by the scripts here, in `calls.quotas` and in `CallStore.finish`.
+# `now`: Redis's clock (the presence scores use it); `count`: add to a count, dropping it
+# at zero; `recheck`: of the calls in a sorted set noted before `before`, keep (noted again
+# now) those whose record still says queued or running, drop the others (a lost ending).
+LUA_NOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-if ARGV[6] then
-    local ring = KEYS[1]
-    if ARGV[7] == 'batch' then ring = KEYS[2] end
-    if redis.call('RPUSH', ring .. ':' .. ARGV[8], ARGV[6]) == 1 then
-        redis.call('LPUSH', ring, ARGV[8])
+"""
+LUA_COUNT = """
+local function count(key, field, delta)
+    if redis.call('HINCRBY', key, field, delta) <= 0 then
+        redis.call('HDEL', key, field)
     end
-    redis.call('HINCRBY', KEYS[7], 'q:' .. ARGV[5], 1)
-    redis.call('HINCRBY', KEYS[7], 'a:' .. ARGV[8], 1)
-    redis.call('ZADD', KEYS[10], 'NX', now, ARGV[6])
+end
+"""
+LUA_RECHECK = f"""
+local function recheck(set, before)
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', set, '-inf', before)) do
+        local raw = redis.call('GET', '{keys.RECORD_PREFIX}' .. id)
+        local status = raw and cjson.decode(raw)['status']
+        if status == 'queued' or status == 'running' then
+            redis.call('ZADD', set, now, id)
+        else
+            redis.call('ZREM', set, id)
+        end
+    end
+end
+"""
+# `withdraw`: take a call that ends while it waits (cancelled, denied) out of its agent's
+# list, given its envelope (JSON) and the waiting counts' key.
+LUA_WITHDRAW = (
+    LUA_COUNT
+    + f"""
+local function withdraw(raw, id, counts)
+    local ok, envelope = pcall(cjson.decode, raw)
+    if not ok or type(envelope) ~= 'table' or type(envelope['call']) ~= 'table' then
+        return
+    end
+    local queue, priority = envelope['queue'], envelope['priority'] or 'interactive'
+    local agent = envelope['call']['agent_id']
+    if type(agent) ~= 'string' then
+        agent = '{keys.NO_AGENT}'
+    end
+    if type(queue) ~= 'string' or type(priority) ~= 'string' then
+        return
+    end
+    local ring = '{keys.FAIR}:' .. queue .. ':' .. priority
+    local list = ring .. ':agent:' .. agent
+    if redis.call('LREM', list, 1, id) > 0 then
+        count(counts, 'q:' .. queue, -1)
+        count(counts, 'a:' .. agent, -1)
+        if redis.call('LLEN', list) == 0 then
+            redis.call('LREM', ring, 0, agent)
+            redis.call('LREM', ring .. ':new', 0, agent)
+        end
+    end
+end
+"""
+)
+
+# KEYS: interactive ring, batch ring, workers, slots, sent (handed out), turn, waiting
+# counts, keys.SENT, keys.SENT_ENVELOPES, [the agent's open calls, keys.AGENTS_OPEN].
+# ARGV: ahead, batch_every, recheck_s, queue, [call id, priority, agent].
+# An agent joining a priority goes on the ring's `:new` list; the ring and it take turns.
+_PUMP = (
+    LUA_NOW
+    + LUA_COUNT
+    + LUA_RECHECK
+    + f"""
+if ARGV[5] then
+    local ring = KEYS[1]
+    if ARGV[6] == 'batch' then ring = KEYS[2] end
+    if redis.call('RPUSH', ring .. ':agent:' .. ARGV[7], ARGV[5]) == 1 then
+        redis.call('RPUSH', ring .. ':new', ARGV[7])
+    end
+    count(KEYS[7], 'q:' .. ARGV[4], 1)
+    count(KEYS[7], 'a:' .. ARGV[7], 1)
+    redis.call('ZADD', KEYS[10], 'NX', now, ARGV[5])
+    redis.call('SADD', KEYS[11], ARGV[7])
+    redis.call('ZREM', KEYS[8], ARGV[5])
+end
+for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - {DEAD_WORKER_S})) do
+    redis.call('ZREM', KEYS[3], name)
+    redis.call('HDEL', KEYS[4], name)
 end
 local slots = 0
 for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], now, '+inf')) do
     slots = slots + (tonumber(redis.call('HGET', KEYS[4], name)) or 1)
 end
 if slots == 0 then
-    return {}
+    return {{}}
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now - tonumber(ARGV[3]))) do
-    local raw = redis.call('GET', ARGV[4] .. id)
-    local status = raw and cjson.decode(raw)['status']
-    if status == 'queued' or status == 'running' then
-        redis.call('ZADD', KEYS[5], now, id)
-    else
-        redis.call('ZREM', KEYS[5], id)
+recheck(KEYS[5], now - tonumber(ARGV[3]))
+local function next_agent(ring)
+    local fresh = ring .. ':new'
+    if redis.call('LLEN', fresh) > 0
+        and (redis.call('LLEN', ring) == 0 or redis.call('INCR', ring .. ':turn') % 2 == 1) then
+        return redis.call('LPOP', fresh)
     end
+    return redis.call('LPOP', ring)
 end
 local room = slots + tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[5])
-local taken = {}
+local taken = {{}}
 while room > 0 do
-    local turn = redis.call('INCR', KEYS[6])
     local ring = KEYS[1]
-    if redis.call('LLEN', KEYS[1]) == 0
-        or (turn % (tonumber(ARGV[2]) + 1) == 0 and redis.call('LLEN', KEYS[2]) > 0) then
-        ring = KEYS[2]
-    end
-    local agent = redis.call('LPOP', ring)
-    if not agent then
+    local waiting = redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[1] .. ':new')
+    local batch = redis.call('LLEN', KEYS[2]) + redis.call('LLEN', KEYS[2] .. ':new')
+    if waiting + batch == 0 then
         break
     end
-    local list = ring .. ':' .. agent
+    if batch > 0 and (waiting == 0
+        or redis.call('INCR', KEYS[6]) % (tonumber(ARGV[2]) + 1) == 0) then
+        ring = KEYS[2]
+    end
+    local agent = next_agent(ring)
+    local list = ring .. ':agent:' .. agent
     local id = redis.call('LPOP', list)
     if redis.call('LLEN', list) > 0 then
         redis.call('RPUSH', ring, agent)
     end
     if id then
-        redis.call('HINCRBY', KEYS[7], 'q:' .. ARGV[5], -1)
-        redis.call('HINCRBY', KEYS[7], 'a:' .. agent, -1)
+        count(KEYS[7], 'q:' .. ARGV[4], -1)
+        count(KEYS[7], 'a:' .. agent, -1)
         local envelope = redis.call('HGET', KEYS[9], id)
-        local raw = redis.call('GET', ARGV[4] .. id)
+        local raw = redis.call('GET', '{keys.RECORD_PREFIX}' .. id)
         if envelope and raw and cjson.decode(raw)['status'] == 'queued' then
             redis.call('ZADD', KEYS[5], now, id)
             redis.call('ZADD', KEYS[8], now, id)
@@ -105,15 +179,17 @@ while room > 0 do
 end
 return taken
 """
-# A call on a queue of one machine, sent straight to the broker: noted as sent (for the
-# reapers) and as one of its agent's open calls. KEYS: keys.SENT, the agent's open calls.
-_SENT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
+)
+# A call on a queue of one machine, sent straight to the broker: one of its agent's open
+# calls. KEYS: the agent's open calls, keys.AGENTS_OPEN. ARGV: call id, agent.
+_OPEN = (
+    LUA_NOW
+    + """
+redis.call('ZADD', KEYS[1], 'NX', now, ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
 return 1
 """
+)
 
 
 def agent_key(agent_id: str | None) -> str:
@@ -122,11 +198,11 @@ def agent_key(agent_id: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class Waiting:
-    """Calls waiting for a worker, not yet handed out: on a queue, or of an agent."""
+class AgentUse:
+    """An agent's calls waiting for a worker, and queued or running (both counts)."""
 
     queued: int
-    open: int  # queued or running (an agent's); handed out, not ended (a queue's)
+    in_flight: int
 
 
 class FairQueues:
@@ -145,7 +221,7 @@ class FairQueues:
         self.batch_every = batch_every
         self.recheck_s = recheck_s
         self._pump = client.register_script(_PUMP)
-        self._sent = client.register_script(_SENT)
+        self._open = client.register_script(_OPEN)
 
     @staticmethod
     def is_fair(queue: str) -> bool:
@@ -156,7 +232,7 @@ class FairQueues:
         its agent's list on a shared `queue`, then take what the workers have room for.
         Returns the envelopes (JSON) taken, for the broker."""
         agent = agent_key(agent_id)
-        extra_keys = [keys.agent_open(agent)]
+        extra_keys = [keys.agent_open(agent), keys.AGENTS_OPEN]
         extra_args: list[str | int | float] = [call_id, priority.value, agent]
         return self._run(queue, extra_keys, extra_args)
 
@@ -165,9 +241,14 @@ class FairQueues:
         turn, now noted as handed out; empty when nothing waits or nothing is free."""
         return self._run(queue, [], [])
 
-    def note_sent(self, call_id: str, agent_id: str | None) -> None:
+    def note_open(self, call_id: str, agent_id: str | None) -> None:
         """A call about to be sent straight to the broker (a machine's queue)."""
-        self._sent(keys=[keys.SENT, keys.agent_open(agent_key(agent_id))], args=[call_id])
+        agent = agent_key(agent_id)
+        self._open(keys=[keys.agent_open(agent), keys.AGENTS_OPEN], args=[call_id, agent])
+
+    def handed_out(self, queue: str, call_id: str) -> bool:
+        """True when the call was taken for `queue`'s workers (and has not ended)."""
+        return self.client.zscore(keys.fair_sent(queue), call_id) is not None
 
     def _run(
         self, queue: str, extra_keys: list[str], extra_args: list[str | int | float]
@@ -184,32 +265,22 @@ class FairQueues:
             keys.SENT_ENVELOPES,
             *extra_keys,
         ]
-        args: list[str | int | float] = [
-            self.ahead,
-            self.batch_every,
-            self.recheck_s,
-            keys.RECORD_PREFIX,
-            queue,
-        ]
+        args: list[str | int | float] = [self.ahead, self.batch_every, self.recheck_s, queue]
         taken: Any = self._pump(keys=script_keys, args=[*args, *extra_args])
         return [item.decode() if isinstance(item, bytes) else item for item in taken]
 
-    def of_queue(self, queue: str) -> Waiting:
-        """How many calls wait on `queue`, and how many its workers hold."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hget(keys.FAIR_WAITING, f"q:{queue}")
-        pipe.zcard(keys.fair_sent(queue))
-        waiting, sent = pipe.execute()
-        return Waiting(queued=int(waiting or 0), open=int(sent))
+    def waiting(self, queue: str) -> int:
+        """How many calls wait on `queue` for their turn."""
+        return int(self.client.hget(keys.FAIR_WAITING, f"q:{queue}") or 0)
 
-    def of_agent(self, agent_id: str | None) -> Waiting:
+    def of_agent(self, agent_id: str | None) -> AgentUse:
         """How many of an agent's calls wait for a worker, and how many are open."""
         agent = agent_key(agent_id)
         pipe = self.client.pipeline(transaction=False)
         pipe.hget(keys.FAIR_WAITING, f"a:{agent}")
         pipe.zcard(keys.agent_open(agent))
         waiting, open_ = pipe.execute()
-        return Waiting(queued=max(0, int(waiting or 0)), open=int(open_))
+        return AgentUse(queued=int(waiting or 0), in_flight=int(open_))
 
     def slots(self, queue: str) -> int:
         """The pool sizes of the live workers of `queue`, together."""

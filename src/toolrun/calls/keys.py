@@ -98,6 +98,7 @@ def run_of(call_id: str) -> str | None:
 FAIR = f"{PREFIX}:fair"
 FAIR_SLOTS = f"{FAIR}:slots"  # worker name → its pool size
 FAIR_WAITING = f"{FAIR}:waiting"  # "q:<queue>" / "a:<agent>" → calls waiting, not yet sent
+AGENTS_OPEN = f"{FAIR}:agents"  # the agents with calls queued or running
 
 
 def fair_workers(queue: str) -> str:
@@ -117,13 +118,10 @@ def fair_turn(queue: str) -> str:
 
 
 def fair_ring(queue: str, priority: str) -> str:
-    """The agents with calls waiting on a queue at one priority, in the order served."""
+    """The agents with calls waiting on a queue at one priority, in the order served
+    (beside it, the scripts of `calls.fairness` keep ``:new``, the agents that had nothing
+    waiting, ``:turn``, and ``:agent:<agent>``, each agent's calls)."""
     return f"{FAIR}:{queue}:{priority}"
-
-
-def fair_waiting(queue: str, priority: str, agent: str) -> str:
-    """One agent's calls waiting on a queue at one priority, oldest first."""
-    return f"{fair_ring(queue, priority)}:{agent}"
 
 
 def agent_open(agent: str) -> str:

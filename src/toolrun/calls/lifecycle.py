@@ -179,7 +179,7 @@ class Lifecycle:
         if envelope.needs_approval:
             return self._park(admitted)
         if metered and self.quotas is not None:
-            self._check_quota(admitted)
+            self._check_quota(self.quotas, admitted)
         queued = ToolResult.accepted(envelope.call, ToolStatus.QUEUED)
         if envelope.approved_by is not None:
             queued.metadata["approved_by"] = envelope.approved_by
@@ -196,16 +196,19 @@ class Lifecycle:
             raise
         return queued
 
-    def _check_quota(self, admitted: Admitted) -> None:
+    def _check_quota(self, quotas: QuotaGate, admitted: Admitted) -> None:
         """Raises `TryLater` (recorded in the security log, once in a while per agent and
-        quota) when the call may not be queued now."""
-        assert self.quotas is not None  # noqa: S101 - checked by the caller
+        quota) when the call may not be queued now, or `CallIdTaken` when it was queued
+        before (a client's retry, whose first answer was lost: it gets that call's state)."""
         call = admitted.call
         try:
-            self.quotas.check(
+            quotas.check(
                 call.agent_id, admitted.agent_name, admitted.quota, admitted.envelope.queue
             )
         except TryLater as refused:
+            existing = self.calls.get(call.id)
+            if existing is not None:
+                raise CallIdTaken(existing) from refused
             if refused.first:
                 self.security.record(
                     EventKind.QUOTA,
@@ -230,6 +233,7 @@ class Lifecycle:
             policy=envelope.policy.value,
             risk=envelope.risk.value,
             time_limit_s=envelope.time_limit_s,  # for the approved call: a node's timeout
+            priority=envelope.priority.value,  # and its turn
         )
         parked.error = envelope.warning
         if not self.calls.create(parked, request=admitted.request):
@@ -317,7 +321,9 @@ class Lifecycle:
         envelope = _envelope(
             call, tool, arguments, verdict, self.settings, approved_by=by, cap_s=cap_s
         )
-        envelope = envelope.model_copy(update={"queued_at": queued.metadata["queued_at"]})
+        priority = Priority(waiting.metadata.get("priority", Priority.INTERACTIVE))
+        update = {"queued_at": queued.metadata["queued_at"], "priority": priority}
+        envelope = envelope.model_copy(update=update)
         sent = envelope.model_dump_json()
         if not self.calls.replace(queued, was=ToolStatus.AWAITING_APPROVAL, envelope=sent):
             raise CallConflict(f"call {call_id!r} ended while it was being approved")

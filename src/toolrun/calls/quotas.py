@@ -21,7 +21,7 @@ from typing import Any
 import redis
 
 from toolrun.calls import keys
-from toolrun.calls.fairness import agent_key
+from toolrun.calls.fairness import LUA_NOW, LUA_RECHECK, agent_key
 from toolrun.errors import Overloaded, QuotaExceeded, TryLater
 from toolrun.permissions.quotas import Quota
 
@@ -33,16 +33,17 @@ SAID_EVERY_S = 10
 
 # KEYS: waiting counts, the agent's open calls, its bucket, keys.THROTTLED.
 # ARGV: queue, agent, queue bound, max queued, max in flight, rate, bucket size, recheck_s,
-# record key prefix, how long one refusal stands for the next (s). Returns {0, 0, 0} when
-# the call may be queued, else {quota, retry in ms, 1 if the first refusal of this agent
-# and quota in that time}.
-_CHECK = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+# how long one refusal stands for the next (s), the bucket's time to live (ms). Returns
+# {0, 0, 0} when the call may be queued, else {quota, retry in ms, 1 if the first refusal
+# of this agent and quota in that time}.
+_CHECK = (
+    LUA_NOW
+    + LUA_RECHECK
+    + """
 local function refuse(quota, retry_ms)
     local field = ARGV[2] .. '|' .. quota
     redis.call('HINCRBY', KEYS[4], field, 1)
-    local first = redis.call('SET', KEYS[4] .. ':said:' .. field, 1, 'NX', 'EX', ARGV[10])
+    local first = redis.call('SET', KEYS[4] .. ':said:' .. field, 1, 'NX', 'EX', ARGV[9])
     return {quota, retry_ms, first and 1 or 0}
 end
 local bound = tonumber(ARGV[3])
@@ -56,16 +57,7 @@ if max_queued > 0
 end
 local max_open = tonumber(ARGV[5])
 if max_open > 0 and redis.call('ZCARD', KEYS[2]) >= max_open then
-    local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[8]))
-    for _, id in ipairs(stale) do
-        local raw = redis.call('GET', ARGV[9] .. id)
-        local status = raw and cjson.decode(raw)['status']
-        if status == 'queued' or status == 'running' then
-            redis.call('ZADD', KEYS[2], now, id)
-        else
-            redis.call('ZREM', KEYS[2], id)
-        end
-    end
+    recheck(KEYS[2], now - tonumber(ARGV[8]))
     if redis.call('ZCARD', KEYS[2]) >= max_open then
         return refuse('max_in_flight', 0)
     end
@@ -81,10 +73,11 @@ if rate > 0 then
         return refuse('rate_per_s', math.ceil((1 - tokens) / rate * 1000))
     end
     redis.call('HSET', KEYS[3], 'tokens', tostring(tokens - 1), 'at', tostring(now))
-    redis.call('PEXPIRE', KEYS[3], math.ceil(size / rate * 1000) + 1000)
+    redis.call('PEXPIRE', KEYS[3], ARGV[10])
 end
 return {0, 0, 0}
 """
+)
 
 
 @dataclass(frozen=True)
@@ -129,8 +122,8 @@ class QuotaGate:
             quota.rate_per_s or 0,
             quota.bucket_size,
             self.recheck_s,
-            keys.RECORD_PREFIX,
             SAID_EVERY_S,
+            _bucket_ttl_ms(quota),
         ]
         answer: Any = self._check(keys=script_keys, args=args)
         refused = answer[0].decode() if isinstance(answer[0], bytes) else answer[0]
@@ -148,6 +141,14 @@ class QuotaGate:
             agent, _, quota = field.decode().rpartition("|")
             found.append(Throttled(agent, quota, int(count)))
         return sorted(found, key=lambda item: (item.agent, item.quota))
+
+
+def _bucket_ttl_ms(quota: Quota) -> int:
+    """How long an agent's bucket is kept unused: until it would be full again, and a
+    second more (a whole number of ms: Redis takes nothing else)."""
+    if not quota.rate_per_s:
+        return 1000
+    return math.ceil(quota.bucket_size / quota.rate_per_s * 1000) + 1000
 
 
 def _refusal(quota: str, retry_s: float, agent: str, limits: Quota, queue: str) -> TryLater:

@@ -17,7 +17,7 @@ import redis
 import redis.asyncio as aioredis
 
 from toolrun.calls import keys
-from toolrun.calls.fairness import FAIR_QUEUES, agent_key
+from toolrun.calls.fairness import FAIR_QUEUES, LUA_WITHDRAW, agent_key
 from toolrun.tools.model import ToolResult, ToolStatus
 
 _DONE_TTL_S = 600
@@ -51,7 +51,8 @@ local current = redis.call('GET', KEYS[1])
 if current and cjson.decode(current)['status'] == ARGV[3] then
     redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
     if ARGV[4] ~= '' then
-        redis.call('HSET', KEYS[2], ARGV[5], ARGV[4])
+        redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
+        redis.call('HSET', KEYS[3], ARGV[6], ARGV[4])
     end
     return 1
 end
@@ -67,7 +68,8 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[3]) then
         redis.call('XADD', KEYS[3], '*', 'result', ARGV[1], 'arguments', ARGV[4])
     end
     if ARGV[5] ~= '' then
-        redis.call('HSET', KEYS[4], ARGV[6], ARGV[5])
+        redis.call('ZADD', KEYS[4], ARGV[6], ARGV[7])
+        redis.call('HSET', KEYS[5], ARGV[7], ARGV[5])
     end
     return 1
 end
@@ -79,11 +81,14 @@ return 0
 # worker back after the platform settled its call as lost, a cancel racing a finish),
 # store the final state, hand it to the waiters, wake the scheduler for a DAG node's call,
 # add its history row's makings to the outbox (`calls.outbox`), forget which worker held
-# it, free its slot on its queue and among its agent's open calls (`calls.fairness`: KEYS
-# from 8 on), and add the call's counters (`Increment`s: key, field, amount). Only from
-# the states in ARGV[7] (",queued,running,": a cancel ends only what has not started).
-# Returns 1 when stored.
-_FINISH = """
+# it, free its slot and its place among its agent's open calls, take it out of its agent's
+# list if it ends while it waits (`calls.fairness`: KEYS from 8 on, ARGV[8] the agent),
+# and add the call's counters (`Increment`s: key, field, amount, from ARGV[9] on). Only
+# from the states in ARGV[7] (",queued,running,": a cancel ends only what has not
+# started). Returns 1 when stored.
+_FINISH = (
+    LUA_WITHDRAW
+    + """
 local current = redis.call('GET', KEYS[1])
 if current then
     local status = cjson.decode(current)['status']
@@ -100,13 +105,21 @@ end
 if ARGV[5] ~= '' then
     redis.call('XADD', KEYS[4], '*', 'result', ARGV[1], 'arguments', ARGV[5])
 end
+local waiting = redis.call('HGET', KEYS[7], ARGV[6])
+if waiting then
+    withdraw(waiting, ARGV[6], KEYS[9])
+end
 redis.call('HDEL', KEYS[5], ARGV[6])
 redis.call('ZREM', KEYS[6], ARGV[6])
 redis.call('HDEL', KEYS[7], ARGV[6])
-for i = 8, #KEYS do
+redis.call('ZREM', KEYS[8], ARGV[6])
+if redis.call('EXISTS', KEYS[8]) == 0 then
+    redis.call('SREM', KEYS[10], ARGV[8])
+end
+for i = 11, #KEYS do
     redis.call('ZREM', KEYS[i], ARGV[6])
 end
-for i = 8, #ARGV, 3 do
+for i = 9, #ARGV, 3 do
     if string.find(ARGV[i + 2], '[.eEn]') then
         redis.call('HINCRBYFLOAT', ARGV[i], ARGV[i + 1], ARGV[i + 2])
     else
@@ -115,6 +128,7 @@ for i = 8, #ARGV, 3 do
 end
 return 1
 """
+)
 _HANDED_OUT = tuple(keys.fair_sent(queue) for queue in sorted(FAIR_QUEUES))
 _PENDING = ",queued,running,awaiting_approval,"  # the states a call may end from
 _NOT_STARTED = ",queued,awaiting_approval,"
@@ -172,14 +186,17 @@ class CallStore:
             keys.record(call_id),
             keys.request(call_id),
             keys.HISTORY_OUTBOX,
+            keys.SENT,
             keys.SENT_ENVELOPES,
         ]
+        queued_at = result.metadata.get("queued_at") or time.time()
         args: list[str | int | float] = [
             result.model_dump_json(),
             request,
             self.ttl_s,
             arguments or "",
             envelope or "",
+            queued_at,
             call_id,
         ]
         return bool(self._create(keys=call_keys, args=args))
@@ -188,9 +205,17 @@ class CallStore:
         """Move a call from state `was` to `result` (an approved call becoming queued), in
         one atomic step; False, with nothing written, when it is no longer in `was`.
         `envelope`: as for `create`."""
+        queued_at = result.metadata.get("queued_at") or time.time()
         replaced = self._replace(
-            keys=[keys.record(result.call_id), keys.SENT_ENVELOPES],
-            args=[result.model_dump_json(), self.ttl_s, was.value, envelope or "", result.call_id],
+            keys=[keys.record(result.call_id), keys.SENT, keys.SENT_ENVELOPES],
+            args=[
+                result.model_dump_json(),
+                self.ttl_s,
+                was.value,
+                envelope or "",
+                queued_at,
+                result.call_id,
+            ],
         )
         return bool(replaced)
 
@@ -271,6 +296,7 @@ class CallStore:
         encoded = result.model_dump_json()
         call_id = result.call_id
         wake = call_id if keys.run_of(call_id) is not None else ""  # a DAG node's call
+        agent = agent_key(result.metadata.get("agent_id"))
         call_keys = [
             keys.record(call_id),
             keys.done(call_id),
@@ -279,7 +305,9 @@ class CallStore:
             keys.HOLDERS,
             keys.SENT,
             keys.SENT_ENVELOPES,
-            keys.agent_open(agent_key(result.metadata.get("agent_id"))),
+            keys.agent_open(agent),
+            keys.FAIR_WAITING,
+            keys.AGENTS_OPEN,
             *_HANDED_OUT,
         ]
         args = [
@@ -290,6 +318,7 @@ class CallStore:
             arguments or "",
             call_id,
             _NOT_STARTED if unless_started else _PENDING,
+            agent,
             *increments_args(increments),
         ]
         return bool(self._finish(keys=call_keys, args=args))

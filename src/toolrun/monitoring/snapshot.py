@@ -66,12 +66,13 @@ async def read_snapshot(client: aioredis.Redis) -> Snapshot:
     pipe.hgetall(DURATION)
     pipe.hgetall(keys.FAIR_WAITING)
     pipe.hgetall(keys.THROTTLED)
+    pipe.smembers(keys.AGENTS_OPEN)
     for queue in QUEUE_LABELS.values():
         for key in queue_keys(queue):
             pipe.llen(key)
-    calls, durations, waiting_raw, throttled, *lengths = await pipe.execute()
+    calls, durations, waiting_raw, throttled, open_agents, *lengths = await pipe.execute()
     waiting = {name.decode(): int(count) for name, count in waiting_raw.items()}
-    agents = sorted(name[2:] for name in waiting if name.startswith("a:"))
+    agents = sorted(agent.decode() for agent in open_agents)
     pipe = client.pipeline(transaction=False)
     for agent in agents:
         pipe.zcard(keys.agent_open(agent))
@@ -85,7 +86,7 @@ async def read_snapshot(client: aioredis.Redis) -> Snapshot:
             + max(0, waiting.get(f"q:{queue}", 0))
             for i, (label, queue) in enumerate(QUEUE_LABELS.items())
         },
-        agents_queued={agent: max(0, waiting[f"a:{agent}"]) for agent in agents},
+        agents_queued={agent: max(0, waiting.get(f"a:{agent}", 0)) for agent in agents},
         agents_in_flight=dict(zip(agents, map(int, in_flight), strict=True)),
         throttled=_throttled(throttled),
     )

@@ -29,6 +29,7 @@ TOKEN_PREFIX = "trk_"  # noqa: S105 - marks toolrun tokens (secret scanners), no
 # A revoked token keeps working for at most this long in a process that saw it recently.
 CACHE_TTL_S = 5.0
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+RESERVED_NAMES = frozenset({"me"})  # GET /v1/agents/me is the caller's own profile
 
 
 class AgentError(ToolrunError):
@@ -107,6 +108,12 @@ class AgentProfile:
         return None
 
 
+def _check_quota(quota: Quota) -> None:
+    problem = quota.problem()
+    if problem is not None:
+        raise AgentError(problem)
+
+
 def in_tool_set(tools: frozenset[str] | None, descriptor: ToolDescriptor) -> bool:
     """True when a tool set (None: every tool) holds the tool: by name, or by a
     ``tag:<tag>`` entry naming one of its tags."""
@@ -164,6 +171,9 @@ class AgentStore:
             raise AgentError(
                 f"agent name {name!r} must be 1-64 lowercase letters, digits, '_', '.' or '-'"
             )
+        if name in RESERVED_NAMES or set(name) == {"."}:
+            raise AgentError(f"agent name {name!r} is reserved (it names a route)")
+        _check_quota(quota)
         pin_list = list(pins)
         for pin in pin_list:
             parse_pin(pin)
@@ -259,6 +269,7 @@ class AgentStore:
         unknown = [limit for limit in reset if limit not in known]
         if unknown:
             raise AgentError(f"no such quota: {', '.join(unknown)} (known: {', '.join(known)})")
+        _check_quota(quota)
         with Session(self.engine) as session:
             record = session.exec(select(AgentRecord).where(AgentRecord.name == name)).first()
             if record is None or record.revoked:

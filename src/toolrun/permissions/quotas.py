@@ -11,6 +11,10 @@ from typing import Any
 
 from toolrun.config import Settings
 
+MIN_RATE_PER_S = 0.001  # one call in about 17 minutes: below it, set no rate or revoke
+MAX_RATE_PER_S = 1_000_000.0
+MAX_COUNT = 2**31 - 1  # what a database integer column holds
+
 
 @dataclass(frozen=True)
 class Quota:
@@ -20,6 +24,22 @@ class Quota:
     burst: int | None = None  # calls it may queue at once above that rate (0: twice the rate)
     max_in_flight: int | None = None  # calls queued or running
     max_queued: int | None = None  # calls waiting for a worker
+
+    def problem(self) -> str | None:
+        """Why these limits cannot be set (not finite, out of range), or None."""
+        rate = self.rate_per_s
+        if rate is not None and not (
+            rate == 0 or MIN_RATE_PER_S <= rate <= MAX_RATE_PER_S  # NaN fails both
+        ):
+            return (
+                f"rate_per_s must be 0 (no limit) or between {MIN_RATE_PER_S:g} and "
+                f"{MAX_RATE_PER_S:g}, not {rate:g}"
+            )
+        for name in QUOTA_COUNTS:
+            value = getattr(self, name)
+            if value is not None and not 0 <= value <= MAX_COUNT:
+                return f"{name} must be between 0 (no limit) and {MAX_COUNT}, not {value}"
+        return None
 
     @classmethod
     def defaults(cls, settings: Settings) -> Quota:

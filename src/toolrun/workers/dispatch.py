@@ -103,7 +103,7 @@ class FairPublisher:
         """
         call = envelope.call
         if not self.queues.is_fair(envelope.queue):
-            self.queues.note_sent(call.id, call.agent_id)
+            self.queues.note_open(call.id, call.agent_id)
             enqueue(self.app, envelope, parameters=parameters, kill_grace_s=self.kill_grace_s)
             return
         taken = self.queues.add(call.id, envelope.queue, envelope.priority, call.agent_id)

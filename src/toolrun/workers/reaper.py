@@ -19,7 +19,8 @@ runs a reaper; one at a time (a lock in Redis) sweeps that set every third of
 - a call queued more than twice `worker_ttl_s` ago, never started, whose message the
   broker holds nowhere (taken by a worker killed before it could mark it taken — kombu
   pops a message, then records it as unacknowledged): sent again from the envelope kept
-  with its record until a worker starts it.
+  with its record until a worker starts it; one recorded but never put in its agent's
+  list (`calls.fairness`: its sender died in between) is put there.
 
 The message layout is kombu's Redis transport's (its QoS object does the moves).
 """
@@ -180,14 +181,20 @@ class Reaper:
             if current is None or current.status is not ToolStatus.QUEUED:
                 self.store.unsend(call_id)
                 continue
-            enqueue(
-                self.celery,
-                envelope,
-                parameters=envelope.redaction(),
-                kill_grace_s=self.settings.kill_grace_s,
-            )
-            self.store.sent_again(call_id, time.time())
-            log.warning("call %s: its message was lost; sent again", call_id)
+            fair = self.publisher.queues
+            if fair.is_fair(envelope.queue) and not fair.handed_out(envelope.queue, call_id):
+                # Recorded, never put in its agent's list (its sender died in between).
+                self.publisher.send(envelope, envelope.redaction())
+                log.warning("call %s: recorded but never queued; queued now", call_id)
+            else:
+                enqueue(
+                    self.celery,
+                    envelope,
+                    parameters=envelope.redaction(),
+                    kill_grace_s=self.settings.kill_grace_s,
+                )
+                self.store.sent_again(call_id, time.time())
+                log.warning("call %s: its message was lost; sent again", call_id)
             sent.append(call_id)
         return sent
 

@@ -51,6 +51,8 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             except redis.RedisError as exc:  # the reapers then wait longer for it
                 log.warning("holder of %s not noted (%s)", request.id, exc)
 
+    publisher = fair_publisher(runtime.settings, runtime.store.client, app)
+
     class ToolRequest(Request):
         """Runs in the worker's main process, which outlives a killed pool child."""
 
@@ -58,12 +60,12 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             super().on_timeout(soft, timeout)
             if not soft:  # the pool child was killed: nothing else cleans up or settles
                 error = f"hard time limit ({timeout:g} s) hit"
-                _settle(runtime, self.args, ToolStatus.TIMEOUT, error)
+                queue = _settle(runtime, self.args, ToolStatus.TIMEOUT, error)
+                if queue is not None:
+                    _next_call(publisher, queue)
 
     class ToolTask(Task[Any, None]):
         Request = ToolRequest  # type: ignore[assignment]  # Celery takes a class or a path
-
-    publisher = fair_publisher(runtime.settings, runtime.store.client, app)
 
     @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True, throws=(ToolCallFailed,))
     def execute(self: ToolTask, payload: dict[str, Any], *older: Any) -> None:
@@ -99,10 +101,13 @@ class ToolCallFailed(Exception):
     (`throws`): acknowledged like any ending, never retried, logged at info level."""
 
 
-def _settle(runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, error: str) -> None:
-    """End the call of a message's `args` without running it (again)."""
+def _settle(
+    runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, error: str
+) -> str | None:
+    """End the call of a message's `args` without running it (again); returns its queue
+    (None: not an envelope, settled when it was taken: `_settle_unread`)."""
     if len(args) != 1:
-        return  # not an envelope: settled when it was taken (`_settle_unread`)
+        return None
     envelope = Envelope.model_validate(args[0])
     call = envelope.call
     with bound_contextvars(call_id=call.id):
@@ -111,6 +116,7 @@ def _settle(runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, err
         result = ToolResult.accepted(call, status, queued_at=envelope.queued_at)
         result.error = error
         runtime.end(call, result, secrets=envelope.redaction())
+    return envelope.queue
 
 
 def _settle_unread(runtime: WorkerRuntime, call_id: str, error: str) -> None:

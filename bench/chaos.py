@@ -237,11 +237,17 @@ def main() -> None:
         try:
             report(run(options, rng, up, base, project, home))
         finally:
-            up.send_signal(signal.SIGINT)
-            try:
-                up.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(up.pid, signal.SIGKILL)
+            stop_platform(up)
+
+
+def stop_platform(up: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C for `toolrun up`, and SIGKILL for all it started if it has not stopped in
+    a minute."""
+    up.send_signal(signal.SIGINT)
+    try:
+        up.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(up.pid, signal.SIGKILL)
 
 
 def run(

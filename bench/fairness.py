@@ -19,9 +19,7 @@ import argparse
 import json
 import os
 import platform
-import signal
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -33,7 +31,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from bench.chaos import start_platform
+from bench.chaos import start_platform, stop_platform
 from toolrun.database import open_database
 from toolrun.embedded.redis_server import free_port
 from toolrun.permissions.agents import AgentStore
@@ -75,11 +73,7 @@ def main() -> None:
         try:
             figures = run(options, f"http://127.0.0.1:{port}", home)
         finally:
-            up.send_signal(signal.SIGINT)
-            try:
-                up.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(up.pid, signal.SIGKILL)
+            stop_platform(up)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
     report(figures)

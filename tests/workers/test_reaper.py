@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import redis
-from celery import Celery
 from tests.envelopes import envelope
 
 from toolrun.calls import keys
@@ -33,50 +34,52 @@ def queued_long_ago(store: CallStore, call: ToolCall, *, handed_out: bool = True
         store.client.zadd(keys.fair_sent(sent.queue), {call.id: queued.metadata["queued_at"]})
 
 
-def reaper_of(settings: Settings, store: CallStore, celery: Celery) -> Reaper:
+@pytest.fixture
+def store(redis_client: redis.Redis) -> CallStore:
+    return CallStore(redis_client, ttl_s=600)
+
+
+@pytest.fixture
+def reaper(redis_url: str, store: CallStore, tmp_path: Path) -> Iterator[Reaper]:
+    """A reaper (TTL 3 s) with the real Celery app; no worker takes anything."""
+    settings = Settings(redis_url=redis_url, home=tmp_path / "home", worker_ttl_s=3)
+    celery = create_celery_app(settings)
     endings = platform_endings(settings, store, history=None)
-    return Reaper(settings, endings, celery, "me", fair_publisher(settings, store.client, celery))
+    publisher = fair_publisher(settings, store.client, celery)
+    try:
+        yield Reaper(settings, endings, celery, "me", publisher)
+    finally:
+        celery.close()
 
 
 def test_a_lost_message_is_sent_again_and_a_held_one_is_not(
-    redis_url: str, redis_client: redis.Redis, tmp_path: Path
+    reaper: Reaper, store: CallStore, redis_client: redis.Redis
 ) -> None:
-    settings = Settings(redis_url=redis_url, home=tmp_path / "home", worker_ttl_s=3)
-    store = CallStore(redis_client, ttl_s=600)
-    celery = create_celery_app(settings)
-    reaper = reaper_of(settings, store, celery)
     lost = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "a"})
     queued_long_ago(store, lost)
     waiting = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "b"})
     queued_long_ago(store, waiting)
-    celery.send_task("toolrun.execute", args=[{}], task_id=waiting.id, queue="tools.read_only")
+    reaper.celery.send_task(
+        "toolrun.execute", args=[{}], task_id=waiting.id, queue="tools.read_only"
+    )
     queues = {PermissionLevel.READ_ONLY.queue_name}
-    try:
-        assert held_task_ids(redis_client, queues) == {waiting.id}
+    assert held_task_ids(redis_client, queues) == {waiting.id}
 
-        assert reaper.send_lost() == [lost.id]
+    assert reaper.send_lost() == [lost.id]
 
-        assert held_task_ids(redis_client, queues) == {waiting.id, lost.id}
-        assert reaper.send_lost() == []  # sent again just now: not again at once
-    finally:
-        celery.close()
+    assert held_task_ids(redis_client, queues) == {waiting.id, lost.id}
+    assert reaper.send_lost() == []  # sent again just now: not again at once
 
 
 def test_a_call_recorded_but_never_put_in_its_agents_list_is_put_there(
-    redis_url: str, redis_client: redis.Redis, tmp_path: Path
+    reaper: Reaper, store: CallStore, redis_client: redis.Redis
 ) -> None:
-    settings = Settings(redis_url=redis_url, home=tmp_path / "home", worker_ttl_s=3)
-    store = CallStore(redis_client, ttl_s=600)
-    celery = create_celery_app(settings)
-    reaper = reaper_of(settings, store, celery)
     stranded = ToolCall(tool_name="read", version="1.0.0", agent_id="bot")
     queued_long_ago(store, stranded, handed_out=False)
-    try:
-        assert reaper.send_lost() == [stranded.id]
 
-        queues = {PermissionLevel.READ_ONLY.queue_name}
-        assert held_task_ids(redis_client, queues) == set()  # no worker: it waits its turn
-        assert FairQueues(redis_client, ahead=0, batch_every=4).of_agent("bot").queued == 1
-        assert reaper.send_lost() == []  # waiting its turn is not lost
-    finally:
-        celery.close()
+    assert reaper.send_lost() == [stranded.id]
+
+    queues = {PermissionLevel.READ_ONLY.queue_name}
+    assert held_task_ids(redis_client, queues) == set()  # no worker: it waits its turn
+    assert FairQueues(redis_client, ahead=0, batch_every=4).of_agent("bot").queued == 1
+    assert reaper.send_lost() == []  # waiting its turn is not lost

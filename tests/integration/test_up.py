@@ -173,6 +173,7 @@ def runs_independent_nodes_side_by_side(base: str, token: str, output: str) -> N
     each: every node starts before any ends."""
     [execute_slots] = re.findall(r"Workers .*execute (\d+)", output)
     assert int(execute_slots) >= 4
+    assert "Sharing  agents served in turn; each agent by default: 1000 calls waiting" in output
     plan = {
         "nodes": [
             {"id": f"n{index}", "tool": "bash", "arguments": {"command": "sleep 3"}}

@@ -297,6 +297,7 @@ def up(
         _wait_until_ready(base, redis_url, supervisor)
         _announce(space, base, flower_port, shown_url, token_path, created)
         _announce_processes(_shown_pools(pools, concurrency), isolation, supervisor.log_dir)
+        out.print(f"  Sharing  {_shown_sharing(settings)}", highlight=False, soft_wrap=True)
         _paste_lines(base, token_path)
         announce(home, base)  # the CLI finds this API from the workspace and below
         out.print("Ctrl-C stops everything.")
@@ -453,6 +454,25 @@ def _shown_pools(pools: dict[str, int], concurrency: int | None) -> str:
     sizes = " · ".join(f"{role} {pools[role]}" for role in roles)
     source = "--concurrency" if concurrency is not None else "from the cores and tools"
     return f"{sizes} pool processes ({source}; --concurrency N sets all)"
+
+
+def _shown_sharing(settings: Settings) -> str:
+    """How agents share the levels: in turn, within their quotas, under each queue's bound."""
+
+    def limit(value: float, unit: str) -> str:
+        return f"{value:g} {unit}" if value else f"no limit on {unit}"
+
+    rate = limit(settings.agent_rate_per_s, "calls/s")
+    waiting = limit(settings.agent_max_queued, "calls waiting")
+    bound = (
+        f"503 past {settings.queue_bound} calls waiting on a level"
+        if settings.queue_bound
+        else "no bound on a level's queue"
+    )
+    return (
+        f"agents served in turn; each agent by default: {waiting}, {rate} (TOOLRUN_AGENT_*, "
+        f"`toolrun agents quota`); {bound} (TOOLRUN_QUEUE_BOUND)"
+    )
 
 
 def _start_platform(

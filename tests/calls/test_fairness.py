@@ -1,11 +1,14 @@
 """Fair dispatch on a real Redis: agents served in turn, newcomers promptly but never
 starving the others, batch work after interactive calls but never starved, no more calls
-handed out than the live workers have slots (plus `ahead`), slots freed by endings, and
-calls that end while they wait taken out of their agent's list at once."""
+handed out than the live workers have slots (plus `ahead`), slots freed by endings,
+calls that end while they wait taken out of their agent's list at once, and calls that
+end after they were handed out leaving that list alone."""
 
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Callable
 
 import pytest
 import redis
@@ -222,7 +225,7 @@ def test_a_newcomer_never_starves_the_agents_already_waiting(
     queues = fair(redis_client)
     workers(redis_client, 1)
     assert add(queues, store, "flood", 10) == ["flood-0"]
-    served = []
+    served: list[str] = []
     for turn in range(6):  # a new agent with one call arrives before every slot frees
         add(queues, store, f"new{turn}", 1)
         end(store, served[-1] if served else "flood-0", "x")
@@ -242,3 +245,41 @@ def test_a_worker_gone_long_ago_is_forgotten(redis_client: redis.Redis, store: C
     assert redis_client.zscore(keys.fair_workers(QUEUE), "ghost") is None
     assert redis_client.hget(keys.FAIR_SLOTS, "ghost") is None
     assert DEAD_WORKER_S > 3 * 30  # far longer than a worker's TTL
+
+
+def list_commands(client: redis.Redis, key: str, action: Callable[[], object]) -> list[str]:
+    """The commands the scripts run on `key` while `action` runs (seen by MONITOR, which
+    shows each command a script runs; other databases' traffic is left out)."""
+    marker = f"done-{uuid.uuid4().hex}"
+    database = client.connection_pool.connection_kwargs.get("db", 0)
+    seen = []
+    with client.monitor() as monitor:  # type: ignore[no-untyped-call]
+        action()
+        client.echo(marker)
+        while marker not in (command := monitor.next_command())["command"]:
+            if command["db"] == database and command["client_type"] == "lua":
+                seen.append(command["command"])
+    return [command for command in seen if key in command.split()]
+
+
+def test_a_call_ending_after_it_was_handed_out_leaves_its_agents_list_alone(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client)
+    workers(redis_client, 1)
+    assert add(queues, store, "a", 3) == ["a-0"]
+    waiting = keys.fair_ring(QUEUE, Priority.INTERACTIVE) + ":agent:a"
+
+    # Cancelled before a worker started it (its envelope still kept): nothing to take
+    # out of the list, so the list, which may hold max_queued calls, is not scanned.
+    touched = list_commands(
+        redis_client, waiting, lambda: end(store, "a-0", "a", ToolStatus.CANCELLED)
+    )
+
+    assert touched == []
+    assert redis_client.lrange(waiting, 0, -1) == [b"a-1", b"a-2"]
+    assert queues.of_agent("a") == AgentUse(queued=2, in_flight=2)
+    assert queues.waiting(QUEUE) == 2
+    assert redis_client.zscore(keys.fair_sent(QUEUE), "a-0") is None  # its slot is free
+    assert pumped(queues) == ["a-1"]
+    assert queues.of_agent("a") == AgentUse(queued=1, in_flight=2)

@@ -1,21 +1,27 @@
 """The quota gate on a real Redis: each quota refuses with its name and a Retry-After, a
 token bucket refills at its rate, a full queue is backpressure (not the agent's quota),
-refusals are counted, and only the first of a burst is worth a security event."""
+refusals are counted, only the first of a burst is worth a security event, and open calls
+whose endings were lost are dropped, their agent with them once it has none."""
 
 from __future__ import annotations
 
 import time
 
+import anyio
 import pytest
 import redis
+import redis.asyncio as aioredis
 
+from toolrun.calls import keys
 from toolrun.calls.envelope import Priority
 from toolrun.calls.fairness import FairQueues
 from toolrun.calls.quotas import QuotaGate, Throttled
 from toolrun.calls.store import CallStore
 from toolrun.errors import Overloaded, QuotaExceeded
+from toolrun.monitoring import Snapshot, read_snapshot
 from toolrun.permissions.quotas import Quota
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.workers.presence import Presence
 
 QUEUE = "tools.read_only"
 NONE = Quota(rate_per_s=0, burst=0, max_in_flight=0, max_queued=0)
@@ -98,3 +104,27 @@ def test_refusals_are_counted_and_the_first_of_a_burst_is_marked(
 
     assert firsts == [True, False, False, False]
     assert quotas.throttled() == [Throttled("a", "rate_per_s", 4)]
+
+
+def test_an_agent_whose_open_calls_were_all_lost_is_no_longer_shown_open(
+    redis_client: redis.Redis, redis_url: str
+) -> None:
+    Presence(redis_client, "w0", ttl_s=30, machine_key=None, queue=QUEUE, slots=2).renew()
+    queue_calls(redis_client, "a", 2)  # both handed out to the worker...
+    queue_calls(redis_client, "b", 1)
+    for number in range(2):
+        redis_client.delete(keys.record(f"a-{number}"))  # ...and their endings lost
+    quotas = QuotaGate(redis_client, queue_bound=0, recheck_s=0)
+
+    quotas.check("a", "alice", Quota(max_queued=0, max_in_flight=2, rate_per_s=0), QUEUE)
+
+    assert redis_client.smembers(keys.AGENTS_OPEN) == {b"b"}
+
+    async def snapshot() -> Snapshot:
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            return await read_snapshot(client)
+        finally:
+            await client.aclose()
+
+    assert anyio.run(snapshot).agents_in_flight == {"b": 1}  # no series of 0 left for a

@@ -78,6 +78,9 @@ def test_a_flood_does_not_hold_up_another_agents_call(shared: Platform) -> None:
         queued = re.search(r'toolrun_agent_calls_queued\{agent="flood"\} (\d+)', metrics)
         assert queued is not None
         assert int(queued[1]) > 0
+        in_flight = re.search(r'toolrun_agent_calls_in_flight\{agent="flood"\} (\d+)', metrics)
+        assert in_flight is not None  # its calls waiting and running are open
+        assert int(in_flight[1]) > 0
         # Its call went ahead of the flood's calls still waiting: at most one slot's
         # worth of them started before it (the one freeing as it arrived).
         started = float(waited["metadata"]["started_at"])

@@ -73,7 +73,9 @@ local function recheck(set, before)
 end
 """
 # `withdraw`: take a call that ends while it waits (cancelled, denied) out of its agent's
-# list, given its envelope (JSON) and the waiting counts' key.
+# list, given its envelope (JSON) and the waiting counts' key. A call already handed out
+# (in its queue's `keys.fair_sent`) left the list then: its list, which may hold an
+# agent's max_queued calls, is not scanned for it.
 LUA_WITHDRAW = (
     LUA_COUNT
     + f"""
@@ -88,6 +90,9 @@ local function withdraw(raw, id, counts)
         agent = '{keys.NO_AGENT}'
     end
     if type(queue) ~= 'string' or type(priority) ~= 'string' then
+        return
+    end
+    if redis.call('ZSCORE', '{keys.FAIR}:' .. queue .. ':sent', id) then
         return
     end
     local ring = '{keys.FAIR}:' .. queue .. ':' .. priority

@@ -9,7 +9,7 @@ and quota (`keys.THROTTLED`, for Prometheus); nothing else is written.
 The counts are the fair queues' own (`calls.fairness`). The check and the queueing are two
 steps: calls sent at the same moment may pass a count quota by as many as arrive together.
 Open calls whose ending was lost (their record expired) are dropped by the check that
-finds the agent at its limit.
+finds the agent at its limit (and an agent left with none, from `keys.AGENTS_OPEN`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ COUNT_RETRY_S = 1.0
 # of refused calls is one event; Prometheus counts each).
 SAID_EVERY_S = 10
 
-# KEYS: waiting counts, the agent's open calls, its bucket, keys.THROTTLED.
+# KEYS: waiting counts, the agent's open calls, its bucket, keys.THROTTLED,
+# keys.AGENTS_OPEN.
 # ARGV: queue, agent, queue bound, max queued, max in flight, rate, bucket size, recheck_s,
 # how long one refusal stands for the next (s), the bucket's time to live (ms). Returns
 # {0, 0, 0} when the call may be queued, else {quota, retry in ms, 1 if the first refusal
@@ -58,7 +59,11 @@ end
 local max_open = tonumber(ARGV[5])
 if max_open > 0 and redis.call('ZCARD', KEYS[2]) >= max_open then
     recheck(KEYS[2], now - tonumber(ARGV[8]))
-    if redis.call('ZCARD', KEYS[2]) >= max_open then
+    local open = redis.call('ZCARD', KEYS[2])
+    if open == 0 then  -- every one lost: no longer an agent with open calls (as an ending)
+        redis.call('SREM', KEYS[5], ARGV[2])
+    end
+    if open >= max_open then
         return refuse('max_in_flight', 0)
     end
 end
@@ -112,6 +117,7 @@ class QuotaGate:
             keys.agent_open(agent),
             keys.agent_bucket(agent),
             keys.THROTTLED,
+            keys.AGENTS_OPEN,
         ]
         args: list[str | int | float] = [
             queue,

@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -30,7 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from referencing.exceptions import Unresolvable
 
 from toolrun import __version__
-from toolrun.client import ApiError, ApiUnreachable, AsyncClient
+from toolrun.client import RETRIES, ApiError, ApiUnreachable, AsyncClient
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
 from toolrun.interop.formats import ExportFormat, export
@@ -227,16 +228,23 @@ class McpFrontEnd:
 class ApiBackend:
     """Calls through the API, as the agent whose token the MCP client sent (HTTP:
     `Authorization: Bearer`) or the server's own (TOOLRUN_TOKEN, or the embedded
-    platform's admin token)."""
+    platform's admin token). A call refused over a quota or for a full queue is sent
+    again after its Retry-After, `retries` times, before it is reported."""
 
-    def __init__(self, base_url: str, token: str | None, wait_s: float = 60.0) -> None:
+    def __init__(
+        self, base_url: str, token: str | None, wait_s: float = 60.0, retries: int = RETRIES
+    ) -> None:
         self.base_url = base_url
         self.token = token
         self.wait_s = wait_s
+        self.retries = retries  # how often a call refused with Retry-After is sent again
 
     def _client(self, ctx: Context) -> AsyncClient:
         return AsyncClient(
-            self.base_url, token=_bearer(ctx) or self.token, timeout_s=self.wait_s + 30
+            self.base_url,
+            token=_bearer(ctx) or self.token,
+            timeout_s=self.wait_s + 30,
+            retries=self.retries,
         )
 
     async def tools(self, ctx: Context) -> list[dict[str, Any]]:
@@ -256,7 +264,7 @@ class ApiBackend:
             try:
                 result = await client.call(name, arguments, wait=self.wait_s)
             except (ApiError, ApiUnreachable) as exc:
-                return Outcome(_refused(name, exc))
+                return Outcome(_refused(name, exc, self.retries))
         if result.status is not ToolStatus.AWAITING_APPROVAL:
             return Outcome(result)
         why = (
@@ -273,7 +281,7 @@ class ApiBackend:
             try:
                 return await client.get_call(call_id, wait=APPROVAL_WAIT_S)
             except (ApiError, ApiUnreachable) as exc:
-                return _refused(call_id, exc)
+                return _refused(call_id, exc, self.retries)
 
 
 class LocalBackend:
@@ -373,10 +381,20 @@ def _unlisted(base_url: str, exc: ApiError | ApiUnreachable) -> str:
     )
 
 
-def _refused(name: str, exc: ApiError | ApiUnreachable) -> ToolResult:
+def _refused(name: str, exc: ApiError | ApiUnreachable, retries: int) -> ToolResult:
+    """A request the API did not serve, as a tool error. One still refused with
+    Retry-After after `retries` retries says when to try again; its detail names the
+    quota (429) or the full queue (503)."""
     if isinstance(exc, ApiUnreachable):
         status, error = ToolStatus.ERROR, str(exc)
     else:
         status = ToolStatus.BLOCKED if exc.status_code in (401, 403) else ToolStatus.ERROR
         error = f"refused ({exc.status_code}): {exc.detail}"
+        if exc.retry_after_s is not None:
+            after_s = max(1, math.ceil(exc.retry_after_s))
+            tries = "once" if retries == 0 else f"{retries + 1} times"
+            error = (
+                f"refused ({exc.status_code}) {tries}: {exc.detail}. "
+                f"Nothing was run; try again in {after_s} s."
+            )
     return ToolResult(call_id="-", tool_name=name, status=status, error=error)

@@ -24,6 +24,7 @@ from toolrun.cli._console import (
     out,
     usage_error,
 )
+from toolrun.cli._ids import by_id, whole_id
 from toolrun.client import ApiError, ApiUnreachable, Client
 
 app = typer.Typer()  # help line: toolrun.cli.GROUPS
@@ -219,24 +220,10 @@ def _decide(
 
 
 def _resolved(call_ids: list[str], pending: list[dict[str, Any]]) -> list[str]:
-    """Each of `call_ids` as a whole id: itself, or the one pending call it begins.
-
-    Raises:
-        typer.Exit: a prefix that begins no pending call, or several.
-    """
+    """Each of `call_ids` as a whole id: itself, or the one pending call it begins (one
+    that begins none is passed on: the API says why, decided or unknown)."""
     known = [item["call_id"] for item in pending]
-    whole = []
-    for wanted in call_ids:
-        matches = [call_id for call_id in known if call_id.startswith(wanted)]
-        if wanted in known or len(matches) == 1:
-            whole.append(wanted if wanted in known else matches[0])
-        elif not matches:
-            whole.append(wanted)  # not pending: the API says why (decided, unknown)
-        else:
-            raise usage_error(
-                f"{wanted!r} begins {len(matches)} pending calls: {', '.join(matches)}"
-            )
-    return whole
+    return [whole_id(wanted, known, "pending calls") for wanted in call_ids]
 
 
 @rules_app.command("list")
@@ -279,9 +266,20 @@ def add_rule(
 
 
 @rules_app.command("remove")
-def remove_rule(rule_id: str, api: Api = None) -> None:
+def remove_rule(
+    rule_id: Annotated[
+        str, typer.Argument(help="The rule's id, or a unique prefix of one (rules list).")
+    ],
+    api: Api = None,
+) -> None:
+    """Remove a standing rule: matching calls ask again."""
     try:
         with _client(api) as client:
-            client.remove_approval_rule(rule_id)
+            by_id(
+                rule_id,
+                client.remove_approval_rule,
+                lambda: [rule["id"] for rule in client.approval_rules()],
+                "rules",
+            )
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc

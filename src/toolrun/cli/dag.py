@@ -24,6 +24,7 @@ from toolrun.cli._console import (
     usage_error,
 )
 from toolrun.cli._dag_view import View, render_run, runs_table, watch
+from toolrun.cli._ids import by_id
 from toolrun.cli._result_view import show_result
 from toolrun.client import ApiError, ApiUnreachable, Client
 from toolrun.dag import Plan, PlanError, load_plan, mermaid, plan_problems
@@ -35,6 +36,10 @@ PlanFile = Annotated[
 ]
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the run's view as JSON.")]
+RunId = Annotated[
+    str, typer.Argument(help="The run's id, or a unique prefix of one among the newest runs.")
+]
+MAX_LISTED = 500  # the API's most: prefixes resolve among the newest runs
 POLL_S = 0.25
 EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
 
@@ -72,7 +77,7 @@ def run(
 
 @app.command()
 def status(
-    run_id: str,
+    run_id: RunId,
     as_json: AsJson = False,
     follow: Annotated[
         bool, typer.Option("--watch", help="Follow the run until it ends (exit 0 if it succeeds).")
@@ -82,7 +87,14 @@ def status(
     """A run's status and its nodes: state, attempts, time taken, error."""
     try:
         with api_client(load_settings(), api) as client:
-            view = _follow(client, run_id, as_json=as_json) if follow else client.get_dag(run_id)
+            view = by_id(
+                run_id,
+                lambda whole: (
+                    _follow(client, whole, as_json=as_json) if follow else client.get_dag(whole)
+                ),
+                lambda: _known_runs(client),
+                "runs",
+            )
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
     if as_json:
@@ -113,11 +125,11 @@ def list_runs(
 
 
 @app.command()
-def cancel(run_id: str, api: Api = None) -> None:
+def cancel(run_id: RunId, api: Api = None) -> None:
     """Stop a run: nodes not yet started are cancelled, and the run ends `cancelled`."""
     try:
         with api_client(load_settings(), api) as client:
-            view = client.cancel_dag(run_id)
+            view = by_id(run_id, client.cancel_dag, lambda: _known_runs(client), "runs")
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
     shown = escape(str(view["id"]))
@@ -158,7 +170,7 @@ def graph(plan_file: PlanFile) -> None:
 
 @app.command()
 def output(
-    run_id: str,
+    run_id: RunId,
     node: Annotated[str, typer.Argument(help="The node's id in the plan.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the ToolResult as JSON.")] = False,
     api: Api = None,
@@ -167,18 +179,27 @@ def output(
     not ended yet)."""
     try:
         with api_client(load_settings(), api) as client:
-            view = client.get_dag(run_id)
+            view = _run(client, run_id)
             found = {entry["id"]: entry for entry in view["nodes"]}
             entry = found.get(node)
             if entry is None:
                 known = ", ".join(found) or "(none)"
-                raise usage_error(f"run {run_id} has no node {node!r}; its nodes: {known}")
+                raise usage_error(f"run {view['id']} has no node {node!r}; its nodes: {known}")
             if not entry.get("call_id"):
                 raise usage_error(f"node {node!r} has made no call: it is {entry['state']}")
             result = client.get_call(entry["call_id"])
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
     show_result(result, as_json=as_json)
+
+
+def _run(client: Client, run_id: str) -> View:
+    """The run `run_id` names: its whole id or a unique prefix of one."""
+    return by_id(run_id, client.get_dag, lambda: _known_runs(client), "runs")
+
+
+def _known_runs(client: Client) -> list[str]:
+    return [run["id"] for run in client.list_dags(limit=MAX_LISTED)]
 
 
 def _plan(path: Path, *, invalid_exit: int) -> Plan:

@@ -33,6 +33,7 @@ from toolrun.history.rollups import (
 
 Key = tuple[str, str]  # tool, version ("" when unknown)
 FAILED = ("error", "timeout")
+REFUSED = ("blocked", "denied", "cancelled")  # ended without running
 STREAM_ROWS = 5000
 
 
@@ -44,7 +45,7 @@ class ToolStats(BaseModel):
     calls: int
     statuses: dict[str, int]
     failures: int  # error + timeout
-    failure_rate: float
+    failure_rate: float  # of the calls that ran: refused ones (REFUSED) are left out
     timeouts: int
     mean_ms: float | None
     p50_ms: float | None
@@ -170,6 +171,7 @@ def _insert_new(connection: Connection, table: type[Any], rows: list[dict[str, A
 
 def _stats(tool: str, version: str | None, total: Summary) -> ToolStats:
     failures = sum(total.statuses.get(status, 0) for status in FAILED)
+    ran = total.calls - sum(total.statuses.get(status, 0) for status in REFUSED)
     low, high = total.min_ms or 0.0, total.max_ms or 0.0
     return ToolStats(
         tool=tool,
@@ -177,7 +179,7 @@ def _stats(tool: str, version: str | None, total: Summary) -> ToolStats:
         calls=total.calls,
         statuses=dict(sorted(total.statuses.items())),
         failures=failures,
-        failure_rate=round(failures / total.calls, 4) if total.calls else 0.0,
+        failure_rate=round(failures / ran, 4) if ran else 0.0,
         timeouts=total.statuses.get("timeout", 0),
         mean_ms=_mean(total.sum_ms, total.timed),
         p50_ms=_round(latency.percentile(total.histogram, 0.5, low=low, high=high)),

@@ -27,6 +27,9 @@ OLDER_MESSAGE = (
     "queued by an older toolrun, whose message this worker no longer reads; nothing ran: "
     "submit the call again"
 )
+# What a task that ran no tool returns (Flower shows it); one that did returns the status.
+UNREAD = "unread message: nothing ran"
+REDELIVERY_IGNORED = "already ended: redelivery ignored"
 
 
 def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
@@ -64,20 +67,22 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
                 if queue is not None:
                     _next_call(publisher, queue)
 
-    class ToolTask(Task[Any, None]):
+    class ToolTask(Task[Any, str]):
         Request = ToolRequest  # type: ignore[assignment]  # Celery takes a class or a path
 
-    @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True, throws=(ToolCallFailed,))
-    def execute(self: ToolTask, payload: dict[str, Any], *older: Any) -> None:
+    # Not shared: it closes over this runtime, which another app must not inherit.
+    @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True, throws=(ToolCallFailed,), shared=False)
+    def execute(self: ToolTask, payload: dict[str, Any], *older: Any) -> str:
+        """The call's status (Flower's result column); a failure raises ToolCallFailed."""
         if older:  # queued before the envelope: the caller learns, nothing runs
             _settle_unread(runtime, str(self.request.id), OLDER_MESSAGE)
-            return
+            return UNREAD
         try:
             envelope = Envelope.model_validate(payload)
         except ValidationError as exc:
             error = f"its message could not be read ({exc.error_count()} problems); nothing ran"
             _settle_unread(runtime, str(self.request.id), error)
-            return
+            return UNREAD
         call = envelope.call
         try:
             result = runtime.run(envelope)
@@ -91,8 +96,11 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             )
             raise Reject(exc, requeue=True) from exc
         _next_call(publisher, envelope.queue)
-        if result is not None and not result.ok:
+        if result is None:
+            return REDELIVERY_IGNORED
+        if not result.ok:
             raise ToolCallFailed(f"{result.status}: {result.error or '(no message)'}")
+        return result.status.value
 
 
 class ToolCallFailed(Exception):

@@ -1,0 +1,74 @@
+"""What the execute task returns, which Flower shows in its result column: the call's
+status, never its output (real Redis, the real Celery app, the task run in-process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from celery import Celery
+from tests.envelopes import envelope
+
+from toolrun.config import Settings
+from toolrun.permissions.levels import PermissionLevel
+from toolrun.tools.model import ToolCall
+from toolrun.tools.registry import ToolRegistry
+from toolrun.workers.app import create_celery_app
+from toolrun.workers.dispatch import EXECUTE_TASK
+from toolrun.workers.runtime import WorkerRuntime
+from toolrun.workers.tasks import REDELIVERY_IGNORED, UNREAD, ToolCallFailed, register_tasks
+
+
+@pytest.fixture
+def celery(redis_url: str, workspace: Path, tmp_path: Path) -> Iterator[Celery]:
+    settings = Settings(
+        redis_url=redis_url, workspace=workspace, home=tmp_path / "home", network_isolation="off"
+    )
+    app = create_celery_app(settings)
+    register_tasks(
+        app, WorkerRuntime(settings, PermissionLevel.READ_ONLY, ToolRegistry.with_builtins())
+    )
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def read(file_path: str) -> dict[str, object]:
+    call = ToolCall(tool_name="read", arguments={"file_path": file_path})
+    return envelope(call).model_dump(mode="json")
+
+
+def test_a_successful_call_returns_its_status_and_not_its_output(
+    celery: Celery, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("a secret line\n")
+
+    outcome = celery.tasks[EXECUTE_TASK].apply(args=(read("notes.txt"),))
+
+    assert outcome.successful(), outcome.traceback
+    assert outcome.result == "success"
+
+
+def test_a_failed_call_raises_with_its_status_first(celery: Celery) -> None:
+    outcome = celery.tasks[EXECUTE_TASK].apply(args=(read("missing.txt"),))
+
+    assert outcome.failed()
+    assert isinstance(outcome.result, ToolCallFailed)
+    assert str(outcome.result).startswith("error: ")
+
+
+def test_a_redelivery_of_an_ended_call_says_so(celery: Celery, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("x\n")
+    payload = read("notes.txt")
+    assert celery.tasks[EXECUTE_TASK].apply(args=(payload,)).result == "success"
+
+    assert celery.tasks[EXECUTE_TASK].apply(args=(payload,)).result == REDELIVERY_IGNORED
+
+
+def test_an_unreadable_message_says_nothing_ran(celery: Celery) -> None:
+    outcome = celery.tasks[EXECUTE_TASK].apply(args=({"not": "an envelope"},))
+
+    assert outcome.successful(), outcome.traceback
+    assert outcome.result == UNREAD

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 DEV := $(VENV)/.dev
 
-.PHONY: run test lint browser bench clean
+.PHONY: run test lint browser prometheus bench clean
 
 # What running needs: toolrun, its dependencies and the selection model (no --quiet:
 # pip shows each package and a progress bar while it downloads).
@@ -43,7 +43,18 @@ browser:
 	    (apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium)) >/dev/null; \
 	  else echo "note: no chromium; the approval page's browser test will be skipped"; fi; }
 
-test: lint browser
+# The deploy files' tests run Debian's Prometheus and promtool (installed here as root;
+# elsewhere those tests are skipped, and fail under CI=true).
+prometheus:
+	@{ command -v prometheus && command -v promtool; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's prometheus for the monitoring tests"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    (apt-get install -y -qq --no-install-recommends prometheus \
+	      || (apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus)) >/dev/null; \
+	  else echo "note: no prometheus; the monitoring deploy tests will be skipped"; fi; }
+
+test: lint browser prometheus
 	$(BIN)/pytest
 
 bench: $(DEV)

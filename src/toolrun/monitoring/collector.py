@@ -12,6 +12,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from toolrun.calls.fairness import DEAD_WORKER_S
 from toolrun.monitoring.snapshot import Snapshot
 
 
@@ -61,6 +62,17 @@ class PlatformCollector(Collector):
             depth.add_metric([label], waiting)
         yield depth
 
+        wait = HistogramMetricFamily(
+            "toolrun_queue_wait_seconds",
+            "Time calls waited between being queued (or approved) and a worker starting them, "
+            "by the worker's level (delegation: the task tool's).",
+            labels=["level"],
+        )
+        for label, histogram in sorted(self.snapshot.queue_waits.items()):
+            wait.add_metric([label], histogram.cumulative(), sum_value=histogram.sum)
+        yield wait
+        yield from self._workers()
+
         yield GaugeMetricFamily(
             "toolrun_queue_bound",
             "Calls that may wait on one queue before new ones are refused with 503 (0: none).",
@@ -73,6 +85,30 @@ class PlatformCollector(Collector):
             "Calls waiting in the approval inbox for an operator's decision.",
             value=self.approvals_pending,
         )
+
+    def _workers(self) -> Iterator[Metric]:
+        """Each queue's worker processes alive, their pool processes, those lost lately."""
+        alive = GaugeMetricFamily(
+            "toolrun_workers",
+            "Worker processes serving each level's queue (and delegation's), alive now.",
+            labels=["level"],
+        )
+        slots = GaugeMetricFamily(
+            "toolrun_worker_slots",
+            "Pool processes of those workers: how many calls each level runs at once.",
+            labels=["level"],
+        )
+        lost = GaugeMetricFamily(
+            "toolrun_workers_lost",
+            "Worker processes of each level gone without signing off (killed, crashed, "
+            f"their machine away) in the last {DEAD_WORKER_S:g} s; a clean stop is not one.",
+            labels=["level"],
+        )
+        for label, workers in self.snapshot.workers.items():
+            alive.add_metric([label], workers.alive)
+            slots.add_metric([label], workers.slots)
+            lost.add_metric([label], workers.lost)
+        yield from (alive, slots, lost)
 
     def _agents(self) -> Iterator[Metric]:
         """Each agent's calls waiting and open, and the calls its quotas refused."""

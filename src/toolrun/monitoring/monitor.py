@@ -1,5 +1,6 @@
-"""What every call's ending (`calls.endings`) is told for monitoring: it is counted, in the
-round trip that stores its final state, and a slow one gets a warning."""
+"""What every call's ending (`calls.endings`) is told for monitoring: it is counted (with
+its execution time, and how long it waited for a worker when one started it), in the round
+trip that stores its final state, and a slow one gets a warning."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 
 from toolrun.calls.endings import CallEnded
 from toolrun.calls.store import Increment
-from toolrun.monitoring.metrics import call_increments
+from toolrun.monitoring.metrics import call_increments, wait_increments
 
 log = logging.getLogger(__name__)
 
@@ -20,11 +21,16 @@ class CallMonitor:
     slow_call_ms: float
 
     def count(self, event: CallEnded) -> list[Increment]:
-        """The call's counters and execution time."""
-        result = event.result
-        elapsed_ms = result.metadata.get("execution_time_ms")
+        """The call's counters, execution time and time in its queue."""
+        meta = event.result.metadata
+        elapsed_ms = meta.get("execution_time_ms")
         seconds = None if elapsed_ms is None else elapsed_ms / 1000
-        return call_increments(result.tool_name, result.status, seconds)
+        added = call_increments(event.result.tool_name, event.result.status, seconds)
+        # A worker says who it is as "<level or delegation>@<host>" (`workers.runtime`).
+        worker, wait_ms = meta.get("worker"), meta.get("queue_wait_ms")
+        if isinstance(worker, str) and isinstance(wait_ms, int | float):
+            added += wait_increments(worker.partition("@")[0], max(0.0, wait_ms / 1000))
+        return added
 
     def __call__(self, event: CallEnded) -> None:
         result = event.result

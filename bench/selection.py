@@ -5,6 +5,12 @@
         no answers file the questions are irrelevance data: "no suitable tool" accuracy.
     python bench/selection.py [--lexical] seal TOOLS.jsonl QUERIES.jsonl
         recall@5 and top-1 over the whole registry in TOOLS.jsonl, p50 selection time.
+    python bench/selection.py [--lexical] calibrate BFCL_DIR [--write [FILE]]
+        step 4's judge (`toolrun.selection.judge`) on every development set at once:
+        each set left out in turn (fitted on the others, scored on it), then fitted on
+        all; one table of top-1 (or "no suitable tool") and argument accuracy per set,
+        by words and, with the model, by meaning. --write stores the judges fitted on
+        all sets in src/toolrun/selection/judge.json (or FILE).
 
 With the embedding model installed (the `semantic` extra), selection goes by meaning as
 well as by words; --lexical measures words alone. Each prints a table (to stderr), then
@@ -20,15 +26,20 @@ import json
 import re
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
+from toolrun.selection.arguments import fill
+from toolrun.selection.calibration import Example, fit_judge
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.pipeline import Selector
+from toolrun.selection.judge import BY_MEANING, BY_WORDS, Judge
+from toolrun.selection.pipeline import FIT_DEPTH, Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder
+from toolrun.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
@@ -125,23 +136,224 @@ def seal(tools: Path, queries: Path, encoder: Encoder | None) -> dict[str, Any]:
     }
 
 
+# Step 4's judge, fitted and checked on the development sets (issue 27): BFCL's four
+# (whether a tool in each question's list fits), and toolrun's own registry with tasks
+# written for it (bench/data/toolrun_tasks.jsonl: the right built-in tool, or none).
+BFCL_SETS = {"multiple": True, "live_simple": True, "simple_python": True, "irrelevance": False}
+REGISTRY_SET = "toolrun"
+REGISTRY_TASKS = Path(__file__).parent / "data" / "toolrun_tasks.jsonl"
+JUDGE_FILE = Path(__file__).resolve().parents[1] / "src" / "toolrun" / "selection" / "judge.json"
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A candidate as step 4 sees it: its signals (with a similarity where meaning was
+    weighed) and the log-odds its cost asks beyond the bar; whether it is the answer, and
+    whether its arguments (step 5's rules) are the answer's (None: no arguments known)."""
+
+    signals: dict[str, float]
+    evidence: float
+    right: bool
+    arguments_right: bool | None
+
+
+@dataclass
+class Judged:
+    """One question's first candidates."""
+
+    group: str
+    fits: bool  # a tool in the list fits (else "no suitable tool" is right)
+    synthetic: bool  # another question's tools: a negative made for fitting only
+    candidates: list[Seen]
+
+
+def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
+    """Every question of every set; and for each question of a BFCL set whose tools fit,
+    the same question over another question's tools (none of them its answer): a made
+    negative, so that every set teaches what does not fit."""
+    judged: list[Judged] = []
+    for group, fits in BFCL_SETS.items():
+        records = json_lines(folder / f"BFCL_v4_{group}.json")
+        answers: dict[str, dict[str, Any]] = {}
+        if fits:
+            for record in json_lines(folder / "possible_answer" / f"BFCL_v4_{group}.json"):
+                answers[record["id"]] = {k: v for g in record["ground_truth"] for k, v in g.items()}
+        for place, record in enumerate(records):
+            task = question_text(record)
+            answer = answers.get(record["id"], {})
+            selector = Selector([ToolCard.parse(f) for f in record["function"]], encoder)
+            judged.append(Judged(group, fits, False, first(selector, task, answer)))
+            if fits:
+                other = records[(place + len(records) // 2) % len(records)]
+                tools = [f for f in other["function"] if f["name"] not in answer]
+                if tools:
+                    selector = Selector([ToolCard.parse(f) for f in tools], encoder)
+                    judged.append(Judged(group, False, True, first(selector, task, {})))
+    registry = Selector(
+        [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()], encoder
+    )
+    for record in json_lines(REGISTRY_TASKS):
+        right = record["tool"]
+        answer = {} if right is None else {right: None}
+        candidates = first(registry, record["task"], answer)
+        judged.append(Judged(REGISTRY_SET, right is not None, False, candidates))
+    return judged
+
+
+def first(selector: Selector, task: str, answer: dict[str, Any]) -> list[Seen]:
+    """The first candidates for `task`; `answer`: the right tool's name, with its accepted
+    arguments (or None)."""
+    found = []
+    for candidate in selector.select(task).candidates[:FIT_DEPTH]:
+        accepted = answer.get(candidate.name)
+        matches = None
+        if accepted is not None:
+            arguments = fill(selector.by_name[candidate.name], task).arguments
+            matches = arguments_match(arguments, accepted)
+        found.append(Seen(candidate.signals, candidate.evidence, candidate.name in answer, matches))
+    return found
+
+
+def examples(judged: list[Judged], groups: set[str], by_meaning: bool) -> list[Example]:
+    """What a judge is fitted on: each question's first candidate, labelled, where it was
+    weighed the judge's way (by meaning or not); a first candidate that is not the answer
+    where one fits is the ranking's miss, left out."""
+    found = []
+    for question in judged:
+        if question.group not in groups or not question.candidates:
+            continue
+        seen = question.candidates[0]
+        if (question.fits and not seen.right) or ("similarity" in seen.signals) != by_meaning:
+            continue
+        found.append(Example(seen.signals, question.fits, question.group))
+    return found
+
+
+@dataclass(frozen=True)
+class Judges:
+    """Step 4's pair: a candidate weighed by meaning is judged by `meaning`."""
+
+    words: Judge
+    meaning: Judge | None = None
+
+    def fits(self, seen: Seen) -> bool:
+        judge = self.meaning if "similarity" in seen.signals and self.meaning else self.words
+        return judge.logit(seen.signals) >= seen.evidence
+
+
+def scored(judges: Judges, judged: list[Judged], group: str) -> tuple[float, float | None]:
+    """The set's real questions decided as step 4 does (the first candidate if it fits,
+    else the first of the next ones weighed by meaning that fits): the share answered
+    right — the tool, or "no suitable tool" where none fits — and the share with the
+    right arguments too (None: the set has no arguments)."""
+    right = total = 0
+    arguments: int | None = None
+    for question in judged:
+        if question.group != group or question.synthetic:
+            continue
+        total += 1
+        eligible = [
+            seen
+            for place, seen in enumerate(question.candidates)
+            if place == 0 or "similarity" in seen.signals
+        ]
+        chosen = next((seen for seen in eligible if judges.fits(seen)), None)
+        if not question.fits:
+            right += chosen is None
+        elif chosen is not None and chosen.right:
+            right += 1
+            if chosen.arguments_right is not None:
+                arguments = (arguments or 0) + chosen.arguments_right
+    return right / total, None if arguments is None else arguments / total
+
+
+def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> None:
+    """Each set left out in turn, then all, for words and (with the model) meaning."""
+    groups = [*BFCL_SETS, REGISTRY_SET]
+    by_words = gather(folder, None)
+    by_meaning = gather(folder, encoder) if encoder is not None else None
+
+    def fitted(without: str | None) -> tuple[Judges, Judges | None]:
+        kept = set(groups) - {without}
+        words = Judges(fit_judge(examples(by_words, kept, False), BY_WORDS))
+        if by_meaning is None:
+            return words, None
+        meaning = fit_judge(examples(by_meaning, kept, True), BY_MEANING)
+        return words, Judges(words.words, meaning)
+
+    table = Table(title="step 4's judge: each set left out (fitted on the others), then all")
+    for column in ("judge", "set", "n", "measure", "left out", "fitted", "arguments"):
+        left = column in ("judge", "set", "measure")
+        table.add_column(column, justify="left" if left else "right")
+    whole = fitted(None)
+    measured: dict[str, dict[str, Any]] = {}
+    for group in groups:
+        held = fitted(group)
+        kind = {True: "top-1", False: "no suitable tool"}.get(BFCL_SETS.get(group), "right")
+        n = sum(q.group == group and not q.synthetic for q in by_words)
+        for place, (name, judged) in enumerate((("words", by_words), ("meaning", by_meaning))):
+            judges, left_out = whole[place], held[place]
+            if judged is None or judges is None or left_out is None:
+                continue
+            out, _ = scored(left_out, judged, group)
+            all_in, arguments = scored(judges, judged, group)
+            figures: dict[str, Any] = {"n": n, kind: {"left_out": round(out, 4)}}
+            figures[kind]["fitted"] = round(all_in, 4)
+            if arguments is not None:
+                figures["arguments"] = round(arguments, 4)
+            measured.setdefault(name, {})[group] = figures
+            shown = "-" if arguments is None else f"{arguments:.3f}"
+            table.add_row(name, group, str(n), kind, f"{out:.3f}", f"{all_in:.3f}", shown)
+    Console(stderr=True).print(table)
+    if write is not None:
+        meaning = whole[1]
+        if meaning is None or meaning.meaning is None:
+            raise SystemExit("--write needs both judges: install the embedding model")
+        stored = {
+            "fitted_on": groups,
+            "measured": measured,
+            "judges": {"words": whole[0].words.as_dict(), "meaning": meaning.meaning.as_dict()},
+        }
+        partial = write.with_name(write.name + ".partial")
+        partial.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+        partial.replace(write)
+        sys.stderr.write(f"wrote {write}\n")
+    sys.stdout.write(f"{json.dumps(measured)}\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--lexical", action="store_true", help="words only, no embeddings")
-    parser.add_argument("kind", choices=["bfcl", "seal"])
+    parser.add_argument(
+        "--write",
+        nargs="?",
+        const=JUDGE_FILE,
+        type=Path,
+        metavar="FILE",
+        help=f"calibrate: store the judges fitted on all sets (default: {JUDGE_FILE.name})",
+    )
+    parser.add_argument("kind", choices=["bfcl", "seal", "calibrate"])
     parser.add_argument("files", nargs="+", type=Path)
     options = parser.parse_args()
-    wanted = (1, 2) if options.kind == "bfcl" else (2,)
+    wanted = {"bfcl": (1, 2), "seal": (2,), "calibrate": (1,)}[options.kind]
     if len(options.files) not in wanted:
-        parser.error("bfcl QUESTIONS [ANSWERS] or seal TOOLS QUERIES")
+        parser.error("bfcl QUESTIONS [ANSWERS], seal TOOLS QUERIES or calibrate BFCL_DIR")
+    if options.write is not None and options.kind != "calibrate":
+        parser.error("--write is for calibrate")
     encoder = None
     if not options.lexical:
         try:
             encoder = load_encoder()
         except EncoderUnavailable as exc:
             sys.stderr.write(f"words only: {exc}\n")
+    if options.kind == "calibrate":
+        try:
+            calibrate(options.files[0], encoder, write=options.write)
+        except OSError as exc:
+            parser.error(f"cannot read {exc.filename}: {exc.strerror}")
+        return
     try:
         if options.kind == "bfcl":
             second = options.files[1] if len(options.files) > 1 else None

@@ -15,8 +15,9 @@ import sqlalchemy
 from sqlalchemy.exc import OperationalError
 
 from toolrun import local
-from toolrun.config import Settings, state_directory
+from toolrun.config import Settings
 from toolrun.database import open_database
+from toolrun.homes import state_directory
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.approvals import Approver, AutoApprover
 from toolrun.permissions.levels import PermissionLevel

@@ -560,6 +560,22 @@ def test_select_local_over_a_supplied_list(tmp_path: Path) -> None:
     assert json.loads(found.stdout)["arguments"] == {"city": "Lisbon"}
 
 
+def test_select_shows_each_candidates_confidence_and_takes_the_bar(tmp_path: Path) -> None:
+    task = "show the last 5 commits"
+    shown = select_here(task, home=tmp_path)
+    found = json.loads(select_here(task, "--json", home=tmp_path).stdout)
+    strict = select_here(task, "--min-confidence", "0.999", home=tmp_path)
+    out_of_range = select_here(task, "--min-confidence", "1.5", home=tmp_path)
+
+    best = found["candidates"][0]
+    assert "confidence" in shown.output
+    assert f"{best['confidence']:.2f}" in shown.output
+    assert found["reason"] == f"git_log: best match (confidence {best['confidence']:.2f})"
+    assert strict.exit_code == 1
+    assert "no suitable tool: the best match, git_log" in _flat(strict.output)
+    assert out_of_range.exit_code == 2
+
+
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
 def test_select_local_with_no_suitable_tool_exits_1(tmp_path: Path, as_json: list[str]) -> None:
     nothing = select_here("translate this poem into French", *as_json, home=tmp_path)

@@ -80,8 +80,12 @@ def _select_body(
     context: dict[str, Any] | None,
     tools: list[str] | list[dict[str, Any]] | None,
     top_k: int,
+    min_confidence: float | None,
 ) -> dict[str, Any]:
-    return {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
+    body = {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
+    if min_confidence is not None:
+        body["min_confidence"] = min_confidence
+    return body
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,11 @@ def _tools_params(format: str, strict: bool) -> dict[str, Any]:
 
 def _call_path(call_id: str) -> str:
     return f"/v1/calls/{quote(call_id, safe='')}"
+
+
+def _open_params(status: str | None, agent: str | None, limit: int) -> dict[str, Any]:
+    """The query of GET /v1/calls."""
+    return {"limit": limit} | {k: v for k, v in {"status": status, "agent": agent}.items() if v}
 
 
 def _waiting(wait: float) -> dict[str, Any]:
@@ -324,6 +333,15 @@ class Client:
         response = self._request("GET", _call_path(call_id), **_waiting(wait))
         return _result(response)
 
+    def calls(
+        self, status: str | None = None, *, agent: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """The calls not ended — `status` queued, running or awaiting_approval, default
+        all three — newest first, at most `limit`: an agent's own; an operator's, every
+        agent's or `agent`'s (by name). The ended ones are in `history`."""
+        params = _open_params(status, agent, limit)
+        return list(self._request("GET", "/v1/calls", params=params).json())
+
     def whoami(self) -> dict[str, Any]:
         """The profile of this client's token."""
         return dict(self._request("GET", "/v1/agents/me").json())
@@ -379,10 +397,12 @@ class Client:
         context: dict[str, Any] | None = None,
         tools: list[str] | list[dict[str, Any]] | None = None,
         top_k: int = 5,
+        min_confidence: float | None = None,
     ) -> dict[str, Any]:
         """The tool for `task` with its arguments and the trace of the five steps; `tools`:
-        registry names to choose among, or tools in the OpenAI function or BFCL format."""
-        body = _select_body(task, context, tools, top_k)
+        registry names to choose among, or tools in the OpenAI function or BFCL format;
+        `min_confidence`: what a tool needs to be chosen (the platform's default: 0.5)."""
+        body = _select_body(task, context, tools, top_k, min_confidence)
         return dict(self._request("POST", "/v1/select", json=body).json())
 
     def recommendations(self, task: str, *, top_k: int = 5) -> dict[str, Any]:
@@ -666,6 +686,13 @@ class AsyncClient:
         response = await self._request("GET", _call_path(call_id), **_waiting(wait))
         return _result(response)
 
+    async def calls(
+        self, status: str | None = None, *, agent: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """As `Client.calls`."""
+        params = _open_params(status, agent, limit)
+        return list((await self._request("GET", "/v1/calls", params=params)).json())
+
     async def select(
         self,
         task: str,
@@ -673,9 +700,10 @@ class AsyncClient:
         context: dict[str, Any] | None = None,
         tools: list[str] | list[dict[str, Any]] | None = None,
         top_k: int = 5,
+        min_confidence: float | None = None,
     ) -> dict[str, Any]:
         """The tool for `task`, as `Client.select`."""
-        body = _select_body(task, context, tools, top_k)
+        body = _select_body(task, context, tools, top_k, min_confidence)
         return dict((await self._request("POST", "/v1/select", json=body)).json())
 
     async def recommendations(self, task: str, *, top_k: int = 5) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import socket
 from pathlib import Path
 from typing import Literal
@@ -11,6 +10,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from toolrun.homes import platform_home
 from toolrun.sandbox.network import NetworkPolicy
 
 RiskName = Literal["low", "medium", "high"]
@@ -258,11 +258,7 @@ class Settings(BaseSettings):
     @property
     def platform_home(self) -> Path:
         """TOOLRUN_HOME, else a directory of this workspace's own outside it."""
-        if self.home is not None:
-            return self.home.resolve()
-        space = self.workspace.resolve()
-        digest = hashlib.sha256(str(space).encode()).hexdigest()[:10]
-        return state_directory() / "toolrun" / f"{space.name or 'root'}-{digest}"
+        return platform_home(self.workspace, self.home)
 
     def home_problem(self) -> str | None:
         """Why tools could reach the platform's state, or None when they cannot."""
@@ -283,10 +279,3 @@ class Settings(BaseSettings):
     def database(self) -> str:
         """The database URL in force: TOOLRUN_DATABASE_URL, else SQLite in `home`."""
         return self.database_url or f"sqlite:///{self.platform_home / 'toolrun.db'}"
-
-
-def state_directory() -> Path:
-    """$XDG_STATE_HOME where it is an absolute path (the XDG base directory rule), else
-    ~/.local/state."""
-    given = os.environ.get("XDG_STATE_HOME", "")
-    return Path(given) if os.path.isabs(given) else Path.home() / ".local" / "state"

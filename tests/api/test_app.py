@@ -151,6 +151,7 @@ def test_the_docs_pages_load_nothing_from_elsewhere(client: TestClient) -> None:
 
 
 PROTECTED = [
+    ("GET", "/v1/calls"),
     ("GET", "/v1/tools"),
     ("GET", "/v1/tools/read"),
     ("GET", "/v1/tools/read/docs"),

@@ -71,8 +71,16 @@ def test_select_over_a_supplied_list_in_openai_or_bfcl_format(api: httpx.Client)
     found = select(api, task="Book a room in Porto for 3 nights", tools=[BOOKING, WEATHER])
     nothing = select(api, task="Translate this poem into French", tools=[BOOKING, WEATHER])
     subset = select(api, task="Read the file notes.txt", tools=["grep", "glob"])
+    strict = select(
+        api, task="Book a room in Porto for 3 nights", tools=[BOOKING], min_confidence=0.999
+    )
+    out_of_range = api.post("/v1/select", json={"task": "x", "min_confidence": 1.0})
 
     assert found["chosen"] == "hotel.book"
+    assert 0.5 <= found["candidates"][0]["confidence"] < 0.999
+    assert strict["chosen"] is None
+    assert strict["candidates"][0]["needed"] == 0.999
+    assert out_of_range.status_code == 422
     assert found["arguments"] == {"city": "Porto", "nights": 3}
     assert nothing["chosen"] is None
     assert nothing["reason"].startswith("no suitable tool")

@@ -5,12 +5,17 @@ meaning was weighed."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.judge import BY_MEANING, Judge
+from toolrun.selection.pipeline import Selector
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
@@ -58,10 +63,11 @@ def test_bfcl_without_answers_is_irrelevance_data(encoder: Encoder) -> None:
     assert set(by_meaning) == {"n", "no_tool_accuracy", "p50_ms", "by meaning"}
     assert by_meaning["by meaning"]
     assert not by_words["by meaning"]
-    assert by_words["no_tool_accuracy"] >= 0.6  # 0.76 on all 240
-    # Meaning tells irrelevant tools better: 0.70 against 0.60 here, 0.82 against 0.76
-    # on all 240.
-    assert by_meaning["no_tool_accuracy"] > by_words["no_tool_accuracy"]
+    # The judges are fitted on every development set at once: by meaning they trade some
+    # of this set (0.70 on all 240) for real users' questions, which words alone mostly
+    # refuse (docs/selection.md); here 0.53 and 0.63 of 30.
+    assert by_words["no_tool_accuracy"] >= 0.5
+    assert by_meaning["no_tool_accuracy"] >= 0.4
 
 
 def test_seal_reports_recall_top1_and_time() -> None:
@@ -73,10 +79,55 @@ def test_seal_reports_recall_top1_and_time() -> None:
 
 
 @pytest.mark.parametrize(
-    "args", [["bfcl"], ["seal", "only-one-file"], ["nope", "x"], ["bfcl", "missing.json"]]
+    "args",
+    [
+        ["bfcl"],
+        ["seal", "only-one-file"],
+        ["nope", "x"],
+        ["bfcl", "missing.json"],
+        ["calibrate", "no-such-folder"],
+        ["bfcl", "x.json", "--write", "judge.json"],
+    ],
 )
 def test_bad_usage_exits_non_zero_without_a_traceback(args: list[str]) -> None:
     done = run(*args)
 
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
+
+
+def test_calibrate_scores_every_set_left_out_and_writes_judges_that_load(
+    tmp_path: Path, encoder: Encoder
+) -> None:
+    folder = tmp_path / "bfcl"
+    (folder / "possible_answer").mkdir(parents=True)
+    # The slices stand in for the four sets (the multiple slice for the one-tool sets too).
+    for name in ("multiple", "live_simple", "simple_python"):
+        shutil.copy(DATA / "bfcl_multiple.json", folder / f"BFCL_v4_{name}.json")
+        shutil.copy(
+            DATA / "bfcl_multiple_answers.json", folder / "possible_answer" / f"BFCL_v4_{name}.json"
+        )
+    shutil.copy(DATA / "bfcl_irrelevance.json", folder / "BFCL_v4_irrelevance.json")
+    judges = tmp_path / "judge.json"
+
+    done = run("calibrate", str(folder), "--write", str(judges))
+
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(measured) == {"words", "meaning"}
+    for by in measured.values():
+        assert set(by) == {"multiple", "live_simple", "simple_python", "irrelevance", "toolrun"}
+        assert by["multiple"]["n"] == 30
+        for figures in (by["multiple"]["top-1"], by["irrelevance"]["no suitable tool"]):
+            assert 0 <= figures["left_out"] <= 1
+            assert 0 <= figures["fitted"] <= 1
+        assert 0 <= by["multiple"]["arguments"] <= by["multiple"]["top-1"]["fitted"]
+    assert "left out" in done.stderr
+    stored = json.loads(judges.read_text())
+    loaded = {kind: Judge.of(found) for kind, found in stored["judges"].items()}
+    assert loaded["meaning"].features == BY_MEANING
+    assert stored["measured"] == measured
+    hotel = ToolCard.parse({"name": "book_hotel", "description": "Book a hotel room"})
+    chosen = Selector([hotel], encoder, loaded).select("Book a hotel room in Porto").chosen
+    assert chosen == "book_hotel"
+    assert not list(tmp_path.glob("*.partial"))

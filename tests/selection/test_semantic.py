@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.judge import Judge, shipped
 from toolrun.selection.pipeline import SMALL_LIST, Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
 from toolrun.tools import ToolRegistry
@@ -144,11 +145,19 @@ def test_a_lower_candidate_that_fits_is_chosen_over_a_top_one_that_does_not(
 ) -> None:
     cards = [ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()]
 
-    selection = Selector(cards, encoder).select("Find the definition of the function main")
+    # A judge by meaning alone: a candidate fits where its similarity is at least 0.3.
+    by_similarity = Judge(("similarity",), 0.0, (10.0,), (0.3,), (1.0,))
+    judges = {"words": shipped()["words"], "meaning": by_similarity}
 
-    # By words, search ranks first, but its meaning is far from the task; lsp's example
-    # "Where is the function called on line 12 defined?" is near.
-    assert selection.candidates[0].name == "search"
+    selection = Selector(cards, encoder, judges).select("Find the definition of the function main")
+
+    # By words, search ranks first, but its meaning is farther from the task than lsp's
+    # example, "Where is the function called on line 12 defined?".
+    [search, lsp] = selection.candidates[0], selection.candidates[1]
+    assert (search.name, lsp.name) == ("search", "lsp")
+    assert search.similarity is not None
+    assert lsp.similarity is not None
+    assert search.similarity < 0.3 <= lsp.similarity
     assert selection.chosen == "lsp"
     assert "the best match that fits" in selection.reason
 
@@ -158,6 +167,7 @@ import sys
 sys.modules[sys.argv[1]] = None
 from toolrun.api.app import create_app
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.judge import Judge, shipped
 from toolrun.selection.pipeline import SMALL_LIST, Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
 try:

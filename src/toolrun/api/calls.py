@@ -1,20 +1,27 @@
-"""Call routes: submit (authenticate, validate, check, then block, park or enqueue), look up."""
+"""Call routes: submit (authenticate, validate, check, then block, park or enqueue), look
+up one, list those not ended."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from structlog.contextvars import bound_contextvars
 
+from toolrun.api.approvals import expire_overdue
 from toolrun.api.auth import Agent
 from toolrun.api.lifecycle import admitted, respond
-from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest
+from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest, OpenCall
 from toolrun.api.state import ApiState, get_state
+from toolrun.calls import keys
+from toolrun.calls.fairness import agent_key
 from toolrun.calls.lifecycle import CallIdTaken
 from toolrun.errors import InvalidArguments, ToolNotFound
+from toolrun.permissions.agents import AgentProfile
+from toolrun.permissions.inbox import ApprovalStatus
 from toolrun.permissions.roles import Role
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 
@@ -22,6 +29,10 @@ router = APIRouter(prefix="/v1/calls", tags=["calls"])
 State = Annotated[ApiState, Depends(get_state)]
 CallId = Annotated[str, Path(pattern=CALL_ID_PATTERN)]
 Wait = Annotated[float, Query(ge=0, description="Seconds to wait for the result.")]
+OpenStatus = Literal["queued", "running", "awaiting_approval"]
+_OPEN: frozenset[str] = frozenset(get_args(OpenStatus))
+MAX_LISTED = 1000
+_READ_AT_ONCE = 200  # records read in one MGET while listing
 RESULT_RESPONSES: dict[int | str, dict[str, object]] = {
     202: {"model": ToolResult, "description": "Accepted; not finished within `wait`"},
     401: {"description": "Missing or invalid bearer token"},
@@ -81,6 +92,100 @@ async def _sent_before(state: ApiState, call: ToolCall, taken: CallIdTaken) -> T
     if existing is None or await state.store.request(call.id) != call.digest():
         raise CallIdTaken(taken.result, "with a different request")
     return existing
+
+
+@router.get("", response_model=list[OpenCall], responses={404: {"description": "Unknown agent"}})
+async def list_calls(
+    state: State,
+    caller: Agent,
+    status: Annotated[OpenStatus | None, Query(description="Default: all three.")] = None,
+    agent: Annotated[str | None, Query(max_length=64, description="Agent name.")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LISTED)] = 100,
+) -> list[OpenCall]:
+    """The calls that have not ended — queued, running, awaiting approval — newest first
+    (by when they were queued or parked), in their current state. Agents see their own
+    calls only; operators every agent's, or `agent`'s. The calls that ended are in
+    /v1/history."""
+    agent_id = await _whose(state, caller, agent)
+    wanted = _OPEN if status is None else frozenset({status})
+    candidates: dict[str, float] = {}
+    if wanted & {"queued", "running"}:
+        candidates |= await _queued_or_running(state, agent_id)
+    if "awaiting_approval" in wanted:
+        await expire_overdue(state)
+        candidates |= await run_in_threadpool(_parked, state, agent_id)
+    newest = sorted(candidates, key=candidates.__getitem__, reverse=True)
+    found = await _current(state, newest, wanted, limit)
+    names = await run_in_threadpool(
+        state.agents.names,
+        {str(r.metadata["agent_id"]) for r in found if r.metadata.get("agent_id")},
+    )
+    return [
+        OpenCall(**dict(result), agent_name=names.get(str(result.metadata.get("agent_id"))))
+        for result in found
+    ]
+
+
+async def _whose(state: ApiState, caller: AgentProfile, agent: str | None) -> str | None:
+    """The agent id whose calls are listed, None for every agent's: an agent's own (its
+    `agent` is ignored, as in /v1/history); for an operator, `agent`'s or everyone's."""
+    if not caller.role.includes(Role.OPERATOR):
+        return caller.id
+    if agent is None:
+        return None
+    profile = await run_in_threadpool(state.agents.get, agent)
+    if profile is None:
+        raise HTTPException(404, f"no agent named {agent!r}")
+    return profile.id
+
+
+async def _queued_or_running(state: ApiState, agent_id: str | None) -> dict[str, float]:
+    """Call id → when queued, from the open calls of the agent (or of every agent with
+    any: `keys.AGENTS_OPEN`) that the fair queues keep (`calls.fairness`)."""
+    client = state.store.client
+    if agent_id is not None:
+        agents = [agent_key(agent_id)]
+    else:
+        members: Any = await client.smembers(keys.AGENTS_OPEN)
+        agents = sorted(m.decode() if isinstance(m, bytes) else str(m) for m in members)
+    pipe = client.pipeline(transaction=False)
+    for each in agents:
+        pipe.zrange(keys.agent_open(each), 0, -1, withscores=True)
+    found: dict[str, float] = {}
+    for entries in await pipe.execute():
+        for call_id, queued_at in entries:
+            found[call_id.decode() if isinstance(call_id, bytes) else call_id] = queued_at
+    return found
+
+
+def _parked(state: ApiState, agent_id: str | None) -> dict[str, float]:
+    """Call id → when parked, of the calls pending in the approval inbox."""
+    pending = state.inbox.list(ApprovalStatus.PENDING, MAX_LISTED)
+    return {
+        record.call_id: record.created_at
+        for record in pending
+        if agent_id is None or record.agent_id == agent_id
+    }
+
+
+async def _current(
+    state: ApiState, call_ids: list[str], wanted: frozenset[str], limit: int
+) -> list[ToolResult]:
+    """The records of `call_ids`, in order, that are in a `wanted` state now (a call
+    may have moved on since it was listed), at most `limit`."""
+    found: list[ToolResult] = []
+    for start in range(0, len(call_ids), _READ_AT_ONCE):
+        chunk = call_ids[start : start + _READ_AT_ONCE]
+        raw: Any = await state.store.client.mget([keys.record(call_id) for call_id in chunk])
+        for item in raw:
+            if item is None:
+                continue
+            result = ToolResult.model_validate_json(item)
+            if result.status.value in wanted:
+                found.append(result)
+                if len(found) == limit:
+                    return found
+    return found
 
 
 @router.get(

@@ -1,4 +1,5 @@
-"""Request bodies of the API (responses are the core models: ToolDescriptor, ToolResult)."""
+"""Request bodies of the API, and the few responses that are not core models (most are:
+ToolDescriptor, ToolResult)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolrun.calls.envelope import Priority
 from toolrun.calls.keys import DAG_CALL_PREFIX
+from toolrun.tools.model import ToolResult
 
 CALL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
@@ -51,3 +53,10 @@ class Health(BaseModel):
     sandbox_paths: dict[str, list[str]]
     # Under `toolrun up`: each process's pid, state and restarts; None elsewhere.
     processes: dict[str, dict[str, Any]] | None = None
+
+
+class OpenCall(ToolResult):
+    """A call not ended (queued, running, awaiting approval) in its current state, with
+    its agent's name (null for a revoked agent's, or a call of no agent)."""
+
+    agent_name: str | None = None

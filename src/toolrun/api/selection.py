@@ -17,6 +17,7 @@ from toolrun.api.state import ApiState, get_state
 from toolrun.permissions.agents import AgentProfile
 from toolrun.permissions.roles import Role
 from toolrun.selection.cards import CardError, ToolCard
+from toolrun.selection.judge import DEFAULT_CONFIDENCE
 from toolrun.selection.pipeline import Selection, Selector
 from toolrun.selection.preferences import MarkKind, ToolMark
 from toolrun.selection.semantic import optional_encoder
@@ -47,6 +48,13 @@ class SelectRequest(BaseModel):
         "or BFCL format; default: every registry tool the agent may call.",
     )
     top_k: int = Field(5, ge=1, le=50)
+    min_confidence: float = Field(
+        DEFAULT_CONFIDENCE,
+        gt=0,
+        lt=1,
+        description="The confidence a tool needs to be chosen (step 4's judge; a costly "
+        "tool needs more); below it, no suitable tool.",
+    )
 
 
 class SelectionView(BaseModel):
@@ -80,12 +88,18 @@ async def select(body: SelectRequest, state: State, agent: Agent) -> SelectionVi
         cards = _parsed(supplied)
         selection = await run_in_threadpool(
             lambda: Selector(cards, _encoder(state)).select(
-                body.task, context=body.context, top_k=body.top_k, model=state.selection_model
+                body.task,
+                context=body.context,
+                top_k=body.top_k,
+                model=state.selection_model,
+                min_confidence=body.min_confidence,
             )
         )
         return SelectionView.of(selection, {})
     names = None if body.tools is None else [t for t in body.tools if isinstance(t, str)]
-    return await _over_registry(state, agent, body.task, body.context, body.top_k, names)
+    return await _over_registry(
+        state, agent, body.task, body.context, body.top_k, names, body.min_confidence
+    )
 
 
 @router.get("/v1/recommendations")
@@ -107,6 +121,7 @@ async def _over_registry(
     context: dict[str, Any],
     top_k: int,
     names: list[str] | None,
+    min_confidence: float = DEFAULT_CONFIDENCE,
 ) -> SelectionView:
     allowed = [t.descriptor for t in state.registry.list() if agent.refusal(t.descriptor) is None]
     newest = {d.name: d for d in allowed}
@@ -129,6 +144,7 @@ async def _over_registry(
             whitelist=whitelist,
             excluded={b.tool_name for b in excluded},
             model=state.selection_model,
+            min_confidence=min_confidence,
         )
     )
     shown = {c.name for c in selection.candidates}

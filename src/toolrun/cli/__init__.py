@@ -22,7 +22,11 @@ GROUPS = (
     SubApp(
         "plugins", "toolrun.cli.plugins:app", "WebAssembly plugins: custom tools (docs/plugins.md)."
     ),
-    SubApp("calls", "toolrun.cli.calls:app", "One call's state or result, by its id."),
+    SubApp(
+        "calls",
+        "toolrun.cli.calls:app",
+        "The calls not ended (list), or one call's state or result by its id (show).",
+    ),
     SubApp("approvals", "toolrun.cli.approvals:app", "The approval inbox (operator token)."),
     SubApp(
         "blacklist", "toolrun.cli.selection:blacklist_app", "Tools kept out of recommendations."

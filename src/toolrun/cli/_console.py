@@ -1,7 +1,9 @@
 """Consoles, exit codes and usage errors shared by the CLI commands.
 
 Settings, the registry and the database are imported by the helpers that load them, so
-that `toolrun --help` imports none of them (pydantic-settings, jsonschema, SQLAlchemy).
+that `toolrun --help` imports none of them (pydantic-settings, jsonschema, SQLAlchemy);
+a command that only talks to the API reads its few settings without pydantic-settings
+(`load_api_settings`).
 """
 
 # ruff: noqa: PLC0415 - see the module docstring
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import TYPE_CHECKING
 
 import typer
@@ -22,6 +25,7 @@ from toolrun.errors import ToolrunError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from toolrun.cli._settings import ApiSettings, PlatformSettings
     from toolrun.config import Settings
     from toolrun.plugins.registry import PluginRegistry
     from toolrun.tools.registry import ToolRegistry
@@ -60,7 +64,7 @@ def load_registry(settings: Settings) -> ToolRegistry:
 
 
 # The settings this command found (see `load_settings`), for what `api_failure` says.
-_loaded: list[Settings] = []
+_loaded: list[PlatformSettings] = []
 
 
 def platform_registry(settings: Settings) -> PluginRegistry:
@@ -79,7 +83,7 @@ def platform_registry(settings: Settings) -> PluginRegistry:
     return registry
 
 
-def api_token(settings: Settings) -> str | None:
+def api_token(settings: PlatformSettings) -> str | None:
     """TOOLRUN_TOKEN, else the embedded platform's admin token file when readable."""
     if settings.token:
         return settings.token
@@ -89,11 +93,20 @@ def api_token(settings: Settings) -> str | None:
         return None
 
 
-def api_client(settings: Settings, api: str | None = None) -> Client:
+def api_client(settings: PlatformSettings, api: str | None = None) -> Client:
     """A client for `api` (default TOOLRUN_API) with the CLI's token."""
+    _without_httpx_command_line()
     if api:
         _loaded.append(settings.model_copy(update={"api": api}))  # what `_used` names
     return Client(api or settings.api, token=api_token(settings))
+
+
+def _without_httpx_command_line() -> None:
+    """httpx's package imports its own command line (click, pygments: about 40 ms) unless
+    that import fails, which httpx allows for (its `cli` extra); the CLI never runs it,
+    and a None entry in `sys.modules` makes the import fail."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 def api_failure(exc: ApiError | ApiUnreachable) -> typer.Exit:
@@ -141,6 +154,17 @@ def load_settings(*, locate: bool = True) -> Settings:
         raise usage_error(f"bad TOOLRUN_{where.upper()} setting: {first['msg']}") from exc
     if locate:
         settings = located(settings)
+    _loaded.append(settings)
+    return settings
+
+
+def load_api_settings() -> ApiSettings:
+    """The workspace, home, API and token, found as `load_settings` finds them, for a
+    command that only talks to the API: no pydantic-settings, nothing else checked."""
+    from toolrun.cli._locate import locate
+    from toolrun.cli._settings import ApiSettings
+
+    settings = locate(ApiSettings.from_environment())
     _loaded.append(settings)
     return settings
 

@@ -15,18 +15,18 @@ import fcntl
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
-if TYPE_CHECKING:
-    from toolrun.config import Settings
+from toolrun.cli._settings import PlatformSettings
 
 ADDRESS_FILE = "platform.json"  # in the home, while `toolrun up` runs
 _LOCK = "platform.lock"  # held by the running `toolrun up`
 _MARK = "admin.token"  # a home `toolrun up` has used
 _held: list[int] = []  # this process's lock, open until it ends
+S = TypeVar("S", bound=PlatformSettings)  # `Settings`, or the CLI's lighter `ApiSettings`
 
 
-def locate(settings: Settings) -> Settings:
+def locate(settings: S) -> S:
     """`settings` with the workspace found by walking up from it and the API of the
     platform running there, where neither was given explicitly."""
     given = settings.model_fields_set
@@ -41,7 +41,7 @@ def locate(settings: Settings) -> Settings:
     return settings
 
 
-def _workspace_with_home(settings: Settings) -> Path | None:
+def _workspace_with_home(settings: PlatformSettings) -> Path | None:
     """The nearest of the workspace and its parents whose home `toolrun up` has used."""
     start = settings.workspace.resolve()
     for candidate in (start, *start.parents):

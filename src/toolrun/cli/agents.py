@@ -16,6 +16,7 @@ from toolrun.cli._console import (
     api_client,
     api_failure,
     err,
+    load_api_settings,
     load_settings,
     open_platform_database,
     out,
@@ -48,9 +49,10 @@ QueuedOption = Annotated[
 LIMITS = ("rate_per_s", "burst", "max_in_flight", "max_queued")
 
 
-def _platform(settings: Settings) -> Client | None:
+def _platform() -> Client | None:
     """A client of the platform when one runs for this workspace (or TOOLRUN_API is
-    set), else None: the database is changed directly."""
+    set), else None: the database is changed directly (with the whole `load_settings`)."""
+    settings = load_api_settings()
     return api_client(settings) if "api" in settings.model_fields_set else None
 
 
@@ -84,8 +86,7 @@ def create(
     are the platform's defaults (TOOLRUN_AGENT_*)."""
     chosen = None if tools is None else [t.strip() for t in tools.split(",") if t.strip()]
     limits = _limits(rate, burst, max_in_flight, max_queued)
-    settings = load_settings()
-    client = _platform(settings)
+    client = _platform()
     try:
         if client is not None:
             with client:
@@ -102,6 +103,7 @@ def create(
             from toolrun.permissions.agents import unknown_entries_message  # noqa: PLC0415
             from toolrun.permissions.quotas import Quota  # noqa: PLC0415
 
+            settings = load_settings()
             unknown = platform_registry(settings).unknown_entries(chosen or [])
             if unknown:
                 raise usage_error(unknown_entries_message(unknown))
@@ -131,9 +133,9 @@ def list_agents(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Every active agent."""
-    settings = load_settings()
-    client = _platform(settings)
+    client = _platform()
     if client is None:
+        settings = load_settings()
         profiles = [_plain(profile, settings) for profile in _store(settings).list()]
     else:
         try:
@@ -160,10 +162,9 @@ def list_agents(
 @app.command()
 def revoke(name: str) -> None:
     """Revoke an agent's token for good (within 5 s on running API processes)."""
-    settings = load_settings()
-    client = _platform(settings)
+    client = _platform()
     if client is None:
-        if not _store(settings).revoke(name):
+        if not _store(load_settings()).revoke(name):
             raise usage_error(f"no agent named {name!r}")
     else:
         try:
@@ -180,13 +181,13 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """One agent: its profile, its quotas in force and what it uses of them now."""
-    settings = load_settings()
-    client = _platform(settings)
+    client = _platform()
     try:
         if client is not None:
             with client:
                 shown = client.agent(name)
         else:
+            settings = load_settings()
             profile = _store(settings).get(name)
             if profile is None:
                 raise usage_error(f"no agent named {name!r}")
@@ -216,8 +217,7 @@ def quota(
         raise usage_error(
             "give a limit to set (--rate, --burst, --max-in-flight, --max-queued) or --reset LIMIT"
         )
-    settings = load_settings()
-    client = _platform(settings)
+    client = _platform()
     try:
         if client is not None:
             with client:
@@ -225,6 +225,7 @@ def quota(
         else:
             from toolrun.permissions.quotas import Quota  # noqa: PLC0415
 
+            settings = load_settings()
             profile = _store(settings).set_quota(name, Quota.of(limits), reset=reset or [])
             shown = _plain(profile, settings)
     except (ApiError, ApiUnreachable) as exc:

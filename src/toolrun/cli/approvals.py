@@ -20,7 +20,7 @@ from toolrun.cli._console import (
     api_failure,
     err,
     inert,
-    load_settings,
+    load_api_settings,
     out,
     usage_error,
 )
@@ -37,7 +37,7 @@ MAX_LISTED = 1000  # the API's most: every pending call, for prefixes and --all
 
 
 def _client(api: str | None) -> Client:
-    return api_client(load_settings(), api)
+    return api_client(load_api_settings(), api)
 
 
 @app.callback(invoke_without_command=True)

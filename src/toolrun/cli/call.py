@@ -20,6 +20,7 @@ from toolrun.cli._console import (
     api_client,
     api_failure,
     err,
+    load_api_settings,
     load_registry,
     load_settings,
     usage_error,
@@ -30,6 +31,7 @@ from toolrun.errors import SandboxViolation
 from toolrun.permissions.approvals import Approver, default_approver
 
 if TYPE_CHECKING:
+    from toolrun.cli._settings import PlatformSettings
     from toolrun.config import Settings
     from toolrun.sandbox.proxy import Refusal
     from toolrun.tools.model import ToolCall, ToolResult
@@ -67,10 +69,10 @@ def call(
         raise usage_error(f"--args is not valid JSON: {exc}") from exc
     if not isinstance(arguments, dict):
         raise usage_error('--args must be a JSON object, e.g. \'{"file_path": "a.txt"}\'')
-    settings = load_settings(locate=not local)  # --local: this directory, no platform
     if local:
         from toolrun.tools.model import ToolCall
 
+        settings = load_settings(locate=False)  # this directory, no platform
         approver = default_approver(
             assume_yes=yes, interactive=sys.stdin.isatty(), allow_dangerous=allow_dangerous
         )
@@ -79,7 +81,7 @@ def call(
     else:
         if workspace is not None or yes or allow_dangerous:
             raise usage_error("--workspace, --yes and --allow-dangerous apply to --local only")
-        result = _run_remote(settings, api, name, arguments, version, wait)
+        result = _run_remote(load_api_settings(), api, name, arguments, version, wait)
     show_result(result, as_json=as_json)
 
 
@@ -105,7 +107,7 @@ def _run_local(
 
 
 def _run_remote(
-    settings: Settings,
+    settings: PlatformSettings,
     api: str | None,
     name: str,
     arguments: dict[str, Any],

@@ -18,6 +18,7 @@ from toolrun.cli._console import (
     api_client,
     api_failure,
     err,
+    load_api_settings,
     load_settings,
     out,
     platform_registry,
@@ -59,7 +60,7 @@ def run(
     """Start a run: print its id, or follow it (exit 0 succeeded, 1 failed, 2 invalid)."""
     plan = _plan(plan_file, invalid_exit=EXIT_USAGE)
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             view: View = _submitted(client, plan, run_id, source=str(plan_file))
             if wait:
                 view = _follow(client, view["id"], as_json=as_json)
@@ -86,7 +87,7 @@ def status(
 ) -> None:
     """A run's status and its nodes: state, attempts, time taken, error."""
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             view = by_id(
                 run_id,
                 lambda whole: (
@@ -114,7 +115,7 @@ def list_runs(
 ) -> None:
     """Runs, newest first, with how many nodes are in each state."""
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             runs = client.list_dags(status=None if status is None else status.value, limit=limit)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
@@ -128,7 +129,7 @@ def list_runs(
 def cancel(run_id: RunId, api: Api = None) -> None:
     """Stop a run: nodes not yet started are cancelled, and the run ends `cancelled`."""
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             view = by_id(run_id, client.cancel_dag, lambda: _known_runs(client), "runs")
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
@@ -178,7 +179,7 @@ def output(
     """A node's result: its call's output or error (exit 0 success, 1 another ending, 3
     not ended yet)."""
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             view = _run(client, run_id)
             found = {entry["id"]: entry for entry in view["nodes"]}
             entry = found.get(node)

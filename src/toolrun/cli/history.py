@@ -19,19 +19,20 @@ from toolrun.cli._console import (
     api_failure,
     duration_s,
     err,
+    load_api_settings,
     load_settings,
     open_platform_database,
     out,
     usage_error,
 )
+from toolrun.cli._statuses import CallStatus
 from toolrun.client import ApiError, ApiUnreachable
 from toolrun.history.formats import ExportFormat
-from toolrun.tools.model import ToolStatus
 
 app = typer.Typer(invoke_without_command=True)  # help line: toolrun.cli.GROUPS
 Tool = Annotated[str | None, typer.Option(help="Only this tool.")]
 AgentName = Annotated[str | None, typer.Option(help="Only this agent (operators).")]
-Status = Annotated[ToolStatus | None, typer.Option(help="Only this status.")]
+Status = Annotated[CallStatus | None, typer.Option(help="Only this status.")]
 Since = Annotated[
     float | None,
     typer.Option(
@@ -47,7 +48,7 @@ Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_AP
 def _filters(
     tool: str | None,
     agent: str | None,
-    status: ToolStatus | None,
+    status: CallStatus | None,
     since: float | None,
     parent: str | None,
 ) -> dict[str, Any]:
@@ -76,7 +77,7 @@ def history(
     if context.invoked_subcommand is not None:
         return
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             found = client.history(**_filters(tool, agent, status, since, parent), limit=limit)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
@@ -139,9 +140,8 @@ def export(
     """Every matching call, newest first, as CSV or a JSON array, streamed."""
     kind: ExportFormat = format or ("csv" if output and output.suffix == ".csv" else "json")
     filters = _filters(tool, agent, status, since, parent)
-    settings = load_settings()
     try:
-        with api_client(settings, api) as client:
+        with api_client(load_api_settings(), api) as client:
             if output is None:
                 client.export_history(sys.stdout.buffer, format=kind, **filters)
                 return

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from toolrun.cli._console import load_settings, out, usage_error
+from toolrun.cli._console import load_api_settings, out, usage_error
 
 _TAIL_BYTES = 256 * 1024  # enough for the last lines of any log; never the whole file
 _POLL_S = 0.3
@@ -30,7 +30,7 @@ def logs(
     its home), each line prefixed with its process."""
     from toolrun.embedded.supervisor import LOGS  # noqa: PLC0415 - the package loads redis
 
-    folder = load_settings().platform_home / LOGS
+    folder = load_api_settings().platform_home / LOGS
     files = sorted(folder.glob("*.log"))
     if not files:
         raise usage_error(

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from toolrun.cli._console import api_client, api_failure, load_settings, out, usage_error
+from toolrun.cli._console import api_client, api_failure, load_api_settings, out, usage_error
 from toolrun.client import ApiError, ApiUnreachable
 
 app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
@@ -31,7 +31,7 @@ def register(
     except ValueError as exc:
         raise usage_error(f"{descriptor} is not valid JSON: {exc}") from exc
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             registered = client.register_plugin(wasm, described)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
@@ -51,7 +51,7 @@ def remove(
     """Unregister a plugin version, or all its versions."""
     name, _, version = tool.partition("@")
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             removed = client.remove_plugin(name, version or None)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc

@@ -21,6 +21,7 @@ from toolrun.cli._console import (
     api_client,
     api_failure,
     duration_s,
+    load_api_settings,
     load_registry,
     load_settings,
     out,
@@ -35,7 +36,7 @@ whitelist_app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROU
 
 def _with_client(api: str | None, work: Any) -> Any:
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             return work(client)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
@@ -51,6 +52,15 @@ def select(
         typer.Option(help="A JSON list of tools (OpenAI function or BFCL format) to pick from."),
     ] = None,
     top_k: Annotated[int, typer.Option(min=1, max=50, help="Candidates shown.")] = 5,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            max=0.999,
+            help="The confidence a tool needs to be chosen (default 0.5; a costly tool "
+            "needs more).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole answer.")] = False,
     local: Annotated[
         bool,
@@ -68,10 +78,13 @@ def select(
     if local:
         if api is not None:
             raise usage_error("--api does not apply to --local")
-        found = _select_here(task, values, supplied, top_k)
+        found = _select_here(task, values, supplied, top_k, min_confidence)
     else:
         found = _with_client(
-            api, lambda c: c.select(task, context=values, tools=supplied, top_k=top_k)
+            api,
+            lambda c: c.select(
+                task, context=values, tools=supplied, top_k=top_k, min_confidence=min_confidence
+            ),
         )
     if as_json:
         sys.stdout.write(json.dumps(found, indent=2) + "\n")
@@ -82,11 +95,16 @@ def select(
 
 
 def _select_here(
-    task: str, context: dict[str, Any], supplied: list[dict[str, Any]] | None, top_k: int
+    task: str,
+    context: dict[str, Any],
+    supplied: list[dict[str, Any]] | None,
+    top_k: int,
+    min_confidence: float | None,
 ) -> dict[str, Any]:
     """`POST /v1/select`'s answer, computed in this process (steps 2 and 5 by the
     configured model, as the API does, where one is configured)."""
     from toolrun.selection.cards import CardError, ToolCard
+    from toolrun.selection.judge import DEFAULT_CONFIDENCE
     from toolrun.selection.model_steps import ModelSteps
     from toolrun.selection.pipeline import Selector
     from toolrun.selection.semantic import optional_encoder
@@ -102,7 +120,11 @@ def _select_here(
             raise usage_error(f"--tools: {exc}") from exc
     selector = Selector(cards, optional_encoder(settings.embedding_model))
     selection = selector.select(
-        task, context=context, top_k=top_k, model=ModelSteps.configured(settings)
+        task,
+        context=context,
+        top_k=top_k,
+        model=ModelSteps.configured(settings),
+        min_confidence=DEFAULT_CONFIDENCE if min_confidence is None else min_confidence,
     )
     return {**selection.as_dict(), "history": {}}
 
@@ -111,14 +133,16 @@ def _show(found: dict[str, Any]) -> None:
     trace = found["trace"]
     out.print(f"1 scenario    {', '.join(trace['1_scenario']) or '(none recognised)'}")
     out.print(f"2 intents     {', '.join(trace['2_intents']) or '(none recognised)'}")
-    table = Table("candidate", "score", "relevance", "meaning", "why")  # step 3's ranking
+    # Step 3's ranking, and step 4's confidence that each fits.
+    table = Table("candidate", "score", "relevance", "meaning", "confidence", "why")
     for candidate in found["candidates"]:
-        similarity = candidate.get("similarity")
+        similarity, confidence = candidate.get("similarity"), candidate.get("confidence")
         table.add_row(
             escape(candidate["name"]),
             f"{candidate['score']:.3f}",
             f"{candidate['relevance']:.2f}",
             "-" if similarity is None else f"{similarity:.2f}",
+            "-" if confidence is None else f"{confidence:.2f}",
             escape(", ".join(candidate["why"])),
         )
     out.print(f"3 matching by {escape(trace['3_matching_by'])}")

@@ -12,7 +12,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from toolrun.cli._console import api_client, api_failure, duration_s, load_settings, out
+from toolrun.cli._console import api_client, api_failure, duration_s, load_api_settings, out
 from toolrun.client import ApiError, ApiUnreachable
 
 
@@ -35,7 +35,7 @@ def stats(
     (--json: also the mean and max time, timeouts and every status)."""
     until = time.time()
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             answer = client.stats(
                 since=until - since, until=until, by="version" if by_version else "tool"
             )

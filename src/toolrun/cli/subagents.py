@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolrun.cli._console import api_client, api_failure, load_settings, out, usage_error
+from toolrun.cli._console import api_client, api_failure, load_api_settings, out, usage_error
 from toolrun.client import ApiError, ApiUnreachable
 from toolrun.subagents.definition import SubAgentError, parse_markdown, to_markdown
 
@@ -26,7 +26,7 @@ def list_subagents(
 ) -> None:
     """Registered definitions and the workspace's (.toolrun/agents/*.md)."""
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             found = client.subagents()
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
@@ -51,7 +51,7 @@ def list_subagents(
 def show(name: str, api: Api = None) -> None:
     """One definition, as a Markdown file."""
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             agent = client.get_subagent(name)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
@@ -71,7 +71,7 @@ def register(
     except (SubAgentError, UnicodeDecodeError) as exc:
         raise usage_error(str(exc)) from exc
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             created = client.register_subagent(agent)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
@@ -83,7 +83,7 @@ def register(
 def remove(name: str, api: Api = None) -> None:
     """Unregister a definition (admins)."""
     try:
-        with api_client(load_settings(), api) as client:
+        with api_client(load_api_settings(), api) as client:
             client.remove_subagent(name)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # A card's permission level as a cost from 0 to 1 where it states no cost of its own.
 PERMISSION_COST = {"read_only": 0.0, "read_write": 0.25, "execute": 0.5, "admin": 1.0}
 COST_WEIGHT = 0.1  # order * (1 - COST_WEIGHT * cost)
-COST_EVIDENCE = 0.6  # fit a tool of cost c needs beyond the usual threshold, times c²
+COST_EVIDENCE = 2.5  # log-odds of fitting a tool of cost c needs beyond the usual bar, times c²
 LATENCY_EXPONENT = 0.2  # order * (median p50 / p50) ** this, within LATENCY_BOUNDS
 LATENCY_BOUNDS = (0.8, 1.1)
 MISSING_WEIGHT = 0.3  # order * (1 - MISSING_WEIGHT * share of required parameters missing)

@@ -8,8 +8,9 @@
    the candidates' similarity in meaning to the task is weighed too;
 4. evaluation — the shortlist ordered by score * (1 + relevance) (plus the similarity
    in meaning, with a model), history (success, rating, latency), cost or permission level, whether
-   the required parameters can be filled (`evaluation`) and the lists applied; "no
-   suitable tool" when the best fits too little;
+   the required parameters can be filled (`evaluation`) and the lists applied; each
+   candidate's confidence that it fits judged (`judge`), "no suitable tool" when the
+   best is not confident enough;
 5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated.
 
 `Selector.select` returns the ranking, the choice, its arguments and the trace of each
@@ -29,6 +30,14 @@ from toolrun.selection.arguments import Filled, checked, fill
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.evaluation import weigh_cost, weigh_latency, weigh_missing
 from toolrun.selection.facts import without_values
+from toolrun.selection.judge import (
+    DEFAULT_CONFIDENCE,
+    Judge,
+    log_odds,
+    probability,
+    shipped,
+    signals,
+)
 from toolrun.selection.lexical import LexicalIndex
 from toolrun.selection.model_steps import ModelSteps
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
@@ -37,12 +46,9 @@ from toolrun.selection.text import terms
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder, Matrix
 
-# The fit the chosen tool needs: its relevance (`LexicalIndex.relevance`, 0 to 2.5), or
-# with an embedding model, relevance + SIMILARITY_FIT * similarity (cosine, -1 to 1).
-# Tuned on the BFCL development data (multiple vs irrelevance).
+# The relevance by words (`LexicalIndex.relevance`, 0 to 2.5) at which a whitelisted tool
+# matches a task.
 MIN_RELEVANCE = 0.69
-MIN_FIT = 3.6
-SIMILARITY_FIT = 6.0
 SIMILARITY_RANK = 0.5  # weight of similarity against the normalised lexical score
 # Relevance at which words alone decide; below it (and with a model) meaning is weighed
 # too — embedding the task costs about 10-17 ms, so it is done where it pays.
@@ -52,6 +58,7 @@ SURE_RELEVANCE = 1.2
 # near misses); a larger one (a registry) only where words leave doubt.
 SMALL_LIST = 16
 FIT_DEPTH = 3  # with meaning weighed, the first of this many candidates that fits is chosen
+JUDGED = 5  # candidates whose confidence is judged (FIT_DEPTH of them may be chosen)
 SCENARIO_BOOST = 0.15  # score a candidate gains for serving the task's scenario
 INTENT_BOOST = 0.10  # … and for its name or tags saying the task's intent
 SHORTLIST = 20  # candidates whose relevance is weighed before the final order
@@ -78,23 +85,14 @@ class Candidate:
     why: list[str] = field(default_factory=list)
     similarity: float | None = None  # in meaning, with an embedding model
     factors: dict[str, float] = field(default_factory=dict)  # step 4's, see `evaluation`
-    evidence: float = 0.0  # fit needed beyond the usual threshold (a costly tool's)
-
-    @property
-    def fit(self) -> float:
-        """How well the candidate fits the task, for the no-suitable-tool threshold."""
-        if self.similarity is None:
-            return self.relevance
-        return self.relevance + SIMILARITY_FIT * self.similarity
-
-    @property
-    def needed(self) -> float:
-        """The fit the candidate needs to be chosen."""
-        return (MIN_RELEVANCE if self.similarity is None else MIN_FIT) + self.evidence
+    evidence: float = 0.0  # log-odds needed beyond the usual bar (a costly tool's)
+    signals: dict[str, float] = field(default_factory=dict)  # what the judge weighs
+    confidence: float | None = None  # the judge's probability that it fits the task
+    needed: float = DEFAULT_CONFIDENCE  # the confidence it needs to be chosen
 
     @property
     def fits(self) -> bool:
-        return self.fit >= self.needed
+        return self.confidence is not None and self.confidence >= self.needed
 
     @property
     def weight(self) -> float:
@@ -141,8 +139,16 @@ class Selector:
     """Selects among a fixed set of tools (indexes built once); with an `encoder`, by
     meaning as well as by words."""
 
-    def __init__(self, cards: Sequence[ToolCard], encoder: Encoder | None = None) -> None:
+    def __init__(
+        self,
+        cards: Sequence[ToolCard],
+        encoder: Encoder | None = None,
+        judges: Mapping[str, Judge] | None = None,
+    ) -> None:
+        """`judges`: step 4's, by how a candidate was weighed ("words", "meaning");
+        default: the fitted ones toolrun ships (`judge.shipped`)."""
         self.cards = list(cards)
+        self.judges = shipped() if judges is None else judges
         self.index = LexicalIndex(self.cards)
         self.by_name = {card.name: card for card in self.cards}
         # An identifier in a task that names a parameter ("dataset_A") is no value.
@@ -161,11 +167,18 @@ class Selector:
         whitelist: Collection[str] = (),
         excluded: Collection[str] = (),
         model: ModelSteps | None = None,
+        min_confidence: float = DEFAULT_CONFIDENCE,
     ) -> Selection:
         """Select for `task`: `context` holds argument values by name; `history` what
         history says of tools; whitelisted tools that match go first; `excluded` ones
         (blacklisted) are never candidates; `model` does steps 2 and 5 (rules if it
-        fails)."""
+        fails); a tool is chosen only with at least `min_confidence` that it fits (0 to 1,
+        exclusive; more for a costly tool).
+
+        Raises:
+            ValueError: `min_confidence` outside (0, 1).
+        """
+        bar = log_odds(min_confidence)
         started = time.perf_counter()
         context = context or {}
         found_scenarios = scenarios(task)
@@ -182,6 +195,7 @@ class Selector:
             matching_by = (
                 f"words and meaning (by words alone, the best relevance is below {SURE_RELEVANCE})"
             )
+        self._judge(top, asked, tried, bar)
         chosen, reason = self.evaluate(top)
         filled: Filled | None = None
         arguments_by = None
@@ -228,6 +242,7 @@ class Selector:
         task, history, excluded = asked.task, asked.history, asked.excluded
         wording = without_values(task, self.parameter_names)
         query = terms(wording)
+        words = {t for t in query if not t.isdigit()}
         scores = self.index.scores(query)
         if by_meaning and self.small:  # a tool sharing no word can still mean the task
             for index in range(len(self.cards)):
@@ -265,7 +280,6 @@ class Selector:
             boosted.append((score * boost, index, why))
         boosted.sort(key=lambda item: (-item[0], item[1]))  # ties: registry order
         listed = boosted[: max(top_k, SHORTLIST)]
-        words = {t for t in query if not t.isdigit()}
         shortlist = [
             Candidate(
                 self.cards[i].name,
@@ -319,31 +333,69 @@ class Selector:
             found = self._vectors[index] = encoder.encode(self.cards[index].texts)
         return found
 
+    def _task_words(self, task: str) -> set[str]:
+        """The task's terms that say what it wants (values and numbers left out)."""
+        return {t for t in terms(without_values(task, self.parameter_names)) if not t.isdigit()}
+
     def _sure(self, best: Candidate, task: str) -> bool:
-        words = {t for t in terms(without_values(task, self.parameter_names)) if not t.isdigit()}
+        words = self._task_words(task)
         index = self.index.position[best.name]
         covers = bool(words) and words <= self.index.words[index]
         return best.relevance >= SURE_RELEVANCE or covers
 
+    def _judge(
+        self, top: list[Candidate], asked: Asked, tried: dict[str, Filled], bar: float
+    ) -> None:
+        """Step 4's judgement of the first candidates: their signals, the confidence that
+        each fits (`judge`: by meaning where it was weighed), and the confidence each needs
+        (`bar`, the log-odds asked, plus what its cost asks)."""
+        words = self._task_words(asked.task)
+        judges = self.judges
+        for candidate in top[:JUDGED]:
+            index = self.index.position[candidate.name]
+            card = self.by_name[candidate.name]
+            filled = tried.get(candidate.name)
+            if filled is None:
+                filled = tried[candidate.name] = fill(card, asked.task, asked.context)
+            found = signals(
+                words,
+                self.index.words[index],
+                self.index.name_words[index],
+                self.index.description_words[index],
+                candidate.relevance,
+                filled.missing,
+                card.required,
+            )
+            judge = judges["words"]
+            if candidate.similarity is not None:
+                found["similarity"] = candidate.similarity
+                judge = judges["meaning"]
+            candidate.signals = {name: round(value, 4) for name, value in found.items()}
+            candidate.confidence = round(judge.confidence(found), 4)
+            candidate.needed = round(probability(bar + candidate.evidence), 4)
+
     def evaluate(self, top: list[Candidate]) -> tuple[str | None, str]:
-        """Step 4: the best candidate, or None with why nothing fits."""
+        """Step 4: the best candidate, or None with why nothing fits (the candidates'
+        confidence judged)."""
         if not top:
             return None, "no suitable tool: no tool shares a word with the task"
         best = top[0]
         if "whitelisted" in best.why:
-            return best.name, f"{best.name}: whitelisted, and it matches (fit {best.fit:.2f})"
+            return best.name, (
+                f"{best.name}: whitelisted, and it matches (confidence {best.confidence:.2f})"
+            )
         if best.fits:
-            return best.name, f"{best.name}: best match (fit {best.fit:.2f})"
+            return best.name, f"{best.name}: best match (confidence {best.confidence:.2f})"
         fitting = [c for c in top[1:FIT_DEPTH] if c.similarity is not None and c.fits]
         if fitting:
             chosen = fitting[0]
             return chosen.name, (
-                f"{chosen.name}: the best match that fits (fit {chosen.fit:.2f}; "
-                f"{best.name} ranks higher but fits {best.fit:.2f})"
+                f"{chosen.name}: the best match that fits (confidence {chosen.confidence:.2f}; "
+                f"{best.name} ranks higher, at {best.confidence:.2f})"
             )
         return None, (
-            f"no suitable tool: the best match, {best.name}, fits {best.fit:.2f} "
-            f"(at least {best.needed:.2f} needed)"
+            f"no suitable tool: the best match, {best.name}, fits with confidence "
+            f"{best.confidence:.2f} (at least {best.needed:.2f} needed)"
         )
 
 
@@ -384,4 +436,6 @@ def _matched(candidate: Candidate) -> dict[str, Any]:
         shown["similarity"] = round(candidate.similarity, 4)
     if candidate.factors:
         shown["factors"] = candidate.factors
+    if candidate.confidence is not None:
+        shown["confidence"] = candidate.confidence
     return shown

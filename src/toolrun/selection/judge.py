@@ -1,0 +1,137 @@
+"""Step 4's judgement: does a candidate do what the task asks, or is there no suitable
+tool? A logistic model over what the earlier steps measured of the candidate (its
+signals) gives the probability that it fits — its `confidence`.
+
+The models are fitted on the development data, every set weighed alike, and checked
+set by set on data they were not fitted on (`bench/selection.py calibrate`, which writes
+`judge.json` here; docs/selection.md has the figures). There are two: one for
+candidates weighed by words alone, one for those weighed by meaning too (with the
+embedding model), whose signals include the similarity in meaning.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+# What a candidate's signals are (`signals`), in the models' order.
+BY_WORDS = (
+    "relevance",  # LexicalIndex.relevance, plus the steps' agreement (0 to 2.9)
+    "task_covered",  # share of the task's words the tool has
+    "name_covered",  # share of the tool's telling name words the task has
+    "description_covered",  # share of its description words the task has
+    "task_length",  # log(1 + the task's words)
+    "missing",  # share of its required parameters the task cannot fill (step 5's rules)
+)
+BY_MEANING = (*BY_WORDS, "similarity")  # cosine of the task's and the tool's embeddings
+DEFAULT_CONFIDENCE = 0.5  # a candidate fits when it more likely fits than not
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A logistic model: P(fits) = 1 / (1 + exp(-z)), where z is the intercept plus the
+    sum of weight * (signal - mean) / scale over its features."""
+
+    features: tuple[str, ...]
+    intercept: float
+    weights: tuple[float, ...]
+    means: tuple[float, ...]
+    scales: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        count = len(self.features)
+        if not (len(self.weights) == len(self.means) == len(self.scales) == count):
+            raise ValueError(f"a judge needs a weight, mean and scale for each of {count} features")
+        if any(scale <= 0 for scale in self.scales):
+            raise ValueError("a judge's scales must be positive")
+
+    def logit(self, signals: Mapping[str, float]) -> float:
+        """The log-odds that a candidate with these signals fits.
+
+        Raises:
+            KeyError: a feature the signals lack.
+        """
+        total = self.intercept
+        for name, weight, mean, scale in zip(
+            self.features, self.weights, self.means, self.scales, strict=True
+        ):
+            total += weight * (signals[name] - mean) / scale
+        return total
+
+    def confidence(self, signals: Mapping[str, float]) -> float:
+        """The probability that a candidate with these signals fits."""
+        return probability(self.logit(signals))
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, found: Mapping[str, Any]) -> Judge:
+        return cls(
+            features=tuple(str(name) for name in found["features"]),
+            intercept=float(found["intercept"]),
+            weights=tuple(float(x) for x in found["weights"]),
+            means=tuple(float(x) for x in found["means"]),
+            scales=tuple(float(x) for x in found["scales"]),
+        )
+
+
+def probability(logit: float) -> float:
+    """The probability of these log-odds, without overflow."""
+    if logit >= 0:
+        return 1.0 / (1.0 + math.exp(-logit))
+    odds = math.exp(logit)
+    return odds / (1.0 + odds)
+
+
+def log_odds(confidence: float) -> float:
+    """The logit of a probability strictly between 0 and 1.
+
+    Raises:
+        ValueError: a confidence outside (0, 1).
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"a confidence is between 0 and 1 (exclusive), not {confidence}")
+    return math.log(confidence / (1.0 - confidence))
+
+
+def signals(
+    task_words: set[str],
+    tool_words: set[str],
+    name_words: set[str],
+    description_words: set[str],
+    relevance: float,
+    missing: Sequence[str],
+    required: Sequence[str],
+) -> dict[str, float]:
+    """The signals of one candidate by words (`BY_WORDS`); by meaning, add its
+    similarity."""
+    return {
+        "relevance": relevance,
+        "task_covered": _share(task_words, tool_words),
+        "name_covered": _share(name_words, task_words),
+        "description_covered": _share(description_words, task_words),
+        "task_length": math.log1p(len(task_words)),
+        "missing": len(missing) / len(required) if required else 0.0,
+    }
+
+
+def _share(part: set[str], whole: set[str]) -> float:
+    """The share of `part` found in `whole` (0 for an empty `part`)."""
+    return len(part & whole) / len(part) if part else 0.0
+
+
+JUDGE_FILE = "judge.json"
+
+
+@cache
+def shipped() -> dict[str, Judge]:
+    """The fitted models, by how candidates were weighed: "words", "meaning"."""
+    text = resources.files("toolrun.selection").joinpath(JUDGE_FILE).read_text(encoding="utf-8")
+    found = json.loads(text)
+    return {kind: Judge.of(found["judges"][kind]) for kind in ("words", "meaning")}

@@ -1,0 +1,191 @@
+"""Step 4's judge: the logistic model's arithmetic, the shipped models, the fit (classes
+and sets weighed alike, the penalty), and what a selection says of its confidence."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from toolrun.selection.calibration import Example, fit_judge
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.judge import (
+    BY_MEANING,
+    BY_WORDS,
+    Judge,
+    log_odds,
+    probability,
+    shipped,
+    signals,
+)
+from toolrun.selection.pipeline import Selector
+
+
+def test_the_logit_is_the_weighted_sum_of_standardised_signals() -> None:
+    judge = Judge(("a", "b"), 0.5, (2.0, -1.0), (1.0, 0.0), (0.5, 2.0))
+
+    logit = judge.logit({"a": 2.0, "b": 4.0, "unused": 9.0})
+
+    assert logit == pytest.approx(0.5 + 2.0 * (2.0 - 1.0) / 0.5 - 1.0 * 4.0 / 2.0)
+    assert judge.confidence({"a": 2.0, "b": 4.0}) == pytest.approx(1 / (1 + math.exp(-logit)))
+    with pytest.raises(KeyError):
+        judge.logit({"a": 1.0})
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"weights": (1.0,)},  # one weight for two features
+        {"scales": (1.0, 0.0)},  # a zero scale would divide by zero
+    ],
+)
+def test_a_malformed_judge_is_refused(bad: dict[str, tuple[float, ...]]) -> None:
+    shape = {"weights": (1.0, 1.0), "means": (0.0, 0.0), "scales": (1.0, 1.0)} | bad
+
+    with pytest.raises(ValueError, match="judge"):
+        Judge(("a", "b"), 0.0, **shape)
+
+
+def test_probabilities_and_log_odds_are_inverse_and_never_overflow() -> None:
+    for confidence in (0.01, 0.5, 0.73, 0.99):
+        assert probability(log_odds(confidence)) == pytest.approx(confidence)
+    assert probability(-1000.0) == 0.0
+    assert probability(1000.0) == 1.0
+    for outside in (0.0, 1.0, -0.2, 1.5):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            log_odds(outside)
+
+
+def test_the_shipped_judges_cover_their_signals_and_favour_evidence() -> None:
+    judges = shipped()
+
+    assert judges["words"].features == BY_WORDS
+    assert judges["meaning"].features == BY_MEANING
+    # More of the task's words in the tool, or more similar in meaning: more confident.
+    low = dict.fromkeys(BY_MEANING, 0.0) | {"task_length": 2.0}
+    for judge in judges.values():
+        for telling in ("relevance", "task_covered"):
+            assert judge.logit(low | {telling: 1.0}) > judge.logit(low)
+    assert judges["meaning"].logit(low | {"similarity": 0.8}) > judges["meaning"].logit(low)
+    assert judges["meaning"].as_dict() == Judge.of(judges["meaning"].as_dict()).as_dict()
+
+
+def test_signals_are_shares_of_words_each_way() -> None:
+    found = signals(
+        task_words={"book", "hotel", "porto"},
+        tool_words={"book", "hotel", "room", "citi"},
+        name_words={"hotel", "book"},
+        description_words={"book", "room", "citi", "night"},
+        relevance=1.7,
+        missing=["nights"],
+        required=["city", "nights"],
+    )
+
+    assert found == pytest.approx(
+        {
+            "relevance": 1.7,
+            "task_covered": 2 / 3,
+            "name_covered": 1.0,
+            "description_covered": 1 / 4,
+            "task_length": math.log(4),
+            "missing": 0.5,
+        }
+    )
+
+
+def _examples(count: int, group: str, slope: float, seed: int) -> list[Example]:
+    """Examples whose chance of fitting rises with `x` (log-odds slope * x)."""
+    rng = random.Random(seed)  # noqa: S311  # made data, not secrets
+    made = []
+    for _ in range(count):
+        x = rng.uniform(-3, 3)
+        made.append(
+            Example(
+                {"x": x, "noise": rng.gauss(0, 1)}, rng.random() < probability(slope * x), group
+            )
+        )
+    return made
+
+
+def test_the_fit_finds_the_signal_that_matters_and_ignores_noise() -> None:
+    judge = fit_judge(_examples(4000, "a", 2.0, seed=1), ("x", "noise"), penalty=0.0)
+
+    weight_x = judge.weights[0] / judge.scales[0]  # per unit of x
+    assert weight_x == pytest.approx(2.0, rel=0.15)
+    assert abs(judge.weights[1]) < 0.15
+
+
+def test_every_set_and_both_classes_weigh_alike() -> None:
+    # Set "big" holds 20 times more fitting examples than "small", and "small" only ones
+    # that do not fit: weighed by count, the judge would call x=0 fitting.
+    big = [Example({"x": 1.0}, True, "big") for _ in range(2000)]
+    small = [Example({"x": -1.0}, False, "small") for _ in range(100)]
+
+    judge = fit_judge(big + small, ("x",), penalty=0.0001)
+
+    assert judge.confidence({"x": 0.0}) == pytest.approx(0.5, abs=0.01)
+
+
+def test_the_penalty_shrinks_the_weights() -> None:
+    examples = _examples(300, "a", 3.0, seed=2)
+
+    loose = fit_judge(examples, ("x",), penalty=0.0)
+    tight = fit_judge(examples, ("x",), penalty=300.0)
+
+    assert 0 < tight.weights[0] < loose.weights[0]
+
+
+def test_a_fit_needs_both_kinds_of_example() -> None:
+    with pytest.raises(ValueError, match="fit and examples that do not"):
+        fit_judge([Example({"x": 1.0}, True, "a")] * 3, ("x",))
+    with pytest.raises(ValueError, match="fit and examples that do not"):
+        fit_judge([], ("x",))
+
+
+HOTEL = ToolCard.parse(
+    {
+        "name": "book_hotel",
+        "description": "Book a hotel room in a city for some nights",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "nights": {"type": "integer"}},
+            "required": ["city", "nights"],
+        },
+    }
+)
+
+
+def test_a_selection_gives_each_candidate_its_confidence_and_the_bar_asked() -> None:
+    task = "Book a hotel room in Porto for 3 nights"
+
+    usual = Selector([HOTEL]).select(task)
+    strict = Selector([HOTEL]).select(task, min_confidence=0.999)
+
+    [candidate] = usual.candidates
+    assert candidate.confidence is not None
+    assert candidate.confidence > 0.5
+    assert set(candidate.signals) == set(BY_WORDS)
+    assert candidate.needed == 0.5
+    assert usual.chosen == "book_hotel"
+    assert f"confidence {candidate.confidence:.2f}" in usual.reason
+    assert usual.trace["3_matching"][0]["confidence"] == candidate.confidence
+    assert strict.chosen is None
+    assert strict.reason.startswith("no suitable tool")
+    assert "at least 1.00 needed" in strict.reason
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        Selector([HOTEL]).select(task, min_confidence=1.0)
+
+
+def test_a_costly_tool_needs_more_confidence() -> None:
+    admin = ToolCard(HOTEL.name, HOTEL.description, HOTEL.parameters, permission="admin")
+    execute = ToolCard(HOTEL.name, HOTEL.description, HOTEL.parameters, permission="execute")
+    task = "Book a hotel room in Porto for 3 nights"
+
+    needed = {
+        card.permission: Selector([card]).select(task).candidates[0].needed
+        for card in (HOTEL, execute, admin)
+    }
+
+    assert needed[None] == 0.5
+    assert 0.5 < needed["execute"] < needed["admin"] < 1.0

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
-from toolrun.cli import app, approvals, calls, dag
+from toolrun.cli import app, approvals, calls, dag, history, selection
 from toolrun.client import Client
 from toolrun.config import Settings
 
@@ -65,14 +65,21 @@ class FakeApi:
         self.requests: list[str] = []
         self.removed: list[str] = []
         self.cancelled: list[str] = []
+        self.rated: list[str] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         path, method = request.url.path, request.method
         self.requests.append(f"{method} {path}")
         last = path.rsplit("/", 1)[-1]
         if method == "GET" and path == "/v1/history":
+            parent = request.url.params.get("parent")
             rows = [{"call_id": call_id} for call_id in CALLS]
+            if parent is not None:  # the calls a Task call made: CALLS[0] made one
+                rows = [{"call_id": "child-of-" + parent}] if parent == CALLS[0] else []
             return httpx.Response(200, json={"rows": rows, "next_cursor": None})
+        if method == "POST" and path.endswith("/feedback") and path.split("/")[3] in CALLS:
+            self.rated.append(path.split("/")[3])
+            return httpx.Response(204)
         if method == "GET" and path == "/v1/approvals":
             if self.inbox_status != 200:
                 return httpx.Response(self.inbox_status, json={"detail": "operators only"})
@@ -109,7 +116,7 @@ def fake_api(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeApi]:
             faked._http = httpx.Client(base_url="http://fake", transport=httpx.MockTransport(api))
             return faked
 
-        for module in (calls, dag, approvals):
+        for module in (calls, dag, approvals, history, selection):
             monkeypatch.setattr(module, "api_client", client)
         return api
 
@@ -248,3 +255,31 @@ def test_approve_still_takes_a_unique_prefix_of_a_pending_call(
     assert result.exit_code == 0, result.output
     assert api.requests[-1] == f"POST /v1/calls/{PARKED}/approve"
     assert f"{PARKED}: queued" in result.stderr
+
+
+def test_feedback_takes_a_unique_prefix_of_an_ended_call(
+    fake_api: Callable[..., FakeApi],
+) -> None:
+    api = fake_api()
+
+    rated = invoke("feedback", "3f2a9", "--rating", "4")
+    ambiguous = invoke("feedback", "3f2", "--rating", "4")
+
+    assert rated.exit_code == 0, rated.output
+    assert api.rated == ["3f2a9c01"]
+    assert "rated 3f2a9c01 4/5" in rated.output
+    assert ambiguous.exit_code == 2
+    assert api.rated == ["3f2a9c01"]
+
+
+def test_history_parent_takes_a_unique_prefix(fake_api: Callable[..., FakeApi]) -> None:
+    api = fake_api()
+
+    by_prefix = invoke("history", "--parent", "3f2a9", "--json")
+    whole = len(api.requests)
+    by_whole = invoke("history", "--parent", "3f2a9c01", "--json")
+
+    assert by_prefix.exit_code == 0, by_prefix.output
+    assert json.loads(by_prefix.stdout) == [{"call_id": "child-of-3f2a9c01"}]
+    assert json.loads(by_whole.stdout) == [{"call_id": "child-of-3f2a9c01"}]
+    assert len(api.requests) == whole + 1  # a whole id: one request

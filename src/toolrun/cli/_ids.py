@@ -7,9 +7,11 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from toolrun.cli._console import usage_error
-from toolrun.client import ApiError
+from toolrun.client import ApiError, Client
 
 T = TypeVar("T")
+MAX_LISTED = 1000  # the API's most a page: prefixes resolve among the newest calls
+_NO_LISTING = (404, 405)  # an API older than GET /v1/calls
 
 
 def whole_id(wanted: str, known: Iterable[str], what: str) -> str:
@@ -48,3 +50,22 @@ def by_id(
     if whole == wanted:
         raise unknown
     return fetch(whole)
+
+
+def known_calls(client: Client) -> list[str]:
+    """Call ids a prefix may stand for: the calls not ended, the newest ended calls, then
+    the inbox's (operators)."""
+    try:
+        open_ = [call["call_id"] for call in client.calls(limit=MAX_LISTED)]
+    except ApiError as exc:
+        if exc.status_code not in _NO_LISTING:
+            raise
+        open_ = []
+    ids = [row["call_id"] for row in client.history(limit=MAX_LISTED)["rows"]]
+    try:
+        inbox = client.approvals(None, limit=MAX_LISTED)
+    except ApiError as exc:
+        if exc.status_code != 403:  # an agent's token: no inbox, its own history only
+            raise
+        inbox = []
+    return open_ + ids + [item["call_id"] for item in inbox]

@@ -13,14 +13,12 @@ import typer
 from rich.markup import escape
 
 from toolrun.cli._console import api_client, api_failure, err, load_api_settings, out
-from toolrun.cli._ids import by_id
+from toolrun.cli._ids import MAX_LISTED, by_id, known_calls
 from toolrun.cli._result_view import show_result
 from toolrun.cli._statuses import OpenStatus
-from toolrun.client import ApiError, ApiUnreachable, Client
+from toolrun.client import ApiError, ApiUnreachable
 
 app = typer.Typer(no_args_is_help=True)  # help line: toolrun.cli.GROUPS
-MAX_LISTED = 1000  # the API's most a page: prefixes resolve among the newest calls
-_NO_LISTING = (404, 405)  # an API older than this command: no GET /v1/calls
 _COLOURS = {"queued": "cyan", "running": "blue", "awaiting_approval": "yellow"}
 
 
@@ -92,28 +90,9 @@ def show(
             result = by_id(
                 call_id,
                 lambda whole: client.get_call(whole, wait=wait),
-                lambda: _known_calls(client),
+                lambda: known_calls(client),
                 "calls",
             )
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
     show_result(result, as_json=as_json)
-
-
-def _known_calls(client: Client) -> list[str]:
-    """Ids a prefix may stand for: the calls not ended, the newest ended calls, then the
-    inbox's (operators)."""
-    try:
-        open_ = [call["call_id"] for call in client.calls(limit=MAX_LISTED)]
-    except ApiError as exc:
-        if exc.status_code not in _NO_LISTING:
-            raise
-        open_ = []
-    ids = [row["call_id"] for row in client.history(limit=MAX_LISTED)["rows"]]
-    try:
-        inbox = client.approvals(None, limit=MAX_LISTED)
-    except ApiError as exc:
-        if exc.status_code != 403:  # an agent's token: no inbox, its own history only
-            raise
-        inbox = []
-    return open_ + ids + [item["call_id"] for item in inbox]

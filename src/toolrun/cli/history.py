@@ -25,6 +25,7 @@ from toolrun.cli._console import (
     out,
     usage_error,
 )
+from toolrun.cli._ids import known_calls, whole_id
 from toolrun.cli._statuses import CallStatus
 from toolrun.client import ApiError, ApiUnreachable
 from toolrun.history.formats import ExportFormat
@@ -40,7 +41,11 @@ Since = Annotated[
     ),
 ]
 Parent = Annotated[
-    str | None, typer.Option(metavar="CALL_ID", help="Only the calls made for this Task call.")
+    str | None,
+    typer.Option(
+        metavar="CALL_ID",
+        help="Only the calls made for this Task call (its id, or a unique prefix of one).",
+    ),
 ]
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 
@@ -79,6 +84,11 @@ def history(
     try:
         with api_client(load_api_settings(), api) as client:
             found = client.history(**_filters(tool, agent, status, since, parent), limit=limit)
+            if parent is not None and not found["rows"]:  # perhaps a prefix of the parent
+                whole = whole_id(parent, known_calls(client), "calls")
+                if whole != parent:
+                    filters = _filters(tool, agent, status, since, whole)
+                    found = client.history(**filters, limit=limit)
     except (ApiError, ApiUnreachable) as exc:
         raise api_failure(exc) from exc
     rows: list[dict[str, Any]] = found["rows"]

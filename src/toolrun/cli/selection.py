@@ -27,6 +27,7 @@ from toolrun.cli._console import (
     out,
     usage_error,
 )
+from toolrun.cli._ids import by_id, known_calls
 from toolrun.client import ApiError, ApiUnreachable, Client
 
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
@@ -179,14 +180,22 @@ def _tool_list(path: Path) -> list[dict[str, Any]]:
 
 
 def feedback(
-    call_id: str,
+    call_id: Annotated[str, typer.Argument(help="The call's id, or a unique prefix of one.")],
     rating: Annotated[int, typer.Option(min=1, max=5, help="1 (useless) to 5 (right).")],
     comment: Annotated[str | None, typer.Option(help="What was good or wrong.")] = None,
     api: Api = None,
 ) -> None:
     """Rate a call that ended; ratings move the tool up or down in selection."""
-    _with_client(api, lambda c: c.feedback(call_id, rating, comment))
-    out.print(f"rated {escape(call_id)} {rating}/5", highlight=False)
+
+    def rate(client: Client) -> str:
+        def rated(whole: str) -> str:
+            client.feedback(whole, rating, comment)
+            return whole
+
+        return by_id(call_id, rated, lambda: known_calls(client), "calls")
+
+    whole = _with_client(api, rate)
+    out.print(f"rated {escape(whole)} {rating}/5", highlight=False)
 
 
 @blacklist_app.command("list")

@@ -88,6 +88,9 @@ class FakeApi:
             return httpx.Response(200, json=_result(last))
         if method == "POST" and path == f"/v1/calls/{PARKED}/approve":
             return httpx.Response(200, json=_result(PARKED) | {"status": "queued"})
+        return self._runs_and_lists(method, path, last)
+
+    def _runs_and_lists(self, method: str, path: str, last: str) -> httpx.Response:
         if method == "GET" and path == "/v1/dags":
             return httpx.Response(200, json={"runs": [_run(r) | {"nodes": None} for r in RUNS]})
         if method == "GET" and path.startswith("/v1/dags/") and last in RUNS:
@@ -95,6 +98,11 @@ class FakeApi:
         if method == "POST" and path.endswith("/cancel") and path.split("/")[3] in RUNS:
             self.cancelled.append(path.split("/")[3])
             return httpx.Response(202, json=_run(path.split("/")[3]))
+        if method == "GET" and path == "/v1/whitelist":
+            return httpx.Response(200, json=[{"id": entry} for entry in RULES])
+        if method == "DELETE" and path.startswith("/v1/whitelist/") and last in RULES:
+            self.removed.append(last)
+            return httpx.Response(204)
         if method == "GET" and path == "/v1/approval-rules":
             return httpx.Response(200, json=[{"id": rule} for rule in RULES])
         if method == "DELETE" and path.startswith("/v1/approval-rules/") and last in RULES:
@@ -283,3 +291,15 @@ def test_history_parent_takes_a_unique_prefix(fake_api: Callable[..., FakeApi]) 
     assert json.loads(by_prefix.stdout) == [{"call_id": "child-of-3f2a9c01"}]
     assert json.loads(by_whole.stdout) == [{"call_id": "child-of-3f2a9c01"}]
     assert len(api.requests) == whole + 1  # a whole id: one request
+
+
+def test_whitelist_remove_takes_a_unique_prefix(fake_api: Callable[..., FakeApi]) -> None:
+    api = fake_api()
+
+    removed = invoke("whitelist", "remove", "9d8")
+    ambiguous = invoke("whitelist", "remove", "a1b2")
+
+    assert removed.exit_code == 0, removed.output
+    assert "removed 9d8c7b6a5f4e" in removed.output
+    assert ambiguous.exit_code == 2
+    assert api.removed == ["9d8c7b6a5f4e"]

@@ -27,7 +27,7 @@ from toolrun.cli._console import (
     out,
     usage_error,
 )
-from toolrun.cli._ids import by_id, known_calls
+from toolrun.cli._ids import by_id, known_calls, whole_id
 from toolrun.client import ApiError, ApiUnreachable, Client
 
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
@@ -273,7 +273,16 @@ def add_to_whitelist(
 
 
 @whitelist_app.command("remove")
-def remove_from_whitelist(entry_id: str, api: Api = None) -> None:
+def remove_from_whitelist(
+    entry_id: Annotated[str, typer.Argument(help="The entry's id, or a unique prefix of one.")],
+    api: Api = None,
+) -> None:
     """Remove a whitelist entry by its id (operators)."""
-    _with_client(api, lambda c: c.remove_from_whitelist(entry_id))
-    out.print(f"removed {escape(entry_id)}", highlight=False)
+
+    def remove(client: Client) -> str:
+        known = [str(entry["id"]) for entry in client.whitelist()]
+        whole = whole_id(entry_id, known, "entries")
+        client.remove_from_whitelist(whole)
+        return whole
+
+    out.print(f"removed {escape(_with_client(api, remove))}", highlight=False)

@@ -240,6 +240,18 @@ class Settings(BaseSettings):
     log_format: Literal["json", "console"] = Field(
         "json", description="Log lines of the API and workers: JSON objects or plain text."
     )
+    # Traces: OpenTelemetry's own variables decide whether there are any (the SDK reads the
+    # rest of its OTEL_* variables itself: headers, batch delay, sampler, resource).
+    otel_endpoint: str | None = Field(None, validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otel_traces_endpoint: str | None = Field(
+        None, validation_alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    )
+    otel_traces_exporter: str | None = Field(None, validation_alias="OTEL_TRACES_EXPORTER")
+    otel_protocol: str | None = Field(None, validation_alias="OTEL_EXPORTER_OTLP_PROTOCOL")
+    otel_traces_protocol: str | None = Field(
+        None, validation_alias="OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+    )
+    otel_sdk_disabled: bool = Field(False, validation_alias="OTEL_SDK_DISABLED")
 
     @field_validator("sandbox_read_only_paths", "sandbox_read_write_paths")
     @classmethod
@@ -274,6 +286,22 @@ class Settings(BaseSettings):
     def admin_token_path(self) -> Path:
         """Where the embedded platform keeps its admin token (mode 0600)."""
         return self.platform_home / "admin.token"
+
+    @property
+    def trace_exporters(self) -> tuple[str, ...]:
+        """The span exporters the OTEL_* variables ask for ("otlp", "console"); none: no
+        traces. An OTLP endpoint alone means "otlp", OTEL_TRACES_EXPORTER=none nothing."""
+        if self.otel_sdk_disabled:
+            return ()
+        if self.otel_traces_exporter is None:
+            return ("otlp",) if self.otel_endpoint or self.otel_traces_endpoint else ()
+        named = (name.strip().lower() for name in self.otel_traces_exporter.split(","))
+        return tuple(name for name in named if name and name != "none")
+
+    @property
+    def otlp_protocol(self) -> str:
+        """How spans go to the OTLP endpoint: "http/protobuf" (the default) or "grpc"."""
+        return (self.otel_traces_protocol or self.otel_protocol or "http/protobuf").lower()
 
     @property
     def database(self) -> str:

@@ -44,7 +44,7 @@ from toolrun.calls.wiring import fair_queues, platform_endings, platform_lifecyc
 from toolrun.config import Settings
 from toolrun.database import create_database_engine, migrate
 from toolrun.history import HistoryStore
-from toolrun.monitoring import configure_logging
+from toolrun.monitoring import configure_logging, tracing
 from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
@@ -71,9 +71,10 @@ log = logging.getLogger(__name__)
 
 def create_app_from_environment() -> FastAPI:
     """The API for the TOOLRUN_* environment (uvicorn's factory, one call per process),
-    logging structured lines."""
+    logging structured lines, and tracing when the OTEL_* variables ask for it."""
     settings = Settings()
     configure_logging(settings)
+    tracing.setup(settings, "toolrun-api")
     return create_app(settings)
 
 
@@ -174,6 +175,10 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,  # docs_pages serves them with their assets, no CDN
         redoc_url=None,
+        # A request's server span (its parent: the `traceparent` an agent sent) is FastAPI's
+        # own, made once a tracer provider is set (`monitoring.tracing`); toolrun's spans
+        # say what happens inside, so FastAPI's spans of dependencies are left out.
+        telemetry={"operation_spans": False},
     )
     install_error_handlers(app)
     routers = (

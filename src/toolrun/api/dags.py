@@ -20,6 +20,7 @@ from toolrun.calls import keys
 from toolrun.dag import PlanError, dependencies, parse_plan, plan_problems
 from toolrun.dag.plan import Plan
 from toolrun.dag.run import NodeState, RunStatus
+from toolrun.monitoring import tracing
 from toolrun.permissions.agents import AgentProfile
 from toolrun.permissions.roles import Role
 from toolrun.scheduler.store import DagNodeRecord, DagRunRecord, RunExists
@@ -103,7 +104,9 @@ async def submit_plan(body: DagRequest, state: State, agent: Agent) -> Any:
         return _invalid(problems)
     run_id = body.id or uuid.uuid4().hex
     try:
-        await run_in_threadpool(state.runs.create, run_id, agent.id, plan)
+        # This request's trace (a child of the agent's): the scheduler's node spans join it.
+        trace = tracing.carrier()
+        await run_in_threadpool(state.runs.create, run_id, agent.id, plan, trace)
     except RunExists as exc:
         stored = await run_in_threadpool(state.runs.get, run_id)
         if stored is None or not _same_run(stored[0], agent, plan):

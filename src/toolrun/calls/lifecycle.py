@@ -25,6 +25,7 @@ from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.errors import CallConflict, CallNotFound, SandboxViolation, ToolNotFound, TryLater
 from toolrun.history.records import secret_names
+from toolrun.monitoring import tracing
 from toolrun.permissions.agents import AgentProfile, AgentStore
 from toolrun.permissions.inbox import ApprovalInbox, ApprovalRecord, ApprovalStatus
 from toolrun.permissions.levels import PermissionLevel
@@ -183,7 +184,9 @@ class Lifecycle:
         queued = ToolResult.accepted(envelope.call, ToolStatus.QUEUED)
         if envelope.approved_by is not None:
             queued.metadata["approved_by"] = envelope.approved_by
-        envelope = envelope.model_copy(update={"queued_at": queued.metadata["queued_at"]})
+        # `trace`: the span that sends it, parent of the worker's (`calls.traced`).
+        update = {"queued_at": queued.metadata["queued_at"], "trace": tracing.carrier()}
+        envelope = envelope.model_copy(update=update)
         # The envelope is kept with the record until a worker starts the call: a message
         # the broker loses is sent again (`workers.reaper`).
         sent = envelope.model_dump_json()
@@ -322,7 +325,11 @@ class Lifecycle:
             call, tool, arguments, verdict, self.settings, approved_by=by, cap_s=cap_s
         )
         priority = Priority(waiting.metadata.get("priority", Priority.INTERACTIVE))
-        update = {"queued_at": queued.metadata["queued_at"], "priority": priority}
+        update = {
+            "queued_at": queued.metadata["queued_at"],
+            "priority": priority,
+            "trace": tracing.carrier(),
+        }
         envelope = envelope.model_copy(update=update)
         sent = envelope.model_dump_json()
         if not self.calls.replace(queued, was=ToolStatus.AWAITING_APPROVAL, envelope=sent):
@@ -465,6 +472,7 @@ def _envelope(
         time_limit_s=limit_s if cap_s is None else min(limit_s, cap_s),
         repeat_safe=tool.descriptor.repeat_safe,
         secrets=secret_names(tool.descriptor.parameters),
+        trace=tracing.carrier(),  # where it was decided: its send continues that trace
     )
 
 

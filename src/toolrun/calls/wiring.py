@@ -12,8 +12,9 @@ from toolrun.calls.fairness import FairQueues
 from toolrun.calls.lifecycle import Lifecycle
 from toolrun.calls.quotas import QuotaGate
 from toolrun.calls.store import CallStore
+from toolrun.calls.traced import TracedLifecycle
 from toolrun.config import Settings
-from toolrun.monitoring import CallMonitor
+from toolrun.monitoring import CallMonitor, tracing
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.levels import PermissionLevel
@@ -54,12 +55,14 @@ def platform_lifecycle(
     ended: Endings,
 ) -> Lifecycle:
     """A lifecycle on the platform's Redis (`client`), broker (`celery`) and `database`;
-    `ended` stores its calls' final states (`platform_endings`)."""
+    `ended` stores its calls' final states (`platform_endings`); with spans when this
+    process has traces on (`monitoring.tracing.setup`)."""
 
     def present(machine: str, level: PermissionLevel) -> bool:
         return has_workers(client, machine, level)
 
-    return Lifecycle(
+    kind = TracedLifecycle if tracing.enabled() else Lifecycle
+    return kind(
         settings=settings,
         tools=tools,
         calls=ended.store,

@@ -21,6 +21,7 @@ from toolrun.sandbox.limits import ResourceLimits
 from toolrun.sandbox.output import OutputSink
 from toolrun.sandbox.tracking import CALL_MARKER_VAR, Tracker, new_tracker
 from toolrun.sandbox.warm import LAUNCHER, JailedProcess
+from toolrun.sandbox.watch import watched
 
 if TYPE_CHECKING:
     from toolrun.sandbox.confinement import Confinement
@@ -84,7 +85,8 @@ class ProcessRunner:
         start = self._start_forked if self.jail is None else self._start_warm
         started = time.monotonic()
         try:
-            proc, out, err = start(argv, env, tracker, timeout_s, cwd_fd, pass_fds)
+            with watched(os.path.basename(argv[0])):
+                proc, out, err = start(argv, env, tracker, timeout_s, cwd_fd, pass_fds)
         except SandboxViolation:
             tracker.close()
             raise

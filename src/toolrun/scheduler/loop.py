@@ -28,6 +28,7 @@ from sqlalchemy.exc import DBAPIError
 
 from toolrun.calls import keys
 from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
+from toolrun.monitoring import tracing
 from toolrun.permissions.levels import QUEUES
 from toolrun.scheduler.dispatch import Admitted, NodeDispatcher, Refused
 from toolrun.scheduler.store import RunStore
@@ -49,6 +50,7 @@ class ActiveRun:
     agent_id: str | None
     progress: RunProgress
     cancel_requested: bool = False
+    trace: dict[str, str] | None = None  # the run's trace: its node spans are children
 
 
 class Scheduler:
@@ -202,7 +204,9 @@ class Scheduler:
             if loaded is None or loaded[1].status is not RunStatus.RUNNING:
                 return None
             record, progress = loaded
-            active = ActiveRun(record.agent_id, progress, record.cancel_requested)
+            active = ActiveRun(
+                record.agent_id, progress, record.cancel_requested, trace=record.trace
+            )
             self.runs[run_id] = active
         return active
 
@@ -284,11 +288,24 @@ class Scheduler:
             run = progress.nodes[node_id]
             call_id = keys.dag_call(run_id, node_id, run.attempts + 1)
             timeout = progress.plan.timeout_s(node)
-            decided = (
-                caller
-                if isinstance(caller, Refused)
-                else self.dispatcher.prepare(node, call_id, caller, outputs, timeout)
-            )
+            with tracing.span(
+                f"dag node {node_id}",
+                attributes={
+                    "toolrun.dag.run_id": run_id,
+                    "toolrun.dag.node_id": node_id,
+                    "toolrun.dag.attempt": run.attempts + 1,
+                    "gen_ai.tool.name": node.tool,
+                    "gen_ai.tool.call.id": call_id,
+                },
+                parent=active.trace,  # the run's: its calls are sent in this span's trace
+            ) as span:
+                decided = (
+                    caller
+                    if isinstance(caller, Refused)
+                    else self.dispatcher.prepare(node, call_id, caller, outputs, timeout)
+                )
+                if isinstance(decided, Refused):
+                    tracing.annotate(span, {}, error="refused")
             progress.dispatched(node_id, call_id, now)
             changed.add(node_id)
             if isinstance(decided, Refused):

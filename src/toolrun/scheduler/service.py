@@ -17,6 +17,7 @@ from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.history import HistoryStore
+from toolrun.monitoring import tracing
 from toolrun.plugins.registry import PluginRegistry, plugin_cache
 from toolrun.scheduler.dispatch import NodeDispatcher
 from toolrun.scheduler.lease import Lease
@@ -59,6 +60,7 @@ def serve(settings: Settings, registry: ToolRegistry) -> None:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+    tracing.setup(settings, "toolrun-scheduler")  # when OTEL_* asks for traces
     scheduler = build_scheduler(settings, registry)
     name = f"{socket.gethostname()}/{os.getpid()}"
     lease = Lease(scheduler.client, name, ttl_s=settings.scheduler_lease_s)
@@ -80,3 +82,4 @@ def serve(settings: Settings, registry: ToolRegistry) -> None:
     finally:
         with contextlib.suppress(redis.RedisError):
             lease.release()  # a standby takes over at once
+        tracing.shutdown()  # the spans still in the batch

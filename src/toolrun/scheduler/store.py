@@ -34,6 +34,8 @@ class DagRunRecord(SQLModel, table=True):
     finished_at: float | None = None
     error: str | None = None
     cancel_requested: bool = False
+    # The request's trace context (W3C headers) when it was traced: one trace per run.
+    trace: dict[str, str] | None = Field(default=None, sa_column=Column(JSON))
 
 
 class DagNodeRecord(SQLModel, table=True):
@@ -66,8 +68,14 @@ class RunStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def create(self, run_id: str, agent_id: str | None, plan: Plan) -> DagRunRecord:
-        """Store a new run, every node pending.
+    def create(
+        self,
+        run_id: str,
+        agent_id: str | None,
+        plan: Plan,
+        trace: dict[str, str] | None = None,
+    ) -> DagRunRecord:
+        """Store a new run, every node pending; `trace`: the trace it belongs to.
 
         Raises:
             RunExists: the id is taken.
@@ -77,6 +85,7 @@ class RunStore:
             agent_id=agent_id,
             plan=plan.model_dump(mode="json", exclude_none=True),
             created_at=time.time(),
+            trace=trace or None,
         )
         nodes = [
             DagNodeRecord(run_id=run_id, node_id=node.id, position=index)

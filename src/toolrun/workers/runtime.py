@@ -19,10 +19,12 @@ from structlog.contextvars import bound_contextvars
 from toolrun.calls.endings import Endings
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.store import CallStore
+from toolrun.calls.traced import call_attributes, envelope_attributes
 from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.errors import InvalidArguments
+from toolrun.monitoring import tracing
 from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.approvals import DenyApprover
 from toolrun.permissions.levels import PermissionLevel
@@ -112,8 +114,18 @@ class WorkerRuntime:
 
         Every line logged meanwhile carries the call's id.
         """
-        with bound_contextvars(call_id=envelope.call.id):
-            return self._run(envelope)
+        with (
+            bound_contextvars(call_id=envelope.call.id),
+            tracing.span(
+                f"process {envelope.queue}",
+                kind="consumer",
+                attributes=envelope_attributes(envelope),
+                parent=envelope.trace,  # the span that queued it: one trace across the queue
+            ) as span,
+        ):
+            result = self._run(envelope)
+            tracing.annotate(span, _outcome(result))
+            return result
 
     def _run(self, envelope: Envelope) -> ToolResult | None:
         call = envelope.call
@@ -165,7 +177,8 @@ class WorkerRuntime:
                 tool_name=call.tool_name,
                 target=denied["path"],
             )
-        self.end(call, result, tool)
+        with tracing.span(f"record {call.tool_name}", attributes=call_attributes(call)):
+            self.end(call, result, tool)
         return result
 
     def end(
@@ -244,7 +257,16 @@ class WorkerRuntime:
         # runner refuses to start one, and no thread samples a process tree for it.
         processes = tool.starts_processes
         jailing = call_confinement(self.settings, refused) if processes else nullcontext()
-        with jailing as jail, measure(tree=processes) as usage:
+        attributes = {
+            **call_attributes(call),
+            "toolrun.tool.version": call.version,
+            "toolrun.level": tool.descriptor.permission.value,
+        }
+        with (
+            tracing.span(f"execute_tool {call.tool_name}", attributes=attributes) as span,
+            jailing as jail,
+            measure(tree=processes) as usage,
+        ):
             ctx = ToolContext.create(
                 self.settings,
                 approver=_CHANGED,
@@ -264,6 +286,8 @@ class WorkerRuntime:
                 )
                 elapsed_ms = (time.perf_counter() - started) * 1000
                 result.metadata["execution_time_ms"] = round(elapsed_ms, 3)
+            failed = None if result.ok else result.status.value
+            tracing.annotate(span, {"toolrun.status": result.status.value}, error=failed)
         result.metadata["cpu_s"] = usage.cpu_s
         result.metadata["peak_rss_bytes"] = usage.peak_rss_bytes
         return result
@@ -293,6 +317,19 @@ def lost_after_start(tool_id: str, starts: int) -> str:
         f"worker lost after the tool started ({starts} time{'s' if starts > 1 else ''}); "
         f"its effects are unknown, and {tool_id} is not safe to run twice: not run again"
     )
+
+
+def _outcome(result: ToolResult | None) -> tracing.Attributes:
+    """How a delivery went, for its span (None: the call had already ended)."""
+    if result is None:
+        return {"toolrun.redelivery_ignored": True}
+    facts = result.metadata
+    return {
+        "toolrun.status": result.status.value,
+        "toolrun.queue_wait_ms": facts.get("queue_wait_ms"),
+        "toolrun.deliveries": facts.get("deliveries"),
+        "toolrun.worker": facts.get("worker"),
+    }
 
 
 def _jail_denials(result: ToolResult) -> list[dict[str, str]]:

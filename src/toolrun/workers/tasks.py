@@ -9,14 +9,19 @@ from typing import Any
 import redis
 from celery import Celery, Task
 from celery.exceptions import Reject
-from celery.signals import setup_logging, task_received, worker_process_init
+from celery.signals import (
+    setup_logging,
+    task_received,
+    worker_process_init,
+    worker_process_shutdown,
+)
 from celery.worker.request import Request
 from pydantic import ValidationError
 from structlog.contextvars import bound_contextvars
 
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.wiring import fair_publisher
-from toolrun.monitoring import configure_logging
+from toolrun.monitoring import configure_logging, tracing
 from toolrun.sandbox.tracking import kill_labelled, label_for
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.dispatch import EXECUTE_TASK, FairPublisher
@@ -42,7 +47,12 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
 
     @worker_process_init.connect(weak=False)
     def load_tool_sources(**_: Any) -> None:  # a new pool child: the plugins, kept current
+        tracing.setup(runtime.settings, "toolrun-worker")  # when OTEL_* asks for traces
         refresh_tool_sources(runtime)
+
+    @worker_process_shutdown.connect(weak=False)
+    def send_last_spans(**_: Any) -> None:
+        tracing.shutdown()
 
     @task_received.connect(weak=False)
     def note_holder(request: Request | None = None, **_: Any) -> None:

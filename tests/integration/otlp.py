@@ -1,0 +1,129 @@
+"""An OTLP/HTTP receiver for tests: accepts POST /v1/traces on loopback and keeps the spans
+(decoded with opentelemetry-proto, as a collector would)."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
+
+
+@dataclass(frozen=True)
+class ReceivedSpan:
+    """One span as it arrived: ids in hex, its process's service.name."""
+
+    service: str
+    name: str
+    kind: str
+    trace_id: str
+    span_id: str
+    parent_id: str  # "" for a root
+    attributes: dict[str, Any]
+    error: bool
+
+
+@dataclass
+class Receiver:
+    """The spans received so far, and a way to wait for some."""
+
+    url: str = ""
+    spans: list[ReceivedSpan] = field(default_factory=list)
+    requests: int = 0
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def add(self, body: bytes) -> None:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        found = []
+        for resource_spans in request.resource_spans:
+            resource = _attributes(resource_spans.resource.attributes)
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    found.append(
+                        ReceivedSpan(
+                            service=str(resource.get("service.name", "")),
+                            name=span.name,
+                            kind=KINDS.get(span.kind, str(span.kind)),
+                            trace_id=span.trace_id.hex(),
+                            span_id=span.span_id.hex(),
+                            parent_id=span.parent_span_id.hex(),
+                            attributes=_attributes(span.attributes),
+                            error=span.status.code == 2,  # STATUS_CODE_ERROR
+                        )
+                    )
+        with self.changed:
+            self.spans.extend(found)
+            self.requests += 1
+            self.changed.notify_all()
+
+    def wait_for(
+        self, predicate: Callable[[list[ReceivedSpan]], bool], timeout_s: float, what: str
+    ) -> list[ReceivedSpan]:
+        """The spans once `predicate` holds for them; fails after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        with self.changed:
+            while not predicate(self.spans):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    names = sorted({(s.service, s.name) for s in self.spans})
+                    raise AssertionError(f"timed out waiting for {what}; received {names}")
+                self.changed.wait(left)
+            return list(self.spans)
+
+
+def _attributes(pairs: Any) -> dict[str, Any]:
+    return {pair.key: _value(pair.value) for pair in pairs if isinstance(pair, KeyValue)}
+
+
+def _value(value: AnyValue) -> Any:
+    which = value.WhichOneof("value")
+    return None if which is None else getattr(value, which)
+
+
+@contextmanager
+def otlp_receiver() -> Iterator[Receiver]:
+    """A receiver listening on a free loopback port until the block ends."""
+    receiver = Receiver()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            if self.path != "/v1/traces":
+                self.send_error(404)
+                return
+            receiver.add(body)
+            answer = ExportTraceServiceResponse().SerializeToString()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from toolrun.errors import ToolrunError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import httpx
 
@@ -82,7 +82,7 @@ def _select_body(
     top_k: int,
     min_confidence: float | None,
 ) -> dict[str, Any]:
-    body = {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
+    body: dict[str, Any] = {"task": task, "context": context or {}, "tools": tools, "top_k": top_k}
     if min_confidence is not None:
         body["min_confidence"] = min_confidence
     return body
@@ -614,11 +614,13 @@ class AsyncClient:
         token: str | None = None,
         timeout_s: float = 30.0,
         retries: int = RETRIES,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
+        """`headers`: sent with every request too (e.g. W3C `traceparent`)."""
         import httpx
 
         self._http = httpx.AsyncClient(
-            base_url=base_url, timeout=timeout_s, headers=_headers(token)
+            base_url=base_url, timeout=timeout_s, headers={**(headers or {}), **_headers(token)}
         )
         self.retries = retries
 

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import cast
 
 import anyio
 import mcp_types as types
@@ -31,6 +32,7 @@ class QuotaApi:
     def __init__(self, *answers: int) -> None:
         self.answers = list(answers)
         self.sent: list[float] = []
+        self.traceparents: list[str | None] = []  # each call's traceparent header
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -52,6 +54,7 @@ def _handler(api: QuotaApi) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            api.traceparents.append(self.headers.get("traceparent"))
             if api.answer() == 200:
                 self._reply(200, RESULT)
             else:
@@ -89,10 +92,12 @@ def serving() -> Iterator[type[QuotaApi]]:
         api.server.server_close()
 
 
-def call_read(backend: ApiBackend) -> types.CallToolResult:
+def call_read(
+    backend: ApiBackend, meta: types.RequestParamsMeta | None = None
+) -> types.CallToolResult:
     async def run() -> types.CallToolResult:
         async with Client(McpFrontEnd(backend).server()) as client:
-            return await client.call_tool("read", {"file_path": "a.txt"})
+            return await client.call_tool("read", {"file_path": "a.txt"}, meta=meta)
 
     return anyio.run(run)
 
@@ -137,3 +142,18 @@ def test_without_retries_a_refused_call_is_reported_at_once(serving: type[QuotaA
     assert len(api.sent) == 1
     assert text(result).startswith("error: refused (429) once: agent bot is over its quota")
     assert text(result).endswith("try again in 1 s.")
+
+
+def test_the_trace_context_in_meta_reaches_the_api_as_a_header(
+    serving: type[QuotaApi],
+) -> None:
+    api = serving(200)
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    meta = cast(types.RequestParamsMeta, {"traceparent": parent})  # an open map
+    traced = call_read(ApiBackend(api.url, "token"), meta)
+    plain = call_read(ApiBackend(api.url, "token"))
+
+    assert not traced.is_error, text(traced)
+    assert not plain.is_error, text(plain)
+    assert api.traceparents == [parent, None]

@@ -28,7 +28,7 @@ from toolrun.tools import (
 from toolrun.tools.model import ToolStatus
 
 NOWHERE = "http://127.0.0.1:1"  # nothing listens on port 1
-NO_REQUEST = cast(Context, SimpleNamespace(request=None))
+NO_REQUEST = cast(Context, SimpleNamespace(request=None, meta=None))
 
 
 class Counter(Tool):

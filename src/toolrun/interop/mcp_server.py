@@ -245,6 +245,7 @@ class ApiBackend:
             token=_bearer(ctx) or self.token,
             timeout_s=self.wait_s + 30,
             retries=self.retries,
+            headers=_trace_context(ctx),
         )
 
     async def tools(self, ctx: Context) -> list[dict[str, Any]]:
@@ -360,6 +361,16 @@ class _Recording:
         if not decision.approved:
             self.request = request
         return decision
+
+
+TRACE_KEYS = ("traceparent", "tracestate")  # W3C Trace Context, as MCP clients send it
+
+
+def _trace_context(ctx: Context) -> dict[str, str]:
+    """The W3C trace context the MCP client sent in the request's `_meta`, passed on to
+    the API as headers: toolrun's spans of the call become children of the client's."""
+    meta = ctx.meta or {}
+    return {key: value for key in TRACE_KEYS if isinstance(value := meta.get(key), str)}
 
 
 def _bearer(ctx: Context) -> str | None:

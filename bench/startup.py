@@ -1,6 +1,8 @@
 """Start-up of the SDK and the CLI, as whole processes: `import toolrun.client`,
-`toolrun --help` and `toolrun call read --local` (of README.md), against the bare
-interpreter (`python -c pass`) started the same way, interleaved.
+`toolrun --help`, `toolrun call read --local` (of README.md) and two commands that talk
+to the API (`history`, `agents list`) pointed at an address where nothing listens, so
+that they measure their start and fail at once, against the bare interpreter
+(`python -c pass`) started the same way, interleaved.
 
 Run from the project root: `.venv/bin/python -m bench.startup [--repeat N] [--pycache DIR]`.
 The table and bench/results/startup.json give the median and p90 in ms, the median over
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "startup.json"
 TOOLRUN = str(Path(sys.executable).parent / "toolrun")
 BARE = "python -c pass"
+NOBODY = "http://127.0.0.1:9"  # the discard port: nothing listens, the connection is refused
 COMMANDS = {
     BARE: [sys.executable, "-c", "pass"],
     "import toolrun.client": [sys.executable, "-c", "import toolrun.client"],
@@ -43,18 +46,35 @@ COMMANDS = {
         "--args",
         '{"file_path": "README.md"}',
     ],
+    "toolrun history (API away)": [TOOLRUN, "history", "--limit", "3"],
+    "toolrun agents list (API away)": [TOOLRUN, "agents", "list"],
 }
-GOALS_MS = {"import toolrun.client": 100, "toolrun --help": 300, "toolrun call read --local": 400}
+FAILING = {"toolrun history (API away)", "toolrun agents list (API away)"}  # exit 2 meant
+GOALS_MS = {
+    "import toolrun.client": 100,
+    "toolrun --help": 300,
+    "toolrun call read --local": 400,
+    "toolrun history (API away)": 500,
+    "toolrun agents list (API away)": 500,
+}
 # `import time: self | cumulative | name`, the name indented two spaces per level.
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)")
 
 
 def run_ms(argv: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
-    subprocess.run(
-        argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True
+    done = subprocess.run(
+        argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False
     )
-    return (time.perf_counter() - started) * 1000
+    elapsed = (time.perf_counter() - started) * 1000
+    if done.returncode != 0 and not _expected_failure(argv, done.returncode):
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-500:]!r}")
+    return elapsed
+
+
+def _expected_failure(argv: list[str], code: int) -> bool:
+    """A command of FAILING that said the API is away (exit 2, start the platform)."""
+    return code == 2 and any(COMMANDS[name] == argv for name in FAILING)
 
 
 def imports(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -67,7 +87,7 @@ def imports(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
     )
     found = [m for m in map(IMPORT_LINE.match, completed.stderr.splitlines()) if m]
     top = sorted(
@@ -88,6 +108,7 @@ def main() -> None:
     parser.add_argument("--pycache", type=Path, help="keep bytecode here (PYTHONPYCACHEPREFIX)")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRUN_")}
+    env["TOOLRUN_API"] = NOBODY  # the commands that talk to the API find nobody there
     if args.pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(args.pycache.resolve())

@@ -58,10 +58,12 @@ def _run(run_id: str) -> dict[str, Any]:
 
 
 class FakeApi:
-    """Calls, runs and rules by whole id only, as the real API; their listings."""
+    """Calls, runs and rules by whole id only, as the real API; their listings (`opened`:
+    the calls GET /v1/calls lists; None: an API older than that route, 404)."""
 
-    def __init__(self, *, inbox_status: int = 200) -> None:
+    def __init__(self, *, inbox_status: int = 200, opened: list[str] | None = None) -> None:
         self.inbox_status = inbox_status  # 403: an agent's token
+        self.opened = opened
         self.requests: list[str] = []
         self.removed: list[str] = []
         self.cancelled: list[str] = []
@@ -80,6 +82,10 @@ class FakeApi:
         if method == "POST" and path.endswith("/feedback") and path.split("/")[3] in CALLS:
             self.rated.append(path.split("/")[3])
             return httpx.Response(204)
+        if method == "GET" and path == "/v1/calls" and self.opened is not None:
+            return httpx.Response(200, json=[{"call_id": call_id} for call_id in self.opened])
+        if method == "GET" and path.startswith("/v1/calls/") and last in (self.opened or []):
+            return httpx.Response(200, json=_result(last) | {"status": "running"})
         if method == "GET" and path == "/v1/approvals":
             if self.inbox_status != 200:
                 return httpx.Response(self.inbox_status, json={"detail": "operators only"})
@@ -303,3 +309,12 @@ def test_whitelist_remove_takes_a_unique_prefix(fake_api: Callable[..., FakeApi]
     assert "removed 9d8c7b6a5f4e" in removed.output
     assert ambiguous.exit_code == 2
     assert api.removed == ["9d8c7b6a5f4e"]
+
+
+def test_calls_show_finds_a_running_call_by_prefix(fake_api: Callable[..., FakeApi]) -> None:
+    fake_api(opened=["77aa0101"])
+
+    shown = invoke("calls", "show", "77a", "--json")
+
+    assert shown.exit_code == 3, shown.output  # not ended yet
+    assert json.loads(shown.stdout)["call_id"] == "77aa0101"

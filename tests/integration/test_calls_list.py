@@ -5,13 +5,16 @@ listed, newest first, each agent seeing its own, and leave the list when they en
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+import redis
 
 from tests.integration.platform import Platform, apart, wait_for
+from toolrun.calls import keys
 from toolrun.permissions.levels import PermissionLevel
 
 SLEEP = {"command": "sleep 5"}  # long enough to be seen running, and one to wait behind
@@ -56,6 +59,12 @@ def test_open_calls_are_listed_until_they_end(busy: Platform) -> None:
             ),
             30,
             "two calls running and one queued",
+        )
+        # A quota's recheck notes the open calls again at its time (their scores in the
+        # agent's set): the oldest call's score made the newest must not reorder the list.
+        lister = admin.get("/v1/agents/lister").json()["id"]
+        redis.Redis.from_url(busy.redis_url).zadd(
+            keys.agent_open(lister), {sleepers[0]: time.time() + 3600}
         )
         listed = admin.get("/v1/calls").json()
         by_status = {s: set(statuses(admin, status=s)) for s in ("queued", "running")}

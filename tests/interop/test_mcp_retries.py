@@ -157,3 +157,23 @@ def test_the_trace_context_in_meta_reaches_the_api_as_a_header(
     assert not traced.is_error, text(traced)
     assert not plain.is_error, text(plain)
     assert api.traceparents == [parent, None]
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\nX-Evil: 1"},
+        {"traceparent": "00-ÿÿÿÿ-00f067aa0ba902b7-01"},
+        {"traceparent": 42},
+        {"tracestate": "vendor=1"},  # no traceparent to go with it
+    ],
+)
+def test_a_malformed_trace_context_is_left_out_and_the_call_still_runs(
+    serving: type[QuotaApi], meta: dict[str, object]
+) -> None:
+    api = serving(200)
+
+    result = call_read(ApiBackend(api.url, "token"), cast(types.RequestParamsMeta, meta))
+
+    assert not result.is_error, text(result)
+    assert api.traceparents == [None]

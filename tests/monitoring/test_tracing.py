@@ -132,3 +132,41 @@ def test_off_the_sdk_is_not_imported_on_the_call_paths(
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found == {"sent": 202, "ran": "success", "provider": "ProxyTracerProvider", "sdk": []}
+
+
+# In a fresh interpreter with traces on (spans to the console): the context carried in an
+# envelope, under a request whose baggage an agent filled.
+CARRIED = """
+import json
+from opentelemetry import baggage, context
+from toolrun.config import Settings
+from toolrun.monitoring import tracing
+
+tracing.setup(Settings(), "toolrun-test")
+token = context.attach(baggage.set_baggage("user.secret", "x" * 4000))
+with tracing.span("admit read") as span:
+    carried = tracing.carrier()
+context.detach(token)
+with tracing.span("process tools.read_only", parent=carried) as child:
+    same = child.get_span_context().trace_id == span.get_span_context().trace_id
+print("CARRIED " + json.dumps({"keys": sorted(carried), "same_trace": same}))
+"""
+
+
+def test_the_carried_context_is_the_trace_alone_not_the_agents_baggage(
+    no_otel: None, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", CARRIED],
+        cwd=ROOT,
+        env={**os.environ, "OTEL_TRACES_EXPORTER": "console", "TOOLRUN_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("CARRIED ")]
+    found = json.loads(line.removeprefix("CARRIED "))
+    assert found == {"keys": ["traceparent"], "same_trace": True}

@@ -32,6 +32,7 @@ Wait = Annotated[float, Query(ge=0, description="Seconds to wait for the result.
 OpenStatus = Literal["queued", "running", "awaiting_approval"]
 _OPEN: frozenset[str] = frozenset(get_args(OpenStatus))
 MAX_LISTED = 1000
+MAX_SCANNED = 20_000  # open calls read at most for one listing: the most recent
 _READ_AT_ONCE = 200  # records read in one MGET while listing
 RESULT_RESPONSES: dict[int | str, dict[str, object]] = {
     202: {"model": ToolResult, "description": "Accepted; not finished within `wait`"},
@@ -114,8 +115,12 @@ async def list_calls(
     if "awaiting_approval" in wanted:
         await expire_overdue(state)
         candidates |= await run_in_threadpool(_parked, state, agent_id)
-    newest = sorted(candidates, key=candidates.__getitem__, reverse=True)
-    found = await _current(state, newest, wanted, limit)
+    # The most recent first by their sets' scores (a quota's recheck moves those), then
+    # read, and ordered by when each was queued or parked, as its record says.
+    recent = sorted(candidates, key=candidates.__getitem__, reverse=True)[:MAX_SCANNED]
+    found = await _current(state, recent, wanted)
+    found.sort(key=_queued_at, reverse=True)
+    found = found[:limit]
     names = await run_in_threadpool(
         state.agents.names,
         {str(r.metadata["agent_id"]) for r in found if r.metadata.get("agent_id")},
@@ -140,8 +145,9 @@ async def _whose(state: ApiState, caller: AgentProfile, agent: str | None) -> st
 
 
 async def _queued_or_running(state: ApiState, agent_id: str | None) -> dict[str, float]:
-    """Call id → when queued, from the open calls of the agent (or of every agent with
-    any: `keys.AGENTS_OPEN`) that the fair queues keep (`calls.fairness`)."""
+    """Call id → its score (when queued, or when a quota last rechecked it), of the open
+    calls of the agent (or of every agent with any: `keys.AGENTS_OPEN`) that the fair
+    queues keep (`calls.fairness`)."""
     client = state.store.client
     if agent_id is not None:
         agents = [agent_key(agent_id)]
@@ -150,29 +156,25 @@ async def _queued_or_running(state: ApiState, agent_id: str | None) -> dict[str,
         agents = sorted(m.decode() if isinstance(m, bytes) else str(m) for m in members)
     pipe = client.pipeline(transaction=False)
     for each in agents:
-        pipe.zrange(keys.agent_open(each), 0, -1, withscores=True)
+        pipe.zrevrange(keys.agent_open(each), 0, MAX_SCANNED - 1, withscores=True)
     found: dict[str, float] = {}
     for entries in await pipe.execute():
-        for call_id, queued_at in entries:
-            found[call_id.decode() if isinstance(call_id, bytes) else call_id] = queued_at
+        for call_id, score in entries:
+            found[call_id.decode() if isinstance(call_id, bytes) else call_id] = score
     return found
 
 
 def _parked(state: ApiState, agent_id: str | None) -> dict[str, float]:
-    """Call id → when parked, of the calls pending in the approval inbox."""
-    pending = state.inbox.list(ApprovalStatus.PENDING, MAX_LISTED)
-    return {
-        record.call_id: record.created_at
-        for record in pending
-        if agent_id is None or record.agent_id == agent_id
-    }
+    """Call id → when parked, of the calls pending in the approval inbox (the agent's)."""
+    pending = state.inbox.list(ApprovalStatus.PENDING, MAX_SCANNED, agent_id=agent_id)
+    return {record.call_id: record.created_at for record in pending}
 
 
 async def _current(
-    state: ApiState, call_ids: list[str], wanted: frozenset[str], limit: int
+    state: ApiState, call_ids: list[str], wanted: frozenset[str]
 ) -> list[ToolResult]:
-    """The records of `call_ids`, in order, that are in a `wanted` state now (a call
-    may have moved on since it was listed), at most `limit`."""
+    """The records of `call_ids` that are in a `wanted` state now (a call may have moved
+    on since it was listed)."""
     found: list[ToolResult] = []
     for start in range(0, len(call_ids), _READ_AT_ONCE):
         chunk = call_ids[start : start + _READ_AT_ONCE]
@@ -183,9 +185,13 @@ async def _current(
             result = ToolResult.model_validate_json(item)
             if result.status.value in wanted:
                 found.append(result)
-                if len(found) == limit:
-                    return found
     return found
+
+
+def _queued_at(result: ToolResult) -> float:
+    """When the call was queued (or parked), as its record says; 0 if it does not."""
+    when = result.metadata.get("queued_at")
+    return float(when) if isinstance(when, int | float) else 0.0
 
 
 @router.get(

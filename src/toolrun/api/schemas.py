@@ -57,6 +57,6 @@ class Health(BaseModel):
 
 class OpenCall(ToolResult):
     """A call not ended (queued, running, awaiting approval) in its current state, with
-    its agent's name (null for a revoked agent's, or a call of no agent)."""
+    its agent's name (a revoked agent's too; null for a call of no agent)."""
 
     agent_name: str | None = None

@@ -16,6 +16,7 @@ import hmac
 import json
 import logging
 import math
+import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -282,7 +283,7 @@ class ApiBackend:
             try:
                 return await client.get_call(call_id, wait=APPROVAL_WAIT_S)
             except (ApiError, ApiUnreachable) as exc:
-                return _refused(call_id, exc, self.retries)
+                return _refused(call_id, exc, self.retries, submitted=False)
 
 
 class LocalBackend:
@@ -363,14 +364,25 @@ class _Recording:
         return decision
 
 
-TRACE_KEYS = ("traceparent", "tracestate")  # W3C Trace Context, as MCP clients send it
+# W3C Trace Context, as MCP clients send it in `_meta`: a header's value must have its
+# form (anything else would be refused by the HTTP client, or be a header injection).
+TRACE_FORMS = {
+    "traceparent": re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}"),
+    "tracestate": re.compile(r"[\x20-\x7e]{1,512}"),
+}
 
 
 def _trace_context(ctx: Context) -> dict[str, str]:
     """The W3C trace context the MCP client sent in the request's `_meta`, passed on to
-    the API as headers: toolrun's spans of the call become children of the client's."""
+    the API as headers (toolrun's spans of the call become children of the client's);
+    a value not of its form is left out, and a tracestate without a traceparent."""
     meta = ctx.meta or {}
-    return {key: value for key in TRACE_KEYS if isinstance(value := meta.get(key), str)}
+    found = {
+        key: value
+        for key, form in TRACE_FORMS.items()
+        if isinstance(value := meta.get(key), str) and form.fullmatch(value)
+    }
+    return found if "traceparent" in found else {}
 
 
 def _bearer(ctx: Context) -> str | None:
@@ -392,10 +404,13 @@ def _unlisted(base_url: str, exc: ApiError | ApiUnreachable) -> str:
     )
 
 
-def _refused(name: str, exc: ApiError | ApiUnreachable, retries: int) -> ToolResult:
+def _refused(
+    name: str, exc: ApiError | ApiUnreachable, retries: int, *, submitted: bool = True
+) -> ToolResult:
     """A request the API did not serve, as a tool error. One still refused with
     Retry-After after `retries` retries says when to try again; its detail names the
-    quota (429) or the full queue (503)."""
+    quota (429) or the full queue (503). `submitted`: the request sent the call (so it
+    did not run), not a look at one sent before."""
     if isinstance(exc, ApiUnreachable):
         status, error = ToolStatus.ERROR, str(exc)
     else:
@@ -404,8 +419,9 @@ def _refused(name: str, exc: ApiError | ApiUnreachable, retries: int) -> ToolRes
         if exc.retry_after_s is not None:
             after_s = max(1, math.ceil(exc.retry_after_s))
             tries = "once" if retries == 0 else f"{retries + 1} times"
+            unrun = "Nothing was run; t" if submitted else "T"
             error = (
                 f"refused ({exc.status_code}) {tries}: {exc.detail}. "
-                f"Nothing was run; try again in {after_s} s."
+                f"{unrun}ry again in {after_s} s."
             )
     return ToolResult(call_id="-", tool_name=name, status=status, error=error)

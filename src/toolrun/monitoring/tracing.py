@@ -152,10 +152,12 @@ def _started(
     attributes: Attributes | None,
     parent: Mapping[str, str] | None,
 ) -> Iterator[Span]:
-    from opentelemetry import propagate
     from opentelemetry.trace import SpanKind
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-    context = None if parent is None else propagate.extract(parent)
+    # W3C trace context only: not the global propagators' baggage, which an agent's
+    # request could fill and every envelope would carry.
+    context = None if parent is None else TraceContextTextMapPropagator().extract(parent)
     with tracer.start_as_current_span(
         name, context=context, kind=SpanKind[kind.upper()], attributes=_given(attributes)
     ) as started:
@@ -167,10 +169,10 @@ def carrier() -> dict[str, str]:
     queue; empty when tracing is off."""
     if _on is None:
         return {}
-    from opentelemetry import propagate
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
     found: dict[str, str] = {}
-    propagate.inject(found)
+    TraceContextTextMapPropagator().inject(found)  # traceparent, tracestate: no baggage
     return found
 
 

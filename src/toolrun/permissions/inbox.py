@@ -89,11 +89,19 @@ class ApprovalInbox:
         with Session(self.engine) as session:
             return session.get(ApprovalRecord, call_id)
 
-    def list(self, status: ApprovalStatus | None = None, limit: int = 100) -> list[ApprovalRecord]:
-        """Newest first."""
+    def list(
+        self,
+        status: ApprovalStatus | None = None,
+        limit: int = 100,
+        *,
+        agent_id: str | None = None,
+    ) -> list[ApprovalRecord]:
+        """Newest first; `agent_id`: that agent's calls only."""
         query = select(ApprovalRecord).order_by(col(ApprovalRecord.created_at).desc())
         if status is not None:
             query = query.where(ApprovalRecord.status == status.value)
+        if agent_id is not None:
+            query = query.where(ApprovalRecord.agent_id == agent_id)
         with Session(self.engine) as session:
             return list(session.exec(query.limit(limit)))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import socket
+from collections.abc import Collection
 from pathlib import Path
 from typing import Literal
 
@@ -252,6 +253,17 @@ class Settings(BaseSettings):
         None, validation_alias="OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
     )
     otel_sdk_disabled: bool = Field(False, validation_alias="OTEL_SDK_DISABLED")
+    # Metrics by OTLP too, decided the same way (`monitoring.otlp_metrics`).
+    otel_metrics_endpoint: str | None = Field(
+        None, validation_alias="OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+    )
+    otel_metrics_exporter: str | None = Field(None, validation_alias="OTEL_METRICS_EXPORTER")
+    otel_metrics_protocol: str | None = Field(
+        None, validation_alias="OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+    )
+    otel_metric_export_interval_ms: float = Field(
+        60000.0, gt=0, validation_alias="OTEL_METRIC_EXPORT_INTERVAL"
+    )
 
     @field_validator("sandbox_read_only_paths", "sandbox_read_write_paths")
     @classmethod
@@ -291,17 +303,37 @@ class Settings(BaseSettings):
     def trace_exporters(self) -> tuple[str, ...]:
         """The span exporters the OTEL_* variables ask for ("otlp", "console"); none: no
         traces. An OTLP endpoint alone means "otlp", OTEL_TRACES_EXPORTER=none nothing."""
+        return self._otel_exporters(self.otel_traces_exporter, self.otel_traces_endpoint)
+
+    @property
+    def metric_exporters(self) -> tuple[str, ...]:
+        """The metric exporters asked for besides /metrics, which is always served
+        (OTEL_METRICS_EXPORTER=prometheus: nothing more), decided as for traces."""
+        return self._otel_exporters(
+            self.otel_metrics_exporter, self.otel_metrics_endpoint, served=("prometheus",)
+        )
+
+    def _otel_exporters(
+        self, named: str | None, endpoint: str | None, served: Collection[str] = ()
+    ) -> tuple[str, ...]:
+        """The exporters `named` (a comma-separated OTEL_*_EXPORTER), or "otlp" where none
+        is named but an OTLP endpoint is set; "none" and `served` ones left out."""
         if self.otel_sdk_disabled:
             return ()
-        if self.otel_traces_exporter is None:
-            return ("otlp",) if self.otel_endpoint or self.otel_traces_endpoint else ()
-        named = (name.strip().lower() for name in self.otel_traces_exporter.split(","))
-        return tuple(name for name in named if name and name != "none")
+        if named is None:
+            return ("otlp",) if self.otel_endpoint or endpoint else ()
+        found = (name.strip().lower() for name in named.split(","))
+        return tuple(name for name in found if name and name != "none" and name not in served)
 
     @property
     def otlp_protocol(self) -> str:
         """How spans go to the OTLP endpoint: "http/protobuf" (the default) or "grpc"."""
         return (self.otel_traces_protocol or self.otel_protocol or "http/protobuf").lower()
+
+    @property
+    def otlp_metrics_protocol(self) -> str:
+        """How metrics go to the OTLP endpoint: "http/protobuf" (the default) or "grpc"."""
+        return (self.otel_metrics_protocol or self.otel_protocol or "http/protobuf").lower()
 
     @property
     def database(self) -> str:

@@ -1,5 +1,6 @@
-"""An OTLP/HTTP receiver for tests: accepts POST /v1/traces on loopback and keeps the spans
-(decoded with opentelemetry-proto, as a collector would)."""
+"""An OTLP/HTTP receiver for tests: accepts POST /v1/traces and /v1/metrics on loopback and
+keeps the spans and the metrics' points (decoded with opentelemetry-proto, as a collector
+would)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,16 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.metrics.v1.metrics_pb2 import Metric
 
 KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 
@@ -35,12 +41,29 @@ class ReceivedSpan:
     error: bool
 
 
+@dataclass(frozen=True)
+class ReceivedPoint:
+    """One data point of a metric as it arrived, with its process's service.name."""
+
+    service: str
+    name: str
+    kind: str  # sum, gauge or histogram (OTLP's data field)
+    attributes: dict[str, Any]
+    value: float  # a histogram's: its count
+    monotonic: bool = False  # a sum's
+    cumulative: bool = False  # a sum's or a histogram's temporality
+    bucket_counts: tuple[int, ...] = ()  # a histogram's
+    explicit_bounds: tuple[float, ...] = ()
+    sum: float = 0.0
+
+
 @dataclass
 class Receiver:
-    """The spans received so far, and a way to wait for some."""
+    """The spans and metric points received so far, and a way to wait for some."""
 
     url: str = ""
     spans: list[ReceivedSpan] = field(default_factory=list)
+    points: list[ReceivedPoint] = field(default_factory=list)
     requests: int = 0
     changed: threading.Condition = field(default_factory=threading.Condition)
 
@@ -69,6 +92,34 @@ class Receiver:
             self.requests += 1
             self.changed.notify_all()
 
+    def add_metrics(self, body: bytes) -> None:
+        request = ExportMetricsServiceRequest()
+        request.ParseFromString(body)
+        found = []
+        for resource_metrics in request.resource_metrics:
+            service = str(_attributes(resource_metrics.resource.attributes).get("service.name"))
+            for scope_metrics in resource_metrics.scope_metrics:
+                for metric in scope_metrics.metrics:
+                    found.extend(_points(service, metric))
+        with self.changed:
+            self.points.extend(found)
+            self.requests += 1
+            self.changed.notify_all()
+
+    def wait_for_points(
+        self, predicate: Callable[[list[ReceivedPoint]], bool], timeout_s: float, what: str
+    ) -> list[ReceivedPoint]:
+        """The metric points once `predicate` holds for them; fails after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        with self.changed:
+            while not predicate(self.points):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    names = sorted({(p.service, p.name) for p in self.points})
+                    raise AssertionError(f"timed out waiting for {what}; received {names}")
+                self.changed.wait(left)
+            return list(self.points)
+
     def wait_for(
         self, predicate: Callable[[list[ReceivedSpan]], bool], timeout_s: float, what: str
     ) -> list[ReceivedSpan]:
@@ -82,6 +133,47 @@ class Receiver:
                     raise AssertionError(f"timed out waiting for {what}; received {names}")
                 self.changed.wait(left)
             return list(self.spans)
+
+
+CUMULATIVE = 2  # AGGREGATION_TEMPORALITY_CUMULATIVE
+
+
+def _points(service: str, metric: Metric) -> list[ReceivedPoint]:
+    """A metric's data points (sums, gauges, explicit-bucket histograms)."""
+    kind = metric.WhichOneof("data")
+    if kind == "histogram":
+        cumulative = metric.histogram.aggregation_temporality == CUMULATIVE
+        return [
+            ReceivedPoint(
+                service,
+                metric.name,
+                kind,
+                _attributes(point.attributes),
+                point.count,
+                cumulative=cumulative,
+                bucket_counts=tuple(point.bucket_counts),
+                explicit_bounds=tuple(point.explicit_bounds),
+                sum=point.sum,
+            )
+            for point in metric.histogram.data_points
+        ]
+    if kind not in ("sum", "gauge"):
+        return []
+    data = getattr(metric, kind)
+    monotonic = kind == "sum" and data.is_monotonic
+    cumulative = kind == "sum" and data.aggregation_temporality == CUMULATIVE
+    return [
+        ReceivedPoint(
+            service,
+            metric.name,
+            kind,
+            _attributes(point.attributes),
+            getattr(point, point.WhichOneof("value")),
+            monotonic=monotonic,
+            cumulative=cumulative,
+        )
+        for point in data.data_points
+    ]
 
 
 def _attributes(pairs: Any) -> dict[str, Any]:
@@ -103,11 +195,15 @@ def otlp_receiver() -> Iterator[Receiver]:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             if self.headers.get("Content-Encoding") == "gzip":
                 body = gzip.decompress(body)
-            if self.path != "/v1/traces":
+            if self.path == "/v1/traces":
+                receiver.add(body)
+                answer = ExportTraceServiceResponse().SerializeToString()
+            elif self.path == "/v1/metrics":
+                receiver.add_metrics(body)
+                answer = ExportMetricsServiceResponse().SerializeToString()
+            else:
                 self.send_error(404)
                 return
-            receiver.add(body)
-            answer = ExportTraceServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", str(len(answer)))

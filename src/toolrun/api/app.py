@@ -44,7 +44,7 @@ from toolrun.calls.wiring import fair_queues, platform_endings, platform_lifecyc
 from toolrun.config import Settings
 from toolrun.database import create_database_engine, migrate
 from toolrun.history import HistoryStore
-from toolrun.monitoring import configure_logging, tracing
+from toolrun.monitoring import configure_logging, otlp_metrics, tracing
 from toolrun.permissions.agents import AgentStore, TokenCache
 from toolrun.permissions.inbox import ApprovalInbox
 from toolrun.permissions.rules import RuleBook
@@ -154,12 +154,15 @@ def create_app(settings: Settings) -> FastAPI:
         except SQLAlchemyError as exc:
             log.warning("plugins not loaded at start (%s); retrying", type(exc).__name__)
         sweeper = asyncio.create_task(_sweep_expired(state, tables=tables))
+        exported = otlp_metrics.start(settings, redis=client, inbox=state.inbox, agents=agent_store)
         try:
             yield
         finally:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
+            if exported is not None:
+                await exported.stop()
             app.state.toolrun.admission.shutdown(wait=True)
             app.state.toolrun.database.dispose()
             if state.selection_model is not None:

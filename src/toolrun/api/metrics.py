@@ -16,14 +16,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from toolrun.api.auth import Operator
 from toolrun.api.state import ApiState, get_state
-from toolrun.monitoring import PlatformCollector, read_snapshot
-from toolrun.permissions.inbox import ApprovalStatus
+from toolrun.monitoring.reading import read_platform
 
 router = APIRouter(tags=["monitoring"])
 
@@ -39,16 +37,12 @@ router = APIRouter(tags=["monitoring"])
 async def metrics(state: Annotated[ApiState, Depends(get_state)], operator: Operator) -> Response:
     """Calls ended by tool and status, execution times, queue depths and bound, pending
     approvals, each agent's calls queued and in flight, calls refused by quotas."""
-    snapshot = await read_snapshot(state.redis)
-    pending = await run_in_threadpool(state.inbox.count, ApprovalStatus.PENDING)
-    agents = {*snapshot.agents_in_flight, *(agent for agent, _ in snapshot.throttled)}
-    names = await run_in_threadpool(state.agents.names, agents)
-    registry = CollectorRegistry(auto_describe=False)
-    collector = PlatformCollector(
-        snapshot,
-        approvals_pending=pending,
-        agent_names=names,
+    collector = await read_platform(
+        state.redis,
+        inbox=state.inbox,
+        agents=state.agents,
         queue_bound=state.settings.queue_bound,
     )
+    registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

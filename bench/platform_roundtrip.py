@@ -5,7 +5,12 @@ reject_on_worker_lost, prefetch 1), Redis on loopback. Clients: 1 (latency) and 
 concurrent (latency under load, throughput). Prints a table, writes
 bench/results/platform_roundtrip.json. Nothing is asserted.
 
-    .venv/bin/python -m bench.platform_roundtrip [--seconds 10] [--profile DIR]
+    .venv/bin/python -m bench.platform_roundtrip [--seconds 10] [--traces] [--profile DIR]
+
+`--traces` runs the toolrun side with traces on: its processes send their spans by
+OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, the SDK's default batching) to a receiver on
+loopback in this process, which answers 200 and counts the batches and their bytes
+without decoding them; OTEL_METRICS_EXPORTER=none, so only spans are sent.
 
 `--profile DIR` also samples the API and worker processes with py-spy (`pip install
 py-spy`; it needs ptrace, e.g. root) while the toolrun side runs, and writes their
@@ -26,6 +31,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -148,12 +156,66 @@ def run_threads(once: Any, clients: int, seconds: float) -> dict[str, float]:
     return summary(latencies, time.perf_counter() - started)
 
 
+@dataclass
+class SpanSink:
+    """What an OTLP/HTTP receiver got on POST /v1/traces: batches and their bytes."""
+
+    url: str = ""
+    batches: int = 0
+    bytes: int = 0
+
+
+@contextlib.contextmanager
+def span_sink() -> Iterator[SpanSink]:
+    """A receiver on loopback that takes span batches, answers 200 and counts them."""
+    sink = SpanSink()
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the exporter's session expects
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path == "/v1/traces":
+                with lock:
+                    sink.batches += 1
+                    sink.bytes += len(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    sink.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield sink
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def bench_toolrun(
-    env: dict[str, str], logs: Path, seconds: float, workspace: Path, profile: Path | None
+    env: dict[str, str],
+    logs: Path,
+    seconds: float,
+    workspace: Path,
+    profile: Path | None,
+    traces: SpanSink | None = None,
 ) -> dict[str, dict[str, float]]:
     port = free_port()
+    otel = (
+        {}
+        if traces is None
+        else {"OTEL_EXPORTER_OTLP_ENDPOINT": traces.url, "OTEL_METRICS_EXPORTER": "none"}
+    )
     toolrun_env = {
-        **env,
+        **{name: value for name, value in env.items() if not name.startswith("OTEL_")},
+        **otel,
         "TOOLRUN_REDIS_URL": env["BENCH_REDIS_URL"],
         "TOOLRUN_WORKSPACE": str(workspace),
         "TOOLRUN_HOME": str(logs / "home"),
@@ -247,6 +309,9 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=float, default=10.0, help="measuring time per case")
     parser.add_argument("--profile", type=Path, help="write py-spy samples of toolrun here")
+    parser.add_argument(
+        "--traces", action="store_true", help="toolrun sends its spans to a receiver here"
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         scratch_path = Path(scratch)
@@ -258,17 +323,26 @@ def main() -> None:
         server = RedisServer(scratch_path / "redis")
         server.start()
         env = {**os.environ, "BENCH_REDIS_URL": server.url, "PYTHONPATH": str(ROOT)}
-        try:
-            celery = bench_celery(env, logs, options.seconds)
-            toolrun = bench_toolrun(env, logs, options.seconds, workspace, options.profile)
-        finally:
-            server.stop()
-    report(celery, toolrun)
+        with contextlib.ExitStack() as stack:
+            sink = stack.enter_context(span_sink()) if options.traces else None
+            try:
+                celery = bench_celery(env, logs, options.seconds)
+                toolrun = bench_toolrun(
+                    env, logs, options.seconds, workspace, options.profile, sink
+                )
+            finally:
+                server.stop()
+    report(celery, toolrun, sink)
 
 
-def report(celery: dict[str, dict[str, float]], toolrun: dict[str, dict[str, float]]) -> None:
+def report(
+    celery: dict[str, dict[str, float]],
+    toolrun: dict[str, dict[str, float]],
+    traces: SpanSink | None,
+) -> None:
+    on = "" if traces is None else ", traces on"
     table = Table(
-        title="raw Celery no-op round trip vs toolrun read via the API (same Redis, -c 2)"
+        title=f"raw Celery no-op round trip vs toolrun read via the API (same Redis, -c 2{on})"
     )
     for column in ("clients", "side", "requests", "p50 ms", "p99 ms", "req/s"):
         table.add_column(column, justify="right")
@@ -294,10 +368,24 @@ def report(celery: dict[str, dict[str, float]], toolrun: dict[str, dict[str, flo
     console = Console()
     console.print(table)
     console.print("goals: p50 ratio <= 1.3 at 1 and 32 clients, throughput ratio >= 0.8 at 32")
+    received = None
+    if traces is None:
+        console.print("traces: off")
+    else:
+        received = {"batches": traces.batches, "bytes": traces.bytes}
+        console.print(
+            f"traces: on, OTLP/HTTP to {traces.url}: {traces.batches} span batches "
+            f"({traces.bytes / 1024:.0f} KiB) arrived"
+        )
+        if traces.batches == 0:
+            console.print("no spans arrived: is the OpenTelemetry SDK installed (toolrun[otel])?")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     facts = {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()}
     RESULTS.write_text(
-        json.dumps({"machine": facts, "celery": celery, "toolrun": toolrun}, indent=2)
+        json.dumps(
+            {"machine": facts, "celery": celery, "toolrun": toolrun, "traces": received},
+            indent=2,
+        )
     )
     console.print(f"wrote {RESULTS}")
 

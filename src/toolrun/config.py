@@ -253,6 +253,12 @@ class Settings(BaseSettings):
         None, validation_alias="OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
     )
     otel_sdk_disabled: bool = Field(False, validation_alias="OTEL_SDK_DISABLED")
+    trace_content: list[str] = Field(
+        default_factory=list,
+        description="Tools whose `execute_tool` spans carry each call's arguments and output "
+        '(JSON list of names, e.g. ["read", "grep"], or ["*"] for all; secret arguments '
+        "redacted as in the history, each cut at 4 KiB); empty: names, ids and decisions only.",
+    )
     # Metrics by OTLP too, decided the same way (`monitoring.otlp_metrics`).
     otel_metrics_endpoint: str | None = Field(
         None, validation_alias="OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
@@ -272,6 +278,14 @@ class Settings(BaseSettings):
             if "\0" in path or not (path.startswith("/") or path.startswith("~/")):
                 raise ValueError(f"sandbox path {path!r} must be absolute or start with ~/")
         return paths
+
+    @field_validator("trace_content")
+    @classmethod
+    def _check_tool_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or name != name.strip() or "," in name:
+                raise ValueError(f"trace content: {name!r} is not one tool name")
+        return names
 
     @field_validator("network_allowlist")
     @classmethod

@@ -1,9 +1,11 @@
 """Traces of calls (real API and worker processes, a real OTLP/HTTP receiver): one trace
 per call from the API's request through the queue to the worker and the tool, a child of
-the agent's trace when it sent a `traceparent`; GenAI attributes, never arguments."""
+the agent's trace when it sent a `traceparent`; GenAI attributes, and arguments and
+outputs only of the tools TOOLRUN_TRACE_CONTENT names."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterator
 from typing import Any
@@ -41,9 +43,10 @@ def traced(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Platform]:
     """A platform (read_only and delegation workers, the scheduler) whose processes send
-    their spans to `receiver`, in batches 0.1 s apart."""
+    their spans to `receiver`, in batches 0.1 s apart; grep's spans with its content."""
     env = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+        "TOOLRUN_TRACE_CONTENT": '["grep"]',
         "OTEL_BSP_SCHEDULE_DELAY": "100",
         "TOOLRUN_MODEL_BASE_URL": model.url,
         "TOOLRUN_MODEL": "scripted",
@@ -282,3 +285,11 @@ def test_a_tools_process_start_is_a_span_of_its_call(traced: Platform, receiver:
     spans = wait_for_chain(receiver, agent_trace, chain)
     start = one(spans, "start rg")
     assert start.attributes == {"process.executable.name": "rg"}  # not its arguments
+    # grep is named in TOOLRUN_TRACE_CONTENT: its tool span, and only that, has its content.
+    tool = one(spans, "execute_tool grep")
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"])["pattern"] == "keeper"
+    assert "notes.txt" in tool.attributes["gen_ai.tool.call.result"]
+    for span in spans:
+        if span is not tool:
+            assert "gen_ai.tool.call.arguments" not in span.attributes, span
+            assert "gen_ai.tool.call.result" not in span.attributes, span

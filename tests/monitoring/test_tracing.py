@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from tests.conftest import agent_token
 from toolrun.config import Settings
@@ -66,6 +67,19 @@ def test_the_protocol_is_http_unless_grpc_is_asked_for(
     assert Settings().otlp_protocol == "grpc"
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")
     assert Settings().otlp_protocol == "http/protobuf"
+
+
+def test_no_tools_content_is_traced_unless_an_operator_names_the_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TOOLRUN_TRACE_CONTENT", raising=False)
+    assert Settings().trace_content == []
+    monkeypatch.setenv("TOOLRUN_TRACE_CONTENT", '["read", "grep"]')
+    assert Settings().trace_content == ["read", "grep"]
+    for wrong in ('["read,grep"]', '[""]', '[" read"]'):
+        monkeypatch.setenv("TOOLRUN_TRACE_CONTENT", wrong)
+        with pytest.raises(ValidationError, match="is not one tool name"):
+            Settings()
 
 
 def test_off_a_span_is_nothing_and_the_envelope_carries_no_context() -> None:

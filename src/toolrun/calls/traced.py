@@ -1,18 +1,28 @@
 """The lifecycle with spans: a call's admission (the decision, the verdict) and its hop
 onto the queue, in the trace of whoever sent it (an agent's request, a DAG node, a Task
 call). `calls.wiring` builds it instead of `Lifecycle` when traces are on
-(`monitoring.tracing`); off, nothing of it runs.
+(`monitoring.tracing`); off, nothing of it runs. Also what a worker's tool span says of a
+call: its names and ids always, its arguments and output only for the tools an operator
+names (`Settings.trace_content`), secrets redacted.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from toolrun.calls.envelope import Envelope, Priority
 from toolrun.calls.lifecycle import Admitted, Lifecycle
+from toolrun.history.records import REDACTED, redact, secret_names
 from toolrun.monitoring import tracing
 from toolrun.permissions.agents import AgentProfile
 from toolrun.tools.model import ToolCall, ToolResult
+
+# Each of a span's arguments and result, at most: a backend keeps the whole span in memory.
+MAX_CONTENT_BYTES = 4096
+_CUT = "…"
 
 
 def call_attributes(call: ToolCall) -> tracing.Attributes:
@@ -24,6 +34,48 @@ def call_attributes(call: ToolCall) -> tracing.Attributes:
         "gen_ai.tool.call.id": call.id,
         "toolrun.agent": call.agent_id,
     }
+
+
+def shows_content(named: Collection[str], tool_name: str) -> bool:
+    """True when an operator asked for the arguments and output of `tool_name`'s calls
+    in their spans (`Settings.trace_content`: its name, or "*")."""
+    return tool_name in named or "*" in named
+
+
+def arguments_attributes(
+    arguments: dict[str, Any], parameters: dict[str, Any] | None
+) -> tracing.Attributes:
+    """The arguments a tool runs with, as JSON, secret (``writeOnly``) values redacted
+    as in the call's history row."""
+    shown = json.dumps(redact(arguments, parameters), default=str, ensure_ascii=False)
+    return {"gen_ai.tool.call.arguments": _bounded(shown)}
+
+
+def result_attributes(
+    output: Any, arguments: dict[str, Any], parameters: dict[str, Any] | None
+) -> tracing.Attributes:
+    """A tool's output as text (nothing when it has none), any secret argument's value
+    in it redacted: a tool may echo what it was given."""
+    if output is None:
+        return {}
+    text = (
+        output if isinstance(output, str) else json.dumps(output, default=str, ensure_ascii=False)
+    )
+    for name in secret_names(parameters):
+        value = arguments.get(name)
+        if isinstance(value, str) and value:
+            escaped = json.dumps(value, ensure_ascii=False)[1:-1]  # as it is inside JSON
+            text = text.replace(value, REDACTED).replace(escaped, REDACTED)
+    return {"gen_ai.tool.call.result": _bounded(text)}
+
+
+def _bounded(text: str) -> str:
+    """`text`, cut to at most MAX_CONTENT_BYTES of UTF-8 (ending in "…" when cut)."""
+    encoded = text.encode()
+    if len(encoded) <= MAX_CONTENT_BYTES:
+        return text
+    kept = encoded[: MAX_CONTENT_BYTES - len(_CUT.encode())]
+    return kept.decode(errors="ignore") + _CUT
 
 
 def envelope_attributes(envelope: Envelope) -> tracing.Attributes:

@@ -7,8 +7,9 @@ the API, each worker pool process, the scheduler), spans go through the SDK's ba
 processor to the OTLP endpoint (HTTP/protobuf, or gRPC where its exporter is installed)
 with `service.name` naming the process. The trace context crosses the queue in the
 envelope (`Envelope.trace`, W3C `traceparent`), so a worker's span is a child of the
-span that queued the call. Spans carry names, ids and decisions, never arguments or
-outputs.
+span that queued the call. Spans carry names, ids and decisions; a call's arguments and
+output only in the tool spans of the tools an operator names (`Settings.trace_content`,
+secrets redacted: `calls.traced`).
 """
 
 # ruff: noqa: PLC0415 - OpenTelemetry is imported only once traces are on (see above)

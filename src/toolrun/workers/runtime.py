@@ -19,7 +19,13 @@ from structlog.contextvars import bound_contextvars
 from toolrun.calls.endings import Endings
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.store import CallStore
-from toolrun.calls.traced import call_attributes, envelope_attributes
+from toolrun.calls.traced import (
+    arguments_attributes,
+    call_attributes,
+    envelope_attributes,
+    result_attributes,
+    shows_content,
+)
 from toolrun.calls.wiring import platform_endings, platform_lifecycle
 from toolrun.config import Settings
 from toolrun.database import open_database
@@ -257,10 +263,13 @@ class WorkerRuntime:
         # runner refuses to start one, and no thread samples a process tree for it.
         processes = tool.starts_processes
         jailing = call_confinement(self.settings, refused) if processes else nullcontext()
+        parameters = tool.descriptor.parameters
+        content = tracing.enabled() and shows_content(self.settings.trace_content, call.tool_name)
         attributes = {
             **call_attributes(call),
             "toolrun.tool.version": call.version,
             "toolrun.level": tool.descriptor.permission.value,
+            **(arguments_attributes(envelope.arguments, parameters) if content else {}),
         }
         with (
             tracing.span(f"execute_tool {call.tool_name}", attributes=attributes) as span,
@@ -288,6 +297,10 @@ class WorkerRuntime:
                 result.metadata["execution_time_ms"] = round(elapsed_ms, 3)
             failed = None if result.ok else result.status.value
             tracing.annotate(span, {"toolrun.status": result.status.value}, error=failed)
+            if content:
+                tracing.annotate(
+                    span, result_attributes(result.output, envelope.arguments, parameters)
+                )
         result.metadata["cpu_s"] = usage.cpu_s
         result.metadata["peak_rss_bytes"] = usage.peak_rss_bytes
         return result

@@ -82,7 +82,7 @@ def test_a_value_the_schema_refuses_is_reported() -> None:
 
 def test_a_question_mark_ending_a_word_asks_and_is_no_glob() -> None:
     tool = card({"pattern": {"type": "string"}})
-    league = card({"team": {"type": "string"}})
+    league = card({"team": {"type": "string"}}, ["team"])
 
     assert fill(tool, "Which files match src/*.py?").arguments == {"pattern": "src/*.py"}
     assert fill(tool, "List file?.txt").arguments == {"pattern": "file?.txt"}
@@ -197,3 +197,283 @@ def test_a_required_parameter_left_open_takes_its_default() -> None:
     assert filled.arguments == {"city": "Oslo", "unit": "celsius"}  # days: optional
     assert filled.sources["unit"] == "default"
     assert filled.valid
+
+
+def typed(kind: str, description: str = "", **more: Any) -> dict[str, Any]:
+    return {"type": kind, "description": description, **more}
+
+
+def test_the_unit_just_after_a_number_outweighs_a_name_further_before_it() -> None:
+    mix = card(
+        {
+            "mass1": typed("integer", "The first mass (kg)."),
+            "heat1": typed("integer", "The first heat (J)."),
+            "mass2": typed("integer", "The second mass (kg)."),
+            "heat2": typed("integer", "The second heat (J)."),
+        },
+        ["mass1", "heat1", "mass2", "heat2"],
+    )
+
+    filled = fill(mix, "Find the total heat when 3 kg take 40 J and 5 kg take 70 J")
+
+    assert filled.arguments == {"mass1": 3, "heat1": 40, "mass2": 5, "heat2": 70}
+
+
+def test_a_name_counts_before_a_number_through_linking_words_only() -> None:
+    stock = card({"limit": typed("integer"), "price": typed("integer")}, ["price"])
+
+    assert fill(stock, "keep the limit of 20 crates").arguments == {"limit": 20}
+    assert fill(stock, "past the limit when 20 crates cost 7").arguments == {"price": 20}
+
+
+def test_siblings_keep_the_tasks_order_and_a_count_of_them_is_none_of_them() -> None:
+    tones = card(
+        {"first_tone": typed("integer", "In Hz."), "second_tone": typed("integer", "In Hz.")},
+        ["first_tone", "second_tone"],
+    )
+    sides = card({f"side{i}": typed("integer") for i in (1, 2)}, ["side1", "side2"])
+
+    assert fill(tones, "mix 300Hz and 500Hz tones").arguments == {
+        "first_tone": 300,
+        "second_tone": 500,
+    }
+    assert fill(sides, "its two sides are 7 and 9").arguments == {"side1": 7, "side2": 9}
+
+
+def test_a_year_and_a_coordinates_heading_name_their_parameters() -> None:
+    place = card(
+        {"count": typed("integer"), "year": typed("integer"), "lat": typed("number")},
+        ["count"],
+    )
+    label = card({"year": typed("string")}, ["year"])
+
+    filled = fill(place, "the 12 sites near 40.7 N, 74.0 W in 2021")
+
+    assert filled.arguments == {"count": 12, "year": 2021, "lat": 40.7}
+    assert fill(label, "sales of 40 units in 1999").arguments == {"year": "1999"}
+
+
+def test_a_percentage_is_a_decimal_unless_the_parameter_is_in_percent() -> None:
+    loan = card(
+        {
+            "rate": typed("number", "The yearly rate."),
+            "tax_percentage": typed("integer", "The tax."),
+        }
+    )
+
+    assert fill(loan, "a rate of 4% and a tax of 7%").arguments == {
+        "rate": 0.04,
+        "tax_percentage": 7,
+    }
+
+
+def test_a_descriptions_default_names_no_unit() -> None:
+    fall = card(
+        {
+            "height": typed("integer", "The height it falls from."),
+            "gravity": typed("number", "Gravity. Default is 9.8 m/s^2."),
+        },
+        ["height"],
+    )
+
+    assert fill(fall, "a stone dropped from 80 m").arguments == {"height": 80}
+
+
+def test_strings_go_to_the_parameter_named_just_before_them() -> None:
+    mail = card(
+        {
+            "to_address": typed("string", "The e-mail address of the recipient."),
+            "subject": typed("string"),
+            "body": typed("string"),
+            "ticket_id": typed("string"),
+            "show_date": typed("string"),
+        },
+        ["to_address", "subject", "body"],
+    )
+    task = (
+        "Write to Bo at bo@example.org about ticket 4411 with the subject 'Late order' "
+        "and 'It is still not here' as text, shows in Oslo"
+    )
+
+    assert fill(mail, task).arguments == {
+        "to_address": "bo@example.org",
+        "subject": "Late order",
+        "body": "It is still not here",
+        "ticket_id": "4411",
+    }  # "shows in Oslo" names no show date: its head word is "date"
+
+
+def test_an_optional_parameter_takes_no_loose_name_but_a_place_introduced_as_one() -> None:
+    trip = card(
+        {"hotel": typed("string"), "note": typed("string"), "city": typed("string")},
+        ["hotel"],
+    )
+
+    filled = fill(trip, "Book the Grand Palace in Lisbon, ask Maria for a view")
+
+    assert filled.arguments == {"hotel": "Grand Palace", "city": "Lisbon"}
+
+
+def test_places_by_the_words_that_introduce_them() -> None:
+    route = card(
+        {
+            "vehicle": typed("string"),
+            "destination": typed("string"),
+            "origin": typed("string"),
+        },
+        ["vehicle", "destination", "origin"],
+    )
+    weather = card({"location": typed("string", "City and state, e.g. Austin, TX.")}, ["location"])
+
+    assert fill(route, "Take the Orient Express from Paris to Venice").arguments == {
+        "vehicle": "Orient Express",
+        "destination": "Venice",
+        "origin": "Paris",
+    }
+    assert fill(weather, "Is it hot in Dallas, TX today?").arguments == {"location": "Dallas, TX"}
+
+
+def test_values_a_description_lists_and_what_it_says_they_mean() -> None:
+    games = card(
+        {
+            "genre": typed("string", "The genre, e.g. strategy, family, party."),
+            "state": typed("string", "The state, such as 'CA' for California."),
+            "city": typed("string"),
+        },
+        ["genre", "state", "city"],
+    )
+
+    assert fill(games, "strategy games sold in Fresno, California").arguments == {
+        "genre": "strategy",
+        "state": "CA",
+        "city": "Fresno",
+    }
+
+
+def test_enum_values_as_whole_words_abbreviations_and_lists() -> None:
+    tool = card(
+        {
+            "lang": {"enum": ["hi", "fr"]},
+            "order": {"enum": ["ASC", "DESC"]},
+            "extras": {"type": "array", "items": {"enum": ["Wi-Fi", "Parking", "Pool"]}},
+        }
+    )
+
+    filled = fill(tool, "list this in descending order, with a pool and wi-fi, in fr")
+
+    assert filled.arguments == {"lang": "fr", "order": "DESC", "extras": ["Pool", "Wi-Fi"]}
+
+
+def test_lists_by_their_name_runs_of_values_and_words() -> None:
+    stats = card(
+        {
+            "group_b": {"type": "array", "items": {"type": "number"}},
+            "group_a": {"type": "array", "items": {"type": "number"}},
+            "labels": {"type": "array", "items": {"type": "string"}},
+        },
+        ["group_b", "group_a", "labels"],
+    )
+    shop = card({"items": {"type": "array", "items": {"type": "string"}}}, ["items"])
+
+    filled = fill(stats, "compare group_a of 1, 2, 3 and group_b of 4, 5 as 'Low' and 'High'")
+
+    assert filled.arguments == {"group_b": [4, 5], "group_a": [1, 2, 3], "labels": ["Low", "High"]}
+    assert fill(shop, "price of pears and plums").arguments == {"items": ["pears", "plums"]}
+
+
+def test_objects_from_a_literal_dict_or_their_described_properties() -> None:
+    scores = card({"grades": {"type": "object"}}, ["grades"])
+    budget = card(
+        {
+            "budget": {
+                "type": "object",
+                "properties": {"max_price": typed("integer"), "currency": {"enum": ["EUR", "USD"]}},
+            }
+        },
+        ["budget"],
+    )
+
+    assert fill(scores, "grades {'art': 9, 'math': 7}").arguments == {
+        "grades": {"art": 9, "math": 7}
+    }
+    assert fill(budget, "a max price of 300 in EUR").arguments == {
+        "budget": {"max_price": 300, "currency": "EUR"}
+    }
+
+
+def test_dates_years_expressions_and_kinds_as_the_parameter_asks() -> None:
+    tool = card(
+        {
+            "start_date": typed("string", "In the format MM-DD-YYYY."),
+            "function": typed("string", "The function of x."),
+            "room_type": typed("string"),
+        },
+        ["start_date", "function", "room_type"],
+    )
+
+    filled = fill(tool, "From May 2nd, 2024 plot y = 2x^3 - x in a twin room")
+
+    assert filled.arguments == {
+        "start_date": "05-02-2024",
+        "function": "2x**3 - x",
+        "room_type": "twin",
+    }
+
+
+def test_a_number_in_another_unit_of_what_the_description_names_is_converted() -> None:
+    circuit = card(
+        {
+            "capacitance": typed("number", "The capacitance in farads (F)."),
+            "wait": typed("integer", "How long to wait, in seconds."),
+            "speed": typed("number", "The speed in m/s."),
+        },
+        ["capacitance", "wait", "speed"],
+    )
+
+    filled = fill(circuit, "a capacitance of 220µF, wait 2 minutes, speed 3 km")
+
+    assert filled.arguments == {"capacitance": 0.00022, "wait": 120, "speed": 3}  # m/s: compound
+
+
+def test_each_unit_word_after_a_number_tells_which_parameter_it_fits() -> None:
+    paint = card(
+        {
+            "coverage": typed("integer", "Square feet one can of paint covers."),
+            "width": typed("integer", "The width in feet."),
+        },
+        ["coverage", "width"],
+    )
+
+    assert fill(paint, "a 9 feet wide wall, paint covering 300 square feet").arguments == {
+        "coverage": 300,
+        "width": 9,
+    }
+
+
+def test_a_rate_described_as_a_decimal_takes_a_percentage_as_one() -> None:
+    loan = card({"rate": typed("number", "The rate in decimal form, e.g. 5% is 0.05.")})
+
+    assert fill(loan, "at a rate of 6%").arguments == {"rate": 0.06}
+
+
+def test_what_the_user_says_takes_the_task_itself_when_nothing_is_quoted() -> None:
+    chat = card({"message": typed("string", "What the user says.")}, ["message"])
+
+    assert fill(chat, "hello there, how are you").arguments == {
+        "message": "hello there, how are you"
+    }
+    assert fill(chat, "say 'hi' to Ann").arguments == {"message": "hi"}
+
+
+def test_codes_with_digits_first_and_values_are_given_once() -> None:
+    flight = card({"flight_id": typed("string")}, ["flight_id"])
+    band = card(
+        {
+            "player": typed("string", "The instrument player."),
+            "style": typed("string", "The style, e.g. Blues, Soul."),
+        },
+        ["player", "style"],
+    )
+
+    assert fill(flight, "status of flight 6E123").arguments == {"flight_id": "6E123"}
+    assert fill(band, "the best voice in Blues").arguments == {"player": "Blues"}  # not twice

@@ -51,3 +51,100 @@ def test_values_are_left_out_of_the_words_for_matching() -> None:
         "and",
         "dataset_A?",
     ]
+
+
+def test_dates_as_tasks_write_them_and_in_the_format_a_description_asks() -> None:
+    facts = Facts.of(
+        "from April 3rd to April 5th 2023, then March.11, 2022, 2022/08/16 or 06-01-2023"
+    )
+
+    assert [day.written() for day in facts.dates] == [
+        "2023-04-03",
+        "2023-04-05",
+        "2022-03-11",
+        "2022-08-16",
+        "2023-06-01",
+    ]
+    assert facts.dates[0].written("The day, in the format MM-DD-YYYY.") == "04-03-2023"
+    assert Facts.of("since July 2022").dates[0].written("in 'mm-yyyy' format") == "07-2022"
+    assert Facts.of("since July 2022").dates[0].written() == "2022-07-01"
+
+
+def test_numbers_exponents_scientific_units_and_number_words() -> None:
+    facts = Facts.of("at 9.8 m/s^2, a charge of 1e-9, at 300K, for $300K, three times")
+
+    assert [n.value for n in facts.numbers] == [9.8, 1e-9, 300, 300000, 3]
+    assert facts.numbers[2].after == ["k"]  # a temperature, not thousands
+    assert facts.numbers[-1].spelt
+
+
+def test_a_number_is_named_by_the_unit_right_after_it_not_by_words_after_that() -> None:
+    facts = Facts.of("a group of 50 with keen members and 15 seconds")
+
+    assert facts.numbers[0].after == []
+    assert facts.numbers[1].after == ["second"]
+
+
+def test_coordinates_south_and_west_are_negative_and_runs_are_lists() -> None:
+    place = Facts.of("the point 37.86 N, 119.53 W")
+    runs = Facts.of("set A is 12, 24 and 36 and set B is 15, 30")
+
+    assert [(n.value, n.heading) for n in place.numbers] == [(37.86, "N"), (-119.53, "W")]
+    assert [n.run for n in runs.numbers] == [1, 1, 1, 2, 2]
+
+
+def test_names_in_any_script_with_their_connectors_titles_and_no_possessive() -> None:
+    facts = Facts.of(
+        "Play songs by Sigur Rós at the Museum of Modern Art in Washington D.C. for "
+        "Mr. Smith, then ask Ada's friend Zoë Ng"
+    )
+
+    assert facts.names == [
+        "Sigur Rós",
+        "Museum of Modern Art",
+        "Washington D.C.",
+        "Mr. Smith",
+        "Ada",
+        "Zoë Ng",
+    ]  # "Play" begins the sentence
+
+
+def test_places_and_name_lists() -> None:
+    facts = Facts.of("Drive from Boston, MA to Miami via Tampa and Orlando")
+
+    assert facts.places == {"Boston": "Boston, MA"}
+    assert facts.groups == [["Boston", "MA"], ["Tampa", "Orlando"]]  # a parameter decides
+
+
+def test_codes_e_mail_addresses_expressions_dicts_and_paths() -> None:
+    facts = Facts.of(
+        "Mail ana.li@example.org about case AB1010CD, y = 3x^2 + 2x - 1, "
+        "{'math': 90}, [[1, 2], [3, 4]], ~/data/a.csv and C:/tmp/b.txt"
+    )
+
+    assert facts.emails == ["ana.li@example.org"]
+    assert facts.codes == ["AB1010CD"]
+    assert facts.expressions == ["3x**2 + 2x - 1"]
+    assert facts.objects == [{"math": 90}]
+    assert facts.lists == [[[1, 2], [3, 4]]]
+    assert facts.paths == ["~/data/a.csv", "C:/tmp/b.txt"]
+    assert [n.value for n in facts.numbers] == []  # every number was part of a value
+
+
+def test_quotes_keep_their_apostrophes_and_words_before_a_value_stop_at_a_sentence() -> None:
+    facts = Facts.of("Done. Send the note 'Let's meet at noon' with `v2` as tag")
+
+    assert facts.quoted == ["Let's meet at noon", "v2"]
+    assert facts.before["Let's meet at noon"] == ["send", "the", "note"]
+
+
+def test_words_written_as_a_list() -> None:
+    assert Facts.of("a salad with tomatoes, olives and feta").words == [
+        ["tomatoes", "olives", "feta"]
+    ]
+
+
+def test_a_number_keeps_its_unit_as_written_unless_it_is_compound() -> None:
+    facts = Facts.of("ran 5 km in 20 minutes at 4 m/s with 100µF, and 3 miles per hour")
+
+    assert [n.unit for n in facts.numbers] == ["km", "minutes", "", "µF", ""]

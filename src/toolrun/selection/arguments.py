@@ -1,31 +1,51 @@
 """Step 5 of selection: argument values for the chosen tool from the task's words
-(`facts`) and a supplied context — quoted strings, numbers (by the words around them,
-units dropped), paths, URLs, dates, literal lists, identifiers, enum values, booleans,
-schema defaults — checked against the tool's schema, with missing required parameters
-named."""
+(`facts`) and a supplied context — quoted strings, numbers (by the words around them),
+paths, URLs, e-mail addresses, dates (in the format asked), literal lists and dicts, math
+expressions, codes, identifiers, names, enum values and values a description lists,
+booleans, schema defaults — checked against the tool's schema, with missing required
+parameters named."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.facts import Facts, Number
+from toolrun.selection.facts import Facts
+from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
+from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 from toolrun.tools.validation import argument_errors
 
-# A description saying a rate is given as a decimal: "5%" is then 0.05.
-_AS_DECIMAL = re.compile(r"as a decimal|\bfraction\b|(?:from|between) 0 (?:to|and) 1\b", re.I)
 _NEGATION = frozenset({"no", "not", "without", "don't", "never", "disable", "exclude"})
-# Parameter words that take the start, and the length, of a "10 to 20" range.
-_START = frozenset({"offset", "start", "begin", "from", "first"})
-_COUNT = frozenset({"limit", "count", "length", "size", "max", "number", "num", "n"})
-# Words before a number that make it a count ("the first 20 lines").
-_COUNTING = frozenset({"first", "top", "last"})
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
+_EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
+_URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
+_EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
+_PATTERN_WORDS = frozenset({"pattern", "glob"})
+_DATE_WORDS = frozenset({"date", "day", "when", "time"})
+# A parameter for what the user says, which takes the whole task where nothing else fits.
+_SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
+# Parameter name words too common to say on their own which value a task means.
+_GENERIC = frozenset({"name", "id", "type", "valu", "data", "number", "text", "string", "code"})
+# A description showing a "City, State" value: a name followed by another.
+_COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
+# A place parameter (its words), where it is the origin or the end of a trip, and the
+# words that introduce a place in a task.
+_PLACES = frozenset(
+    {"locat", "citi", "town", "place", "region", "countri", "state", "area", "address"}
+    | {"destin", "origin", "venu", "counti", "loc"}
+)
+_ORIGINS = frozenset({"start", "origin", "from", "departur", "sourc"})
+_ENDS = frozenset({"end", "destin", "to", "arriv", "target"})
+_FROM = frozenset({"from"})
+_TO = frozenset({"to"})
+_PLACE_WORDS = frozenset({"in", "at", "near", "from", "to", "around", "within"})
+_NEAR = 3  # words before a string value that may name its parameter
 
 
 @dataclass
@@ -47,16 +67,16 @@ def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Fi
     a required parameter the task leaves open takes its schema default."""
     facts = Facts.of(task)
     facts.identifiers = [found for found in facts.identifiers if found not in card.properties]
+    facts.codes = [found for found in facts.codes if found not in card.properties]
     context = context or {}
     filled = Filled({})
-    order = card.required + [p for p in card.properties if p not in card.required]
-    numbers = _assign_numbers(card, facts)
-    for name in order:
+    found = _found(card, task, facts)
+    for name in card.required + [p for p in card.properties if p not in card.required]:
         spec = card.properties[name]
         if name in context:
             filled.arguments[name], filled.sources[name] = context[name], "context"
             continue
-        value, source = _value(name, spec, task, facts, numbers)
+        value, source = found.get(name, (None, ""))
         if value is None and name in card.required and "default" in spec:
             value, source = spec["default"], "default"
         if value is not None:
@@ -86,147 +106,292 @@ def checked(
     return filled
 
 
-def _kind(spec: dict[str, Any]) -> str:
-    kind = spec.get("type", "string")
-    return kind[0] if isinstance(kind, list) and kind else str(kind)
-
-
-def _name_words(name: str) -> set[str]:
-    """The stems of a parameter name's words (digits and stop words aside)."""
-    found = [w for w in split_words(name) if not w.isdigit()]
-    return {stem(w) for w in [w for w in found if w not in STOP_WORDS] or found}
-
-
-def _assign_numbers(card: ToolCard, facts: Facts) -> dict[str, tuple[float | int, str]]:
-    """Numbers to numeric parameters: a "10 to 20" range to a start and a count; then a
-    number named by a parameter's name just before it, or just after it, or by a unit
-    its description names ("5 seconds"); the rest in order to required parameters."""
+def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]]:
+    """A value and its source for each parameter the task gives one: numbers first, then
+    strings the words just before them name, lists, and the rest in order."""
     specs = card.properties
-    names = [p for p in specs if _kind(specs[p]) in ("integer", "number")]
-    words = {name: _name_words(name) for name in names}
-    chosen, left = _range(names, words, facts)
-    before = {n: words[n] | (_COUNTING if words[n] & _COUNT else set()) for n in names}
-    units = {n: {stem(w) for w in split_words(str(specs[n].get("description", "")))} for n in names}
-    for hints, side in ((before, "before"), (words, "after"), (units, "after")):
-        for name in [n for n in names if n not in chosen]:
-            number = next((n for n in left if hints[name] & set(getattr(n, side))), None)
-            if number is not None:
-                chosen[name] = (_scaled(number, specs[name]), "number in the task")
-                left.remove(number)
-    for name in names:
-        if name not in chosen and name in card.required and left:
-            chosen[name] = (_scaled(left.pop(0), specs[name]), "number in the task")
-    facts.numbers[:] = left
-    return {
-        name: (value, source)
-        for name, (found, source) in chosen.items()
-        if (value := _as_kind(found, specs[name])) is not None
-    }
+    order = card.required + [p for p in specs if p not in card.required]
+    found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts))
+    found |= _named_strings([p for p in order if _is_free_text(specs[p])], card, facts)
+    lists = [p for p in order if kind(specs[p]) == "array"]
+    options = [p for p in order if "enum" in specs[p] and p not in lists]
+    for name in lists + options + [p for p in order if p not in {*lists, *options, *found}]:
+        value, source = _value(name, specs[name], task, facts, name in card.required)
+        if value is not None:
+            found[name] = (value, source)
+            _forget(facts, value)
+    return found
 
 
-def _range(
-    names: list[str], words: dict[str, set[str]], facts: Facts
-) -> tuple[dict[str, tuple[float | int, str]], list[Number]]:
-    """A "10 to 20" range as a start and a count (10 and 11), where the tool takes both."""
-    start = next((n for n in names if words[n] & _START), None)
-    count = next((n for n in names if words[n] & _COUNT), None)
-    if not (facts.range and start and count):
-        return {}, list(facts.numbers)
-    first, last = facts.range
-    left = [n for n in facts.numbers if n.value not in (first, last)]
-    return {
-        start: (first, "range in the task"),
-        count: (last - first + 1, "range in the task"),
-    }, left
+def _forget(facts: Facts, value: Any) -> None:
+    """`value` (or each of a list's) is used: it is given to no other parameter."""
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, str):
+            lowered = item.lower()
+            facts.used.append(lowered)
+            for pool in (facts.quoted, facts.names, facts.codes, facts.identifiers, facts.paths):
+                if any(found.lower() == lowered for found in pool):
+                    pool[:] = [found for found in pool if found.lower() != lowered]
 
 
-def _as_kind(value: float | int, spec: dict[str, Any]) -> float | int | None:
-    """`value` as the parameter's kind: None for a fraction an integer cannot take."""
-    if _kind(spec) != "integer":
-        return value
-    return int(value) if float(value).is_integer() else None
+def _is_free_text(spec: dict[str, Any]) -> bool:
+    return kind(spec) == "string" and "enum" not in spec
 
 
-def _scaled(number: Number, spec: dict[str, Any]) -> float | int:
-    """A percentage as a decimal where the description asks for one ("5%" → 0.05)."""
-    if number.percent and _AS_DECIMAL.search(str(spec.get("description", ""))):
-        return round(number.value / 100, 10)
-    return number.value
+def _named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
+    """Strings, codes, names and numbers (as text) whose parameter the words just before
+    them name ("the subject 'Weekly report'", "case number CA123"), each to the parameter
+    whose name they cover best."""
+    candidates: list[tuple[str, list[str], list[Any]]] = [
+        (value, facts.before.get(value, []), pool)
+        for pool in (facts.quoted, facts.codes, facts.names, facts.identifiers, facts.paths)
+        for value in pool
+    ]
+    candidates += [
+        (_as_text(n.value), n.before, facts.numbers)
+        for n in facts.numbers
+        if not (n.spelt or n.percent)
+    ]
+    heads = [_head(name) for name in names]
+    scored = []
+    for place, (_, before, _) in enumerate(candidates):
+        near = before[-_NEAR:]
+        for order, name in enumerate(names):
+            if heads[order] in near and (said := _said(name, near)):
+                scored.append((-said, place, order))
+    found: dict[str, tuple[Any, str]] = {}
+    used: set[int] = set()
+    for _, place, order in sorted(scored):
+        name = names[order]
+        if name in found or place in used:
+            continue
+        value, _, pool = candidates[place]
+        _remove(pool, value)
+        if pool is facts.names:
+            value = _place(value, facts, str(card.properties[name].get("description", "")))
+        found[name] = (value, "named in the task")
+        used.add(place)
+        _forget(facts, value)
+    return found
+
+
+def _said(name: str, before: list[str]) -> float:
+    """How much of parameter `name` the words just before a value say (0: not enough):
+    its head word (the last one that is not generic: "date" of movie_date) must be among
+    them, with only linking words after it ("the subject is 'Hi'"); a name of stop words
+    only ("to") says nothing."""
+    words, head = name_words(name), _head(name)
+    near = before[-_NEAR:]
+    if not head or head not in near:
+        return 0.0
+    between = near[len(near) - near[::-1].index(head) :]
+    if not set(between) <= LINKING | words | _GENERIC:
+        return 0.0
+    return len(words & set(near)) / len(words)
+
+
+@functools.lru_cache(maxsize=4096)
+def _head(name: str) -> str:
+    """The word of a parameter's name that says what it is: the last that is not generic
+    ("date" of movie_date, "bot" of botId); none for a name of stop words ("to")."""
+    words = name_words(name)
+    if words <= STOP_WORDS:
+        return ""
+    telling = [stem(w) for w in split_words(name) if not w.isdigit()]
+    telling = [w for w in telling if w not in _GENERIC]
+    return telling[-1] if telling else next(iter(sorted(words)))
+
+
+def _remove(pool: list[Any], value: str) -> None:
+    for item in pool:
+        if item == value or (not isinstance(item, str) and _as_text(item.value) == value):
+            pool.remove(item)
+            return
+
+
+def _as_text(value: float | int) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _value(
-    name: str,
-    spec: dict[str, Any],
-    task: str,
-    facts: Facts,
-    numbers: dict[str, tuple[float | int, str]],
+    name: str, spec: dict[str, Any], task: str, facts: Facts, required: bool
 ) -> tuple[Any, str]:
-    kind = _kind(spec)
+    found = kind(spec)
+    description = str(spec.get("description", ""))
     if "enum" in spec:
-        return _option(spec["enum"], task)
-    if kind in ("integer", "number"):
-        return numbers.get(name, (None, ""))
-    if kind == "boolean":
+        return named_option(spec["enum"], task, _asked(name, description).meanings)
+    if found == "boolean":
         return _flag(name, task)
-    if kind == "array":
-        return _array(spec, facts)
-    if kind != "string":
+    if found == "array":
+        return _array(name, spec, task, facts, required)
+    if found == "object":
+        return _object(name, spec, task, facts, required)
+    if found != "string":
         return None, ""
-    return _text(name, spec, facts)
+    return _text(name, spec, task, facts, required)
 
 
-def _text(name: str, spec: dict[str, Any], facts: Facts) -> tuple[Any, str]:
-    """A string: the kind of value its name or description asks for, else the first
-    quoted string, identifier or capitalised name left (a path parameter: no name)."""
-    own = set(split_words(name))
-    words = own | set(split_words(str(spec.get("description", ""))[:60]))
+@dataclass(frozen=True)
+class _Asked:
+    """What a string parameter's name and description ask for, worked out once: the
+    name's words, with the description's first ones, the values it lists, what it says
+    some mean ("'CA' for California"), whether it shows a "City, State" value."""
+
+    own: frozenset[str]
+    words: frozenset[str]
+    options: tuple[str, ...]
+    meanings: tuple[tuple[str, str], ...]
+    comma: bool
+
+
+@functools.lru_cache(maxsize=8192)
+def _asked(name: str, description: str) -> _Asked:
+    own = frozenset(split_words(name))
+    return _Asked(
+        own,
+        own | frozenset(split_words(description[:60])),
+        listed(description),
+        tuple(MEANING.findall(description)),
+        bool(_COMMA_FORMAT.search(description)),
+    )
+
+
+def _text(
+    name: str, spec: dict[str, Any], task: str, facts: Facts, required: bool
+) -> tuple[Any, str]:
+    """A string: the kind of value its name or description asks for, else a value its
+    description lists that the task names, else the first quoted string, identifier,
+    code or capitalised name left (an optional parameter: a name only for a place the
+    task introduces as one, "in Oslo")."""
+    description = str(spec.get("description", ""))
+    asked = _asked(name, description)
+    value, source = _typed(asked, description, facts)
+    written = [n for n in facts.names if n in facts.places] if asked.comma else []
+    if value is None and written:  # "Boston, MA" where the description shows one
+        facts.names.remove(written[0])
+        value, source = _place(written[0], facts, description), "place in the task"
+    if value is None and (sort := _sort_of(name, task)):
+        value, source = sort, "kind in the task"
+    if value is None:  # a value the description lists, not one given already
+        options = [o for o in asked.options if o.lower() not in facts.used]
+        value, source = named_option(options, task, asked.meanings)
+        for option, meaning in asked.meanings:  # "'CA' for California" is used too
+            if value is not None and option == value:
+                _forget(facts, meaning)
+    if value is not None or asked.own & {"email", "mail", "url"}:
+        return value, source
+    introduced = any(_introduced(n, facts) for n in facts.names)  # "in Oslo"
+    if not required and introduced and name_words(name) & _PLACES:
+        return _name(name, facts, description), "place in the task"
+    return _first(name, asked, facts, description, names=required)
+
+
+def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
+    """The kind of value the parameter's name or description asks for, where the task
+    has one: what to replace, a URL, an e-mail address, a pattern, a path, a date (in the
+    format asked), a year, a math expression."""
+    own, words = asked.own, asked.words
     if facts.pair and own & (_OLD | _NEW):
         return facts.pair[0 if own & _OLD else 1], "what to replace in the task"
-    if words & {"url", "link", "website", "endpoint"} and facts.urls:
-        return facts.urls.pop(0), "URL in the task"
-    if words & {"pattern", "glob"} and facts.patterns:
-        return facts.patterns.pop(0), "pattern in the task"
-    if words & _PATH_WORDS and facts.paths:
-        return facts.paths.pop(0), "path in the task"
-    if words & {"date", "day", "when", "time"} and facts.dates:
-        return facts.dates.pop(0), "date in the task"
+    kinds: list[tuple[frozenset[str], list[Any], str]] = [
+        (_URL_WORDS, facts.urls, "URL in the task"),
+        (_EMAIL_WORDS, facts.emails, "e-mail address in the task"),
+        (_PATTERN_WORDS, facts.patterns, "pattern in the task"),
+        (_PATH_WORDS, facts.paths, "path in the task"),
+    ]
+    for wanted, pool, source in kinds:
+        if words & wanted and pool:
+            return pool.pop(0), source
+    if words & _DATE_WORDS and facts.dates:
+        return facts.dates.pop(0).written(description), "date in the task"
+    if "year" in own and (year := next((n for n in facts.numbers if n.year_like), None)):
+        facts.numbers.remove(year)
+        return str(year.value), "year in the task"
+    if words & _EXPRESSION_WORDS and facts.expressions:
+        return facts.expressions.pop(0), "expression in the task"
+    return None, ""
+
+
+def _first(
+    name: str, asked: _Asked, facts: Facts, description: str, *, names: bool
+) -> tuple[Any, str]:
+    """The first quoted string left; for what the user says (a message, a question) the
+    task itself; the first identifier, code or (if `names`: an optional parameter takes
+    none, they are too loose a guess) capitalised name left; a path takes only a quoted
+    one."""
     if facts.quoted:
         return facts.quoted.pop(0), "quoted in the task"
-    if own & _PATH_WORDS:  # a path parameter takes no identifier or name
+    if names and asked.own & _SAYING and facts.whole:  # "Hey, how are you?" as a message
+        return facts.whole, "the task itself"
+    if asked.own & _PATH_WORDS:  # a path parameter takes no identifier or name
         return None, ""
     if facts.identifiers:
         return facts.identifiers.pop(0), "identifier in the task"
-    if facts.names:
-        return facts.names.pop(0), "name in the task"
+    if facts.codes:
+        return facts.codes.pop(0), "code in the task"
+    if facts.names and names:
+        return _name(name, facts, description), "name in the task"
     return None, ""
 
 
-def _option(options: list[Any], task: str) -> tuple[Any, str]:
-    """The enum value the task names, as written or by its stem ("defined" →
-    "definition")."""
-    lowered = task.lower()
-    for option in options:
-        if str(option).lower() in lowered:
-            return option, "enum value in the task"
-    stems = {stem(w) for w in split_words(task)}
-    for option in options:
-        wanted = [stem(w) for w in split_words(str(option))]
-        if wanted and all(any(_alike(w, s) for s in stems) for w in wanted):
-            return option, "enum value in the task (by its stem)"
-    return None, ""
+def _sort_of(name: str, task: str) -> str | None:
+    """For a "room_type" parameter, the word the task puts before "room" ("a single
+    room")."""
+    noun = _sorted_noun(name)
+    if not noun or noun not in task.lower():
+        return None
+    found = re.search(rf"\b([A-Za-z][\w-]*)[ -]{re.escape(noun)}(?:e?s)?\b", task, re.I)
+    if found and found[1].lower() not in STOP_WORDS and found[1].lower() != noun:
+        return found[1]
+    return None
 
 
-def _alike(one: str, other: str) -> bool:
-    """Stems of one word: equal, or one (of 5 letters or more) begins the other."""
-    short, long = sorted((one, other), key=len)
-    return short == long or (len(short) >= 5 and long.startswith(short))
+@functools.lru_cache(maxsize=4096)
+def _sorted_noun(name: str) -> str:
+    """ "room" of room_type or roomKind: what the parameter says the kind of."""
+    words = split_words(name)
+    return words[-2] if len(words) > 1 and words[-1] in ("type", "kind") else ""
+
+
+def _name(name: str, facts: Facts, description: str) -> str:
+    """A name left for parameter `name`: for a place ("city", "destination") the first
+    written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin),
+    for anything else the first that is not; "Boston, MA" where the description shows
+    such a value."""
+    words = name_words(name)
+    where = [n for n in facts.names if _introduced(n, facts)]
+    if words & _PLACES:
+        wanted = _FROM if words & _ORIGINS else _TO if words & _ENDS else _PLACE_WORDS
+        found = next((n for n in where if facts.before[n][-1] in wanted), None)
+        found = found or next(iter(where), facts.names[0])
+    else:
+        found = next((n for n in facts.names if n not in where), facts.names[0])
+    facts.names.remove(found)
+    return _place(found, facts, description)
+
+
+def _introduced(name: str, facts: Facts) -> bool:
+    """A name written as a place: "in Oslo", "from Rome"."""
+    return (facts.before.get(name) or [""])[-1] in _PLACE_WORDS
+
+
+def _place(name: str, facts: Facts, description: str) -> str:
+    """`name`, or "Boston, MA" where the task writes it so and `description` shows such a
+    value."""
+    place = facts.places.get(name)
+    if place and _COMMA_FORMAT.search(description):
+        following = place.split(", ", 1)[1]
+        if following in facts.names:
+            facts.names.remove(following)
+        return place
+    return name
 
 
 def _flag(name: str, task: str) -> tuple[Any, str]:
     """True where the task says the parameter's name ("include hidden files" →
     include_hidden), False where a negation comes just before it."""
     wanted = {stem(w) for w in split_words(name) if len(w) > 1 and not w.isdigit()}
-    said = [stem(w) for w in split_words(task.replace("n't", " not"))]
+    said, _, _ = task_stems(task)
     places = [i for i, w in enumerate(said) if w in wanted]
     if not wanted or not wanted <= {said[i] for i in places}:
         return None, ""
@@ -234,16 +399,66 @@ def _flag(name: str, task: str) -> tuple[Any, str]:
     return (False, "negated in the task") if negated else (True, "named in the task")
 
 
-def _array(spec: dict[str, Any], facts: Facts) -> tuple[Any, str]:
-    """A literal list of the right kind of items, else the numbers no other parameter
-    took (once)."""
-    numeric = _kind(spec.get("items") or {}) in ("integer", "number")
-    for items in facts.lists:
-        if all(isinstance(i, int | float) and not isinstance(i, bool) for i in items) == numeric:
-            facts.lists.remove(items)
-            return items, "list in the task"
-    if numeric and facts.numbers:
-        values = [number.value for number in facts.numbers]
-        facts.numbers.clear()
-        return values, "numbers in the task"
+def _array(
+    name: str, spec: dict[str, Any], task: str, facts: Facts, required: bool
+) -> tuple[Any, str]:
+    """A literal list of the right kind of items; the enum values the task names; a run
+    of numbers ("12, 24, 36") or of strings ("'Age', 'Income' and 'Sex'"), the one its
+    name is said just before first; else the numbers no other parameter took (once)."""
+    items = spec.get("items") or {}
+    numeric = kind(items) in ("integer", "number")
+    for found in facts.lists:
+        if all(isinstance(i, int | float) and not isinstance(i, bool) for i in found) == numeric:
+            facts.lists.remove(found)
+            return found, "list in the task"
+    if "enum" in items:
+        options = named_options(items["enum"], task)
+        return (options, "enum values in the task") if options else (None, "")
+    if numeric:
+        return _numbers(name, facts)
+    if kind(items) == "string" and not facts.groups and facts.words and required:
+        return facts.words.pop(0), "words in the task"
+    if kind(items) == "string" and facts.groups:
+        words = name_words(name)
+        group = next(
+            (g for g in facts.groups if words & set(facts.before.get(g[0], []))), facts.groups[0]
+        )
+        facts.groups.remove(group)
+        for value in group:
+            for pool in (facts.quoted, facts.names):
+                if value in pool:
+                    pool.remove(value)
+        return group, "list in the task"
     return None, ""
+
+
+def _numbers(name: str, facts: Facts) -> tuple[Any, str]:
+    runs: dict[int, list[Any]] = {}
+    for number in facts.numbers:
+        runs.setdefault(number.run, []).append(number)
+    lists = [run for run in runs.values() if len(run) > 1]
+    if lists:
+        words = name_words(name)
+        run = max(lists, key=lambda r: len(words & set(r[0].before)))  # the first if a tie
+        for number in run:
+            facts.numbers.remove(number)
+        return [number.value for number in run], "numbers in the task"
+    values = [number.value for number in facts.numbers if not number.spelt]
+    if not values:
+        return None, ""
+    facts.numbers.clear()
+    return values, "numbers in the task"
+
+
+def _object(
+    name: str, spec: dict[str, Any], task: str, facts: Facts, required: bool
+) -> tuple[Any, str]:
+    """A literal dict in the task; else, for an object whose properties are described,
+    those the task gives values for."""
+    if facts.objects:
+        return dict(facts.objects.pop(0)), "dict in the task"
+    if not isinstance(spec.get("properties"), dict):
+        return None, ""
+    inner = ToolCard(name, str(spec.get("description", "")), {"type": "object", **spec})
+    values = {k: v for k, (v, _) in _found(inner, task, facts).items()}
+    return (values, "values in the task") if values else (None, "")

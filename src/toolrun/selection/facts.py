@@ -1,59 +1,93 @@
-"""The values a task's text holds, for step 5: quoted strings, URLs, paths, glob patterns,
-dates, literal lists, numbers (with the words around them, scales and percentages),
-identifiers, capitalised names, a "replace A with B" pair and a "10 to 20" range."""
+"""The values a task's text holds, for step 5: quoted strings, URLs, e-mail addresses,
+paths, glob patterns, dates, literal lists and dicts, math expressions, numbers (with the
+words around them, scales, percentages, number words, runs like "12, 24, 36"), codes
+(AB1010CD), identifiers, capitalised names, a "replace A with B" pair and a "10 to 20"
+range; and the words just before each string value, which may name its parameter."""
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection
-from dataclasses import dataclass, fields, replace
-from datetime import date
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
+from itertools import pairwise, takewhile
 from typing import Any
 
+from toolrun.selection.dates import Day, dates
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 
-_QUOTED = re.compile(r"\"([^\"]+)\"|(?<!\w)'([^']{2,})'(?!\w)|“([^”]+)”")
+# "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
+_QUOTED = re.compile(
+    r"\"([^\"]+)\"|(?<![\w'])'((?:[^'\s]|(?<=\w)'(?=\w))(?:[^']|(?<=\w)'(?=\w))*)'(?!\w)"
+    r"|“([^”]+)”|\u2018([^\u2019]+)\u2019|`([^`]+)`"
+)
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PATH = re.compile(
-    r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+|(?<![\w/])[\w-]+\.[A-Za-z0-9]{1,5}\b"
+    r"(?<![\w/~])(?:~/|[A-Za-z]:[/\\]|\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+"
+    r"|(?<![\w/])[\w-]+\.[A-Za-z0-9]{1,5}\b"
 )
 # *.md, src/**/*.py, file?.txt; a "?" ending a word ("defined?") asks, it is no wildcard.
 _GLOB = re.compile(r"(?<!\S)[\w./-]*(?:\*|\?(?=[\w/*?{-]|\.\w))[\w./*?{},-]*")
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9}
+# Not a digit after "^" or "**" (an exponent: "m/s^2"); "1e-9" is one number ("6E123" a code).
 _NUMBER = re.compile(
-    r"(?P<money>\$\s?)?(?<![\w.])(?P<value>-?\d+(?:,\d{3})*(?:\.\d+)?)(?![\w.]*\d)"
+    r"(?P<money>\$\s?)?(?<![\w.^])(?<!\*\*)"
+    r"(?P<value>-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?)"
+    r"(?![\w.]*\d)"
     r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<suffix>[KMB]|(?<=\d)[kmb](?=\W|$))"
     r"(?![A-Za-z/]))?(?P<percent>\s?%)?"
 )
-_ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
-_WORD_DATE = re.compile(
-    r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I
+_NUMBER_WORDS = {
+    word: value
+    for value, word in enumerate(
+        (
+            *("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+            *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
+            *("eighteen", "nineteen", "twenty"),
+        ),
+        start=2,
+    )
+} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b(?!-)", re.I)
+# Between two numbers of one run: "12, 24 and 36", "(33.4 N, 112.0 W)".
+_RUN_GAP = re.compile(r"\s*(?:[NSEW]\b\s*)?(?:,\s*(?:and\s+)?|and\s+)")
+_HEADING = re.compile(r"\s*°?\s*([NSEW])\b")
+_WORD_LIST = re.compile(r"\b[a-z][a-z-]+(?:,\s*[a-z][a-z-]+)*,?\s+and\s+[a-z][a-z-]+\b")
+_UNIT = re.compile(r" ?([µμΩ]?[A-Za-zµμΩ]+)(?![\w/^]| ?/| per\b)")
+_HEADING_AFTER = re.compile(r"(?<=\d)\s*°?\s*[NSEW]\b")
+_PROPER_WORD_END = r"(?![\w'\u2019-])"
+_UPPER = "".join(c for c in map(chr, range(0x500)) if c.isupper())
+_LETTER = r"[^\W\d_]"
+_WORD = rf"[{_UPPER}](?:\.[{_UPPER}])+\.?|[{_UPPER}](?:{_LETTER}|['\u2019-](?={_LETTER}))*"
+_TITLE = r"(?:Mr|Mrs|Ms|Dr|Prof|St)\.[ \t]+"
+_CONNECTOR = r"[ \t]+(?:(?:of|of the|de|da|del|la|von|van|du|des)[ \t]+)?"
+_PROPER = re.compile(
+    rf"(?<![\w'\u2019.-])(?:{_TITLE})?(?:{_WORD})(?:{_CONNECTOR}(?:{_WORD}))*{_PROPER_WORD_END}"
 )
-_PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*)")
 # snake_case or camelCase names: parse_args, loadConfig.
 _IDENTIFIER = re.compile(r"(?<![\w./-])(?:[A-Za-z]\w*_\w*[A-Za-z0-9]|[a-z]+[A-Z]\w*)(?![\w/])")
+# Letters and digits mixed, a letter first: AB1010CD, rs6034464, Q3CC-CRT3-SZ2G.
+# … or digits, letters and digits again: 6E123, 3pak7.
+_CODE = re.compile(
+    r"(?<![\w./@'\u2019-])(?:[A-Za-z][A-Za-z-]*\d|\d+[A-Za-z]+\d)[A-Za-z0-9-]*(?<!-)"
+    r"(?![\w/@'\u2019-])"
+)
+# 3x^2 + 2x - 1, y = x**3: terms in x, y or z with an operator, a power or a coefficient.
+_TERM = (
+    r"(?:\d+(?:\.\d+)?\*?)?(?<![^\W\d_])[xyz](?:\s*(?:\^|\*\*)\s*\d+)?(?![^\W_])"
+    r"|\d+(?:\.\d+)?(?![\w.])"
+)
+_EXPRESSION = re.compile(rf"(?<![\w^*.])(?:{_TERM})(?:\s*[-+*/]\s*(?:{_TERM}))*")
 # [1, 2, 3], ['Sam', 'Alice'], (3, 4): a literal list of numbers or quoted strings.
 _LITERAL = re.compile(
     r"\[\s*(?:-?\d[\d.]*|'[^'\[\]]*'|\"[^\"\[\]]*\")(?:\s*,\s*(?:-?\d[\d.]*|'[^'\[\]]*'|"
     r"\"[^\"\[\]]*\"))*\s*\]|\(\s*-?\d[\d.]*(?:\s*,\s*-?\d[\d.]*)+\s*\)"
 )
+_NESTED = re.compile(r"\[\s*(?:\[[^\[\]]*\]\s*,?\s*)+\]")  # [[10, 20], [30, 40]]
+_DICT = re.compile(r"\{[^{}]*\}")
 _REPLACE = re.compile(
     r"\b(?P<verb>replace|substitute)\s+(?P<old>\"[^\"]+\"|'[^']+'|[^\s\"']+)\s+"
     r"(?:with|by)\s+(?P<new>\"[^\"]+\"|'[^']+'|[^\s\"',;]+)",
@@ -61,7 +95,12 @@ _REPLACE = re.compile(
 )
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?!\d)|\band\b|\bor\b")
-NEAR_BEFORE = 4  # words before a number that may name it
+_BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
+_QUOTES = frozenset("\"'“\u2018`")
+_REPLACING = re.compile(r"replace|substitute", re.I)
+_MAYBE_EXPRESSION = re.compile(r"\d\*?[xyz](?![a-z])|[xyz]\s*(?:\^|\*\*|[-+*/])")
+_SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)")
+NEAR_BEFORE = 6  # words before a value that may name it (a list's: further)
 NEAR_AFTER = 2  # … and after it ("440 Hz", "5 seconds")
 
 
@@ -73,6 +112,17 @@ class Number:
     before: list[str]
     after: list[str]
     percent: bool = False
+    run: int = 0  # numbers written as one list ("12, 24 and 36") share it
+    spelt: bool = False  # written as a word ("three")
+    heading: str = ""  # N, S, E or W after a coordinate
+    money: bool = False
+    unit: str = ""  # as written right after it: "km", "µF", "minutes"
+
+    @property
+    def year_like(self) -> bool:
+        """A calendar year ("in 2020"): a four-digit whole number, no money or percent."""
+        plain = not (self.money or self.percent or self.spelt)
+        return plain and isinstance(self.value, int) and 1000 <= self.value <= 2999
 
 
 @dataclass
@@ -83,60 +133,108 @@ class Facts:
     urls: list[str]
     paths: list[str]
     patterns: list[str]  # glob patterns
-    dates: list[str]
+    dates: list[Day]
     numbers: list[Number]
     names: list[str]  # capitalised phrases
     lists: list[list[Any]]  # literal lists
     identifiers: list[str]  # snake_case and camelCase names
     pair: tuple[str, str] | None = None  # "replace A with B"
     range: tuple[int, int] | None = None  # "lines 10 to 20"
+    emails: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)  # AB1010CD
+    expressions: list[str] = field(default_factory=list)  # 3x**2 + 2x - 1
+    objects: list[dict[str, Any]] = field(default_factory=list)  # literal dicts
+    groups: list[list[str]] = field(default_factory=list)  # "'Age', 'Income' and 'Sex'"
+    words: list[list[str]] = field(default_factory=list)  # "tomatoes and lettuce"
+    whole: str = ""  # the task itself
+    used: list[str] = field(default_factory=list)  # values given (lowercase)
+    places: dict[str, str] = field(default_factory=dict)  # "Boston" → "Boston, MA"
+    before: dict[str, list[str]] = field(default_factory=dict)  # a value → stems before it
 
     @classmethod
     def of(cls, task: str) -> Facts:
         """The facts of `task`, a fresh copy to use up (parsed once per task)."""
-        parsed = _parsed(task)
-        copied: dict[str, Any] = {
-            f.name: [list(v) if isinstance(v, list) else v for v in value]
-            for f in fields(parsed)
-            if isinstance(value := getattr(parsed, f.name), list)
-        }
-        return replace(parsed, **copied)
+        parsed = _parsed(task).__dict__
+        fresh = object.__new__(cls)
+        fresh.__dict__.update(parsed)
+        fresh.__dict__.update({name: list(parsed[name]) for name in _POOLS})
+        fresh.__dict__.update({name: [list(i) for i in parsed[name]] for name in _NESTED_POOLS})
+        return fresh
 
     @classmethod
     def _parse(cls, task: str) -> Facts:
-        urls = _URL.findall(task)
-        rest = _URL.sub(" ", task)
+        before: dict[str, list[str]] = {}
+
+        def noted(match: re.Match[str], value: str) -> str:
+            before.setdefault(value, words_before(task, match.start()))
+            return value
+
+        found, rest = _cut(_URL, task, "://" in task)
+        urls = [noted(m, m[0]) for m in found]
+        found, rest = _cut(_EMAIL, rest, "@" in rest)
+        emails = [noted(m, m[0]) for m in found]
         pair = None
-        if found := _REPLACE.search(rest):
-            pair = (_unquoted(found["old"]), _unquoted(found["new"]))
-            rest = rest[: found.start()] + found["verb"] + " " + rest[found.end() :]
-        lists = [_literal(text) for text in _LITERAL.findall(rest)]
-        rest = _LITERAL.sub(" ", rest)
-        quoted = [next(g for g in groups if g) for groups in _QUOTED.findall(rest)]
-        dates = _ISO_DATE.findall(rest) + [
-            date(int(y), _MONTHS.index(m.lower()) + 1, int(d)).isoformat()
-            for m, d, y in _WORD_DATE.findall(rest)
-        ]
-        plain = _WORD_DATE.sub(" ", _ISO_DATE.sub(" ", _QUOTED.sub(" ", rest)))
-        patterns = [p.rstrip(".,;:?") for p in _GLOB.findall(plain)]
-        plain = _GLOB.sub(" ", plain)
-        paths = file_paths(plain)
-        identifiers = _IDENTIFIER.findall(_PATH.sub(" ", plain))
+        if _REPLACING.search(rest) and (replacing := _REPLACE.search(rest)):
+            pair = (_unquoted(replacing["old"]), _unquoted(replacing["new"]))
+            kept = replacing["verb"].ljust(replacing.end() - replacing.start())
+            rest = rest[: replacing.start()] + kept + rest[replacing.end() :]
+        bracketed = "[" in rest or "(" in rest
+        found, rest = _cut(_NESTED, rest, "[" in rest)
+        lists = [_literal(m[0]) for m in found]
+        found, rest = _cut(_LITERAL, rest, bracketed)
+        lists += [_literal(m[0]) for m in found]
+        found, rest = _cut(_DICT, rest, "{" in rest, lambda m: isinstance(_evaluated(m[0]), dict))
+        objects = [_evaluated(m[0]) for m in found]
+        quoted_matches, plain = _cut(_QUOTED, rest, bool(_QUOTES & set(rest)))
+        quoted = [noted(m, next(g for g in m.groups() if g)) for m in quoted_matches]
+        days, plain = dates(plain)
+        found, plain = _cut(_GLOB, plain, "*" in plain or "?" in plain)
+        patterns = [m[0].rstrip(".,;:?") for m in found]
+        found, plain = _cut(
+            _EXPRESSION, plain, bool(_MAYBE_EXPRESSION.search(plain)), _is_expression
+        )
+        expressions = [re.sub(r"\s*\^\s*", "**", m[0]) for m in found]
+        found, bare = _cut(_PATH, plain, True, lambda m: _is_path(m[0]))
+        paths = [noted(m, m[0]) for m in found]
+        found, bare = _cut(_IDENTIFIER, bare)
+        identifiers = [noted(m, m[0]) for m in found]
+        coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
+        codes = [noted(m, m[0]) for m in coded]
+        found_numbers = numbers(_blanked(plain, coded))
+        _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
+        names, places, named_groups = _names(bare, noted)
         spans = _RANGE.search(plain)
-        names = [n for n in _PROPER.findall(plain) if n.lower() not in {"i", "can", "what"}]
         return cls(
             quoted,
             urls,
             paths,
             patterns,
-            dates,
-            numbers(plain),
+            days,
+            found_numbers,
             names,
             [items for items in lists if items],
             identifiers,
             pair,
             (int(spans[1]), int(spans[2])) if spans else None,
+            emails=emails,
+            codes=codes,
+            expressions=expressions,
+            objects=objects,
+            groups=_groups(
+                rest, [(v, m.start(), m.end()) for v, m in zip(quoted, quoted_matches, strict=True)]
+            )
+            + named_groups,
+            places=places,
+            before=before,
+            words=_word_lists(bare),
+            whole=task.strip(),
         )
+
+
+_NESTED_POOLS = [f.name for f in fields(Facts) if f.type.startswith("list[list")]
+_POOLS = [
+    f.name for f in fields(Facts) if f.type.startswith("list[") and f.name not in _NESTED_POOLS
+]
 
 
 @lru_cache(maxsize=256)
@@ -144,30 +242,69 @@ def _parsed(task: str) -> Facts:
     return Facts._parse(task)
 
 
+def words_before(text: str, place: int) -> list[str]:
+    """The stems of the (at most NEAR_BEFORE) words before `place` in its sentence (or
+    since a quote), nearest last."""
+    since = _BREAK.split(text[max(place - 60, 0) : place])[-1]
+    return [stem(w) for w in split_words(since)[-NEAR_BEFORE:]]
+
+
 def numbers(text: str) -> list[Number]:
-    """The numbers in `text`: "1,200" is 1200, "$1.2M" and "1.2 million" 1200000."""
-    found = []
+    """The numbers in `text`: "1,200" is 1200, "$1.2M" and "1.2 million" 1200000, "three"
+    3; "300K" is a temperature, "$300K" money."""
+    found: list[Number] = []
+    spelt: set[int] = set()
+    lowered = text.lower()
+    if any(word in lowered for word in _NUMBER_WORDS):
+        spelt = {m.start() for m in _NUMBER_WORD.finditer(text)}
+        text = _NUMBER_WORD.sub(lambda m: str(_NUMBER_WORDS[m[0].lower()]).ljust(len(m[0])), text)
+    run, last_end = 0, None
     for match in _NUMBER.finditer(text):
         digits = match["value"].replace(",", "")
-        value: float | int = float(digits) if "." in digits else int(digits)
+        value: float | int = (
+            float(digits) if "." in digits or "e" in digits.lower() else int(digits)
+        )
         scale = _SCALES.get((match["scale"] or "").lower())
-        if match["suffix"] and (match["suffix"].isupper() or match["money"]):
-            scale = _SUFFIXES[match["suffix"].lower()]
+        end = match.end()
+        if match["suffix"]:
+            if match["money"] or match["suffix"] in "MB":
+                scale = _SUFFIXES[match["suffix"].lower()]
+            else:  # "1.75m", "300K": a unit, no scale
+                end = match.start("suffix")
         if scale:
             value = value * scale
             value = int(value) if float(value).is_integer() else value
+        if last_end is None or not _RUN_GAP.fullmatch(text[last_end : match.start()]):
+            run += 1
+        last_end = end
+        heading = _HEADING.match(text, end)
         before = split_words(text[: match.start()])[-NEAR_BEFORE:]
-        after_text = _CLAUSE_END.split(text[match.end() :], maxsplit=1)[0]
-        after = [w for w in split_words(after_text) if not w.isdigit()][:NEAR_AFTER]
+        after_text = _CLAUSE_END.split(text[end:], maxsplit=1)[0]
+        after = list(takewhile(_unit_word, split_words(after_text)))[:NEAR_AFTER]
         found.append(
             Number(
                 value,
                 [stem(w) for w in before if not w.isdigit()],
-                [stem(w) for w in after if w not in STOP_WORDS],
+                [stem(w) for w in after],
                 bool(match["percent"]),
+                run,
+                match.start("value") in spelt,
+                heading[1] if heading else "",
+                bool(match["money"]),
+                unit[1] if (unit := _UNIT.match(text, end)) else "",
             )
         )
+    if {n.heading for n in found} & {"N", "S"} and {n.heading for n in found} & {"E", "W"}:
+        for number in found:  # a coordinate south or west is negative
+            if number.heading in ("S", "W"):
+                number.value = -number.value
     return found
+
+
+def _unit_word(word: str) -> bool:
+    """A word that may still name the number before it ("5 seconds", "20 m/s"): the
+    words right after a number up to a stop word or another number."""
+    return not word.isdigit() and word not in STOP_WORDS
 
 
 def urls(text: str) -> list[str]:
@@ -177,7 +314,7 @@ def urls(text: str) -> list[str]:
 
 def file_paths(text: str) -> list[str]:
     """The file paths in `text` (``src/app.py``, ``notes.md``; not ``3.5``), URLs aside."""
-    return [p for p in _PATH.findall(_URL.sub(" ", text)) if not p.replace(".", "").isdigit()]
+    return [p for p in _PATH.findall(_URL.sub(" ", text)) if _is_path(p)]
 
 
 def without_values(task: str, keep: Collection[str] = ()) -> str:
@@ -190,14 +327,113 @@ def without_values(task: str, keep: Collection[str] = ()) -> str:
     return _PATH.sub(" ", rest)
 
 
+def _is_path(text: str) -> bool:
+    """Not a number ("3.5", "1.75m") nor an abbreviation ("D.C")."""
+    return not re.fullmatch(r"[\d.]+(?:e[-+]?\d+)?[A-Za-z]*|(?:[A-Za-z]\.)+[A-Za-z]?", text)
+
+
+def _is_code(text: str) -> bool:
+    """Not an identifier (parse_args) nor a number ("1e9")."""
+    return "_" not in text and not re.fullmatch(r"\d+e\d+", text)
+
+
+def _is_expression(match: re.Match[str]) -> bool:
+    """A math expression, not a lone number or letter: a variable with an operator, a
+    power or a coefficient."""
+    text = match[0]
+    return bool(re.search(r"[xyz]", text) and re.search(r"[-+*/^]|\d\*?[xyz]", text))
+
+
+def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[str]]]:
+    """Capitalised phrases ("Museum of Modern Art", "Käärijä", "McDonald's"), the first
+    word of a sentence aside; "Boston, MA" for a name followed by another; and names
+    written as one list ("Microsoft and Google")."""
+    found: list[tuple[str, int, int]] = []
+    for match in _PROPER.finditer(text):
+        name, start = match[0], match.start()
+        if _starts_sentence(text, start):
+            first = re.match(rf"(?:{_WORD}){_CONNECTOR}", name)
+            if not first:
+                continue
+            name, start = name[first.end() :], start + first.end()
+        name = re.sub(r"['\u2019]s$", "", name)  # "Einstein's contribution": possessive
+        if name.lower() not in STOP_WORDS:
+            found.append((noted(match, name), start, match.end()))
+    places = {
+        name: f"{name}, {following}"
+        for (name, _, end), (following, start, _) in pairwise(found)
+        if re.fullmatch(r",\s*", text[end:start])
+    }
+    return [name for name, _, _ in found], places, _groups(text, found)
+
+
+def _starts_sentence(text: str, place: int) -> bool:
+    """Whether `place` begins the text, a sentence, a line or what follows a colon."""
+    head = text[:place].rstrip(" \t")
+    return not head or head[-1] in ".!?:>\n" or head.endswith("\\n")
+
+
+def _groups(text: str, spans: list[tuple[str, int, int]]) -> list[list[str]]:
+    """Values written as one list ("'Age', 'Income' and 'Sex'", "Microsoft and Google")."""
+    groups: list[list[str]] = []
+    last_end: int | None = None
+    for value, start, end in spans:
+        if last_end is not None and _SEPARATOR.fullmatch(text[last_end:start]):
+            groups[-1].append(value)
+        else:
+            groups.append([value])
+        last_end = end
+    return [group for group in groups if len(group) > 1]
+
+
+def _word_lists(text: str) -> list[list[str]]:
+    """Lowercase words written as a list ("tomatoes and lettuce", "red, green and blue"),
+    stop words aside."""
+    found = []
+    for match in _WORD_LIST.finditer(text):
+        items = [w for w in re.split(r",\s*(?:and\s+)?|\s+and\s+", match[0]) if w]
+        while items and items[0].lower() in STOP_WORDS:
+            items.pop(0)
+        if len(items) > 1 and not any(w in STOP_WORDS for w in items):
+            found.append(items)
+    return found
+
+
+def _cut(
+    pattern: re.Pattern[str],
+    text: str,
+    present: bool = True,
+    wanted: Callable[[re.Match[str]], bool] = lambda _: True,
+) -> tuple[list[re.Match[str]], str]:
+    """The matches of `pattern` in `text` that are `wanted`, and `text` with them blanked
+    out (spaces: places in it stay the task's); nothing to look for unless `present`."""
+    found = [m for m in pattern.finditer(text) if wanted(m)] if present else []
+    return found, _blanked(text, found)
+
+
+def _blanked(text: str, found: list[re.Match[str]]) -> str:
+    """`text` with the spans of `found` as spaces."""
+    if not found:
+        return text
+    parts, last = [], 0
+    for match in found:
+        parts += [text[last : match.start()], " " * (match.end() - match.start())]
+        last = match.end()
+    return "".join([*parts, text[last:]])
+
+
 def _unquoted(text: str) -> str:
     return text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" else text
 
 
+def _evaluated(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
 def _literal(text: str) -> list[Any]:
     """A literal list's items; a tuple's as a list."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return []
+    value = _evaluated(text)
     return list(value) if isinstance(value, list | tuple) else []

@@ -1,0 +1,278 @@
+"""Which number of a task goes to which numeric parameter (step 5): each to the parameter
+the words around it name best — a word of its name just before it ("height 5", "speed
+of 20") or after it ("440Hz frequency"), a unit its description names just after it ("5
+seconds" for a duration in seconds), N/S and E/W to a latitude and a longitude — the rest
+in order to required parameters; a "10 to 20" range to a start and a count; "5%" as 0.05
+where the parameter takes a decimal, "5 km" as 5000 where it is in meters."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.facts import Facts, Number
+from toolrun.selection.text import STOP_WORDS, split_words, stem
+
+# A description saying a rate is given as a decimal: "5%" is then 0.05.
+_AS_DECIMAL = re.compile(r"\bdecimal\b|\bfraction\b|(?:from|between) 0 (?:to|and) 1\b", re.I)
+_IN_PERCENT = re.compile(r"percent|%", re.I)
+# Parameter words that take the start, and the length, of a "10 to 20" range.
+_START = frozenset({"offset", "start", "begin", "from", "first"})
+_COUNT = frozenset({"limit", "count", "length", "size", "max", "number", "num", "n"})
+# Words before a number that make it a count ("the first 20 lines").
+_COUNTING = frozenset({"first", "top", "last"})
+_BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the number
+_AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
+_AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
+_ENOUGH = 1.5
+_COMPOUND = re.compile(r"[A-Za-z]\s*/\s*[A-Za-z]|\bper\b|\^", re.I)
+# Units by what they measure and their size in the base unit of that.
+_UNITS = {
+    name: (measure, size)
+    for measure, size, names in (
+        ("length", 1.0, "m meter meters metre metres"),
+        ("length", 1000.0, "km kilometer kilometers kilometre kilometres"),
+        ("length", 0.01, "cm centimeter centimeters centimetre centimetres"),
+        ("length", 0.001, "mm millimeter millimeters millimetre millimetres"),
+        ("length", 1609.344, "mi mile miles"),
+        ("length", 0.3048, "ft foot feet"),
+        ("length", 0.0254, "in inch inches"),
+        ("time", 1.0, "s sec secs second seconds"),
+        ("time", 0.001, "ms millisecond milliseconds"),
+        ("time", 60.0, "min mins minute minutes"),
+        ("time", 3600.0, "h hr hrs hour hours"),
+        ("time", 86400.0, "day days"),
+        ("time", 604800.0, "week weeks"),
+        ("mass", 1.0, "kg kilogram kilograms"),
+        ("mass", 0.001, "g gram grams"),
+        ("mass", 1e-6, "mg milligram milligrams"),
+        ("mass", 0.45359237, "lb lbs pound pounds"),
+        ("mass", 0.028349523125, "oz ounce ounces"),
+        ("capacitance", 1.0, "farad farads"),
+        ("inductance", 1.0, "henry henries henrys"),
+        ("frequency", 1.0, "hertz"),
+        ("voltage", 1.0, "volt volts"),
+        ("current", 1.0, "ampere amperes amp amps"),
+        ("power", 1.0, "watt watts"),
+        ("energy", 1.0, "joule joules"),
+        ("resistance", 1.0, "ohm ohms"),
+    )
+    for name in names.split()
+}
+_SYMBOLS = {
+    "F": "capacitance",
+    "H": "inductance",
+    "Hz": "frequency",
+    "V": "voltage",
+    "A": "current",
+    "W": "power",
+    "J": "energy",
+    "Ω": "resistance",
+}
+_PREFIXES = {
+    "p": 1e-12,
+    "n": 1e-9,
+    "µ": 1e-6,
+    "μ": 1e-6,
+    "u": 1e-6,
+    "m": 1e-3,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+}
+_DEFAULT = re.compile(r"\b(?:defaults?|by default)\b(?:[^.;]|\.\d)*", re.I)
+# Words that may stand between a parameter's name and its value: "rate of 5", "the
+# subject is 'Hi'", "titled as 'Notes'".
+LINKING = frozenset(
+    {"a", "an", "the", "of", "is", "are", "was", "be", "being", "to", "as", "at", "by"}
+    | {"for", "with", "equal", "equals", "set", "called", "named", "should", "value", "valu"}
+)
+
+
+def kind(spec: dict[str, Any]) -> str:
+    found = spec.get("type", "string")
+    return found[0] if isinstance(found, list) and found else str(found)
+
+
+@lru_cache(maxsize=4096)
+def name_words(name: str) -> frozenset[str]:
+    """The stems of a parameter name's words (digits and stop words aside)."""
+    found = [w for w in split_words(name) if not w.isdigit()]
+    return frozenset(stem(w) for w in [w for w in found if w not in STOP_WORDS] or found)
+
+
+def assign_numbers(card: ToolCard, facts: Facts) -> dict[str, tuple[float | int, str]]:
+    """The task's numbers for `card`'s numeric parameters; those no parameter took are
+    left in `facts.numbers`."""
+    specs = card.properties
+    names = [p for p in specs if kind(specs[p]) in ("integer", "number")]
+    chosen, left = _range(names, facts)
+    scores = _scores([n for n in names if n not in chosen], card, left)
+    taken: dict[str, int] = {}  # a parameter's number, by its place in `left`
+    for (place, name), _ in sorted(scores.items(), key=lambda pair: (-pair[1], pair[0][0])):
+        if name not in taken and place not in taken.values():
+            taken[name] = place
+    _keep_order(taken, scores, names)
+    for name, place in taken.items():
+        if (value := _fitted(left[place], name, specs[name])) is not None:
+            chosen[name] = (value, "number in the task")
+    rest = [number for place, number in enumerate(left) if place not in taken.values()]
+    rest.sort(key=lambda number: number.spelt)  # "two numbers: 40 and 50"
+    for name in [n for n in names if n not in chosen and n in card.required]:
+        for number in rest:
+            if (value := _fitted(number, name, specs[name])) is not None:
+                chosen[name] = (value, "number in the task")
+                rest.remove(number)
+                break
+    facts.numbers[:] = rest
+    return chosen
+
+
+def _scores(
+    names: list[str], card: ToolCard, numbers: list[Number]
+) -> dict[tuple[int, str], float]:
+    """How well each number (by its place) fits each parameter, where well enough."""
+    scores = {}
+    for name in names:
+        spec, words = card.properties[name], name_words(name)
+        named = words | (_COUNTING if words & _COUNT else set())
+        described = _described(str(spec.get("description", ""))) | words
+        for place, number in enumerate(numbers):
+            if _fitted(number, name, spec) is None:
+                continue
+            # "three sides" counts side1, side2 and side3: it is none of them
+            counted = name[-1].isdigit() and bool(set(number.after) & words)
+            score = 0.0 if counted else _score(number, named, described)
+            score += _heading(number, words)
+            if number.year_like and "year" in split_words(name):
+                score += 2.0  # "in 2020" for a year
+            if score >= _ENOUGH:
+                scores[place, name] = score
+    return scores
+
+
+def _score(number: Number, named: frozenset[str], described: frozenset[str]) -> float:
+    """How well the words around `number` name a parameter: its name words just before
+    and after it — the more of them the better; worth less where other words stand
+    between and the number's own unit names something else — and each of its
+    description's words (units) just after it."""
+    before = list(reversed(number.before[-len(_BEFORE) :]))
+    after = number.after[: len(_AFTER_NAME)]
+    score = 0.0
+    for distance, word in enumerate(before, 1):
+        if word in named:
+            score = _BEFORE[distance - 1]
+            loose = not set(before[: distance - 1]) <= LINKING
+            if loose and after and not set(after) & described:
+                score /= 2
+            break
+    for distance, word in enumerate(after, 1):
+        if word in named:
+            score = max(score, _AFTER_NAME[distance - 1])
+            break
+    said = named & {*before, *after}
+    score *= 0.5 + 0.5 * len(said) / max(len(named), 1)
+    if number.spelt:  # "two charges" counts them: only a name names it ("top five")
+        return score
+    units = [_AFTER_UNIT[d] for d, word in enumerate(after) if word in described - named]
+    return score + sum(units)  # "400 square feet" fits "square feet" better than "feet"
+
+
+def _keep_order(
+    taken: dict[str, int], scores: dict[tuple[int, str], float], names: list[str]
+) -> None:
+    """Swap two parameters' numbers where that keeps the task's order at no loss ("440Hz
+    and 880Hz" to the first and the second frequency)."""
+    ordered = sorted(taken, key=names.index)
+    for one, other in [(a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :]]:
+        mine, theirs = taken[one], taken[other]
+        if mine > theirs:
+            now = scores[mine, one] + scores[theirs, other]
+            swapped = scores.get((theirs, one), 0.0) + scores.get((mine, other), 0.0)
+            if swapped >= now - 1e-9:
+                taken[one], taken[other] = theirs, mine
+
+
+def _heading(number: Number, words: frozenset[str]) -> float:
+    """A coordinate's heading names a latitude (N, S) or a longitude (E, W)."""
+    if number.heading in ("N", "S") and any(w.startswith("lat") for w in words):
+        return 3.0
+    if number.heading in ("E", "W") and any(w.startswith(("lon", "lng")) for w in words):
+        return 3.0
+    return 0.0
+
+
+def _converted(value: float | int, written: str, description: str) -> float | int:
+    """`value` written in unit `written`, in the one unit of that kind (length, time,
+    mass, or a prefixed farad, henry, hertz, volt, ampere, watt, joule or ohm) that
+    `description` names; as it is where it names none, several or a compound ("m/s")."""
+    found = _unit(written)
+    wanted = [u for u in _named_units(description) if found and u[0] == found[0]]
+    if not found or len(wanted) != 1 or wanted[0] == found:
+        return value
+    converted = round(value * found[1] / wanted[0][1], 10)
+    return int(converted) if float(converted).is_integer() else converted
+
+
+def _unit(written: str) -> tuple[str, float] | None:
+    """The kind and size of a unit written after a number ("km", "miles", "µF")."""
+    if written.lower() in _UNITS and written.lower() != "in":  # "5 in the box"
+        return _UNITS[written.lower()]
+    if len(written) > 1 and written[0] in _PREFIXES and written[1:] in _SYMBOLS:
+        kind_of = _SYMBOLS[written[1:]]
+        return kind_of, _PREFIXES[written[0]]
+    return (_SYMBOLS[written], 1.0) if written in _SYMBOLS else None
+
+
+@lru_cache(maxsize=4096)
+def _named_units(description: str) -> frozenset[tuple[str, float]]:
+    """The units a description names in words ("in seconds") or as a symbol in
+    parentheses ("(kg)", "(F)"); none where it names a compound one ("m/s", "per")."""
+    if _COMPOUND.search(description):
+        return frozenset()
+    words = [w for w in re.findall(r"[A-Za-z]+", description) if len(w) > 2]
+    symbols = re.findall(r"\(([^\W\d]+)\)", description)
+    return frozenset(found for w in [*words, *symbols] if (found := _unit(w)) is not None)
+
+
+@lru_cache(maxsize=4096)
+def _described(description: str) -> frozenset[str]:
+    """The words of a description that may be a number's unit; not those of its default
+    ("Default is 9.8 m/s^2" says nothing of the value asked for)."""
+    own = _DEFAULT.sub(" ", description)
+    return frozenset(stem(w) for w in split_words(own) if w not in STOP_WORDS and not w.isdigit())
+
+
+def _range(
+    names: list[str], facts: Facts
+) -> tuple[dict[str, tuple[float | int, str]], list[Number]]:
+    """A "10 to 20" range as a start and a count (10 and 11), where the tool takes both."""
+    start = next((n for n in names if name_words(n) & _START), None)
+    count = next((n for n in names if name_words(n) & _COUNT), None)
+    if not (facts.range and start and count):
+        return {}, list(facts.numbers)
+    first, last = facts.range
+    left = [n for n in facts.numbers if n.value not in (first, last)]
+    return {
+        start: (first, "range in the task"),
+        count: (last - first + 1, "range in the task"),
+    }, left
+
+
+def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | None:
+    """`number` as the parameter takes it: a percentage as a decimal where it asks for one
+    (or takes a fraction and says nothing of percent); in the unit its description names
+    ("5 km" for meters: 5000); None for a fraction an integer cannot take."""
+    value = number.value
+    description = str(spec.get("description", ""))
+    if number.percent and (
+        _AS_DECIMAL.search(description)
+        or (kind(spec) == "number" and not _IN_PERCENT.search(f"{name} {description}"))
+    ):
+        value = round(value / 100, 10)
+    value = _converted(value, number.unit, description)
+    if kind(spec) != "integer":
+        return value
+    return int(value) if float(value).is_integer() else None

@@ -1,0 +1,123 @@
+"""Which value of a known set a task names: an enum's, or one a parameter's description
+lists ("e.g. strategy, family", "Can be 'list' or 'dict'", "(walk, bike, transit)") — as
+written, by what the description says it means ("'en' for English"), by the stems of its
+words ("defined" → "definition") or as an abbreviation ("DESC" for "descending")."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from toolrun.selection.text import STOP_WORDS, split_words, stem
+
+# Values a description lists: "e.g. strategy, family", "Can be 'list' or 'dict'",
+# "(walk, bike, transit)"; "'en' for English" says what a value means.
+_LISTING = re.compile(
+    r"(?:\be\.g\.|\bsuch as|\bfor (?:example|instance)|\boptions(?: are| include)?"
+    r"|\bchoices are|\bcan be|\bcould be|\bone of|\beither|\bincludes?|\bincluding|\blike)"
+    r"[:,]?\s+(.+?)(?:\.(?:\s|$)|;|$)",
+    re.I,
+)
+_DESCRIBED_QUOTE = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
+_PARENTHESISED = re.compile(r"\(([^()]*(?:,|\bor\b)[^()]*)\)")
+_ITEM_BREAK = re.compile(r",|\bor\b|\band\b|\betc\b\.?")
+MEANING = re.compile(
+    r"'([^']+)'\s*(?:for|=|means|refers to|stands for)\s+(?:an?\s+|the\s+)?"
+    r"([A-Za-z][\w-]*(?:\s+[A-Z][\w-]*)*)"
+)
+
+
+def listed(description: str) -> tuple[str, ...]:
+    """The values `description` lists: quoted, after "e.g."/"such as"/"can be", or in
+    parentheses ("(walk, bike, transit)")."""
+    found = [next(g for g in m.groups() if g) for m in _DESCRIBED_QUOTE.finditer(description)]
+    for match in [*_LISTING.finditer(description), *_PARENTHESISED.finditer(description)]:
+        found += _ITEM_BREAK.split(match[1])
+    items = (item.strip(" '\"`:") for item in found)
+    return tuple(dict.fromkeys(i for i in items if i and len(i.split()) <= 4))
+
+
+def named_option(
+    options: Any, task: str, meanings: tuple[tuple[str, str], ...] = ()
+) -> tuple[Any, str]:
+    """The first of `options` the task names: as written (whole words), by what the
+    description says it means (`meanings`: "'en' for English"), or by its words' stems
+    ("defined" → "definition")."""
+    for option in options:
+        if _written(str(option), task):
+            return option, "enum value in the task"
+    for value, meaning in meanings:
+        if value in options and _written(meaning, task):
+            return value, "enum value in the task (by its meaning)"
+    for option in options:
+        if _by_stem(str(option), task):
+            return option, "enum value in the task (by its stem)"
+    return None, ""
+
+
+def named_options(options: list[Any], task: str) -> list[Any]:
+    """Every one of `options` the task names (as written or by stem), in the task's order."""
+    found = [o for o in options if _written(str(o), task) or _by_stem(str(o), task)]
+    lowered = task.lower()
+    return sorted(found, key=lambda o: (lowered.find(str(o).lower()) + 1) or len(task) + 1)
+
+
+@functools.lru_cache(maxsize=8192)
+def _written(option: str, task: str) -> bool:
+    """`option` in `task` as whole words (case aside, but for a short one: "A" is no "a")."""
+    text, wanted = (task, option) if len(option) <= 2 else (_lowered(task), option.lower())
+    place = text.find(wanted) if option else -1
+    while place >= 0:
+        end = place + len(wanted)
+        if not (_wordy(text, place - 1) or _wordy(text, end)):
+            return True
+        place = text.find(wanted, place + 1)
+    return False
+
+
+def _wordy(text: str, place: int) -> bool:
+    """A word character at `place` of `text` (none outside it)."""
+    return 0 <= place < len(text) and (text[place].isalnum() or text[place] == "_")
+
+
+@functools.lru_cache(maxsize=256)
+def _lowered(task: str) -> str:
+    return task.lower()
+
+
+def _by_stem(option: str, task: str) -> bool:
+    """Each of the option's words by its stem in the task (not stop words alone); "DESC"
+    as the start of a task's word ("descending")."""
+    _, stems, starts = task_stems(task)
+    if option.isupper() and option.isalpha() and len(option) >= 3:
+        start = option.lower()
+        return any(s.startswith(start) and len(s) > len(start) for s in stems)
+    wanted = _option_stems(option)
+    return bool(wanted) and all(_stem_said(w, stems, starts) for w in wanted)
+
+
+@functools.lru_cache(maxsize=4096)
+def _option_stems(option: str) -> tuple[str, ...]:
+    """The stems of an option's words; none for one of stop words only ("it-IT")."""
+    words = split_words(option)
+    if len(option) <= 2 or all(w in STOP_WORDS for w in words):
+        return ()
+    return tuple(stem(w) for w in words)
+
+
+@functools.lru_cache(maxsize=256)
+def task_stems(task: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
+    """The stems of the task's words in order ("don't" as "do not"), as a set, and their
+    beginnings of 5 letters or more."""
+    said = tuple(stem(w) for w in split_words(task.replace("n't", " not")))
+    stems = frozenset(said)
+    return said, stems, frozenset(s[:k] for s in stems for k in range(5, len(s)))
+
+
+def _stem_said(wanted: str, stems: frozenset[str], starts: frozenset[str]) -> bool:
+    """A stem in the task, or alike one: one of them (of 5 letters or more) begins the
+    other ("defin" of "definit")."""
+    if wanted in stems or (len(wanted) >= 5 and wanted in starts):
+        return True
+    return any(wanted[:k] in stems for k in range(5, len(wanted)))

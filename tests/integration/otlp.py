@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
@@ -55,6 +55,9 @@ class ReceivedPoint:
     bucket_counts: tuple[int, ...] = ()  # a histogram's
     explicit_bounds: tuple[float, ...] = ()
     sum: float = 0.0
+
+
+Received = TypeVar("Received", ReceivedSpan, ReceivedPoint)
 
 
 @dataclass
@@ -110,29 +113,31 @@ class Receiver:
         self, predicate: Callable[[list[ReceivedPoint]], bool], timeout_s: float, what: str
     ) -> list[ReceivedPoint]:
         """The metric points once `predicate` holds for them; fails after `timeout_s`."""
-        deadline = time.monotonic() + timeout_s
-        with self.changed:
-            while not predicate(self.points):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    names = sorted({(p.service, p.name) for p in self.points})
-                    raise AssertionError(f"timed out waiting for {what}; received {names}")
-                self.changed.wait(left)
-            return list(self.points)
+        return self._wait(self.points, predicate, timeout_s, what)
 
     def wait_for(
         self, predicate: Callable[[list[ReceivedSpan]], bool], timeout_s: float, what: str
     ) -> list[ReceivedSpan]:
         """The spans once `predicate` holds for them; fails after `timeout_s`."""
+        return self._wait(self.spans, predicate, timeout_s, what)
+
+    def _wait(
+        self,
+        received: list[Received],
+        predicate: Callable[[list[Received]], bool],
+        timeout_s: float,
+        what: str,
+    ) -> list[Received]:
+        """`received` (spans or points, which requests extend) once `predicate` holds."""
         deadline = time.monotonic() + timeout_s
         with self.changed:
-            while not predicate(self.spans):
+            while not predicate(received):
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    names = sorted({(s.service, s.name) for s in self.spans})
+                    names = sorted({(r.service, r.name) for r in received})
                     raise AssertionError(f"timed out waiting for {what}; received {names}")
                 self.changed.wait(left)
-            return list(self.spans)
+            return list(received)
 
 
 CUMULATIVE = 2  # AGGREGATION_TEMPORALITY_CUMULATIVE

@@ -59,7 +59,7 @@ def exported() -> dict[str, set[str]]:
         throttled={("agent", "rate_per_s"): 1},
     )
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(PlatformCollector(snapshot, approvals_pending=0))
+    registry.register(PlatformCollector(snapshot, approvals_pending=0, process_restarts={"api": 0}))
     series: dict[str, set[str]] = {}
     for family in text_string_to_metric_families(generate_latest(registry).decode()):
         for sample in family.samples:

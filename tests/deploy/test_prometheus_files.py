@@ -111,9 +111,11 @@ def test_the_dashboard_shows_what_operators_watch() -> None:
         "toolrun_queue_depth",
         "toolrun_queue_wait_seconds_bucket",
         "toolrun_approvals_pending",
+        "toolrun_approvals_oldest_pending_seconds",
         "toolrun_calls_throttled_total",
         "toolrun_workers",
         "toolrun_workers_lost",
+        "toolrun_process_restarts",
     } <= read
     assert len({panel["id"] for panel in dashboard["panels"]}) == len(dashboard["panels"])
     assert all(
@@ -130,6 +132,7 @@ def test_the_dashboard_shows_what_operators_watch() -> None:
         "ToolrunApprovalsWaiting",
         "ToolrunLevelWithoutWorker",
         "ToolrunWorkerLost",
+        "ToolrunProcessRestarting",
     ],
 )
 def test_the_rules_have_the_alerts_issue_28_asks_for(alert: str) -> None:

@@ -100,6 +100,7 @@ def test_prometheus_scrapes_the_platform_and_loads_the_alerts(
             'toolrun_workers{level="read_only"} > 0',
             'toolrun_queue_wait_seconds_count{level="read_only"} >= 3',
             "toolrun_approvals_pending",
+            "toolrun_approvals_oldest_pending_seconds",
         ):
             wait_for(lambda q=promql: scraped(q), SCRAPED_S, f"{promql} in prometheus")
 

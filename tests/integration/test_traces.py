@@ -293,3 +293,25 @@ def test_a_tools_process_start_is_a_span_of_its_call(traced: Platform, receiver:
         if span is not tool:
             assert "gen_ai.tool.call.arguments" not in span.attributes, span
             assert "gen_ai.tool.call.result" not in span.attributes, span
+
+
+def call_ids_of(span: ReceivedSpan) -> list[str]:
+    """The call ids a `write history` span names (an OTLP array of strings)."""
+    found = span.attributes.get("toolrun.history.call_ids")
+    return [] if found is None else [value.string_value for value in found.values]
+
+
+def test_the_history_drainer_traces_each_batch_it_writes(
+    traced: Platform, receiver: Receiver
+) -> None:
+    call_id = call(traced)["call_id"]
+
+    def written(spans: list[ReceivedSpan]) -> bool:
+        return any(s.name == "write history" and call_id in call_ids_of(s) for s in spans)
+
+    spans = receiver.wait_for(written, SPANS_TIMEOUT_S, f"the history write of {call_id}")
+    [batch] = [s for s in spans if s.name == "write history" and call_id in call_ids_of(s)]
+    assert (batch.service, batch.kind) == ("toolrun-worker", "internal")
+    assert batch.attributes["toolrun.history.rows"] >= 1
+    assert len(call_ids_of(batch)) <= batch.attributes["toolrun.history.rows"]
+    assert not batch.error

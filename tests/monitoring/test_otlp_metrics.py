@@ -117,7 +117,12 @@ SNAPSHOT = Snapshot(
 
 def collector() -> PlatformCollector:
     return PlatformCollector(
-        SNAPSHOT, approvals_pending=5, agent_names={"a1": "alice"}, queue_bound=100
+        SNAPSHOT,
+        approvals_pending=5,
+        oldest_pending_s=90.0,
+        agent_names={"a1": "alice"},
+        queue_bound=100,
+        process_restarts={"api": 1},
     )
 
 
@@ -183,6 +188,9 @@ def test_the_counters_and_gauges_report_what_the_snapshot_holds(
     assert points(metrics["toolrun_agent_calls_queued"]) == {(("agent", "alice"),): 1}
     assert points(metrics["toolrun_agent_calls_in_flight"]) == {(("agent", "alice"),): 2}
     assert points(metrics["toolrun_approvals_pending"]) == {(): 5}
+    assert points(metrics["toolrun_approvals_oldest_pending_seconds"]) == {(): 90.0}
+    assert metrics["toolrun_approvals_oldest_pending_seconds"].unit == "s"
+    assert points(metrics["toolrun_process_restarts"]) == {(("process", "api"),): 1}
     assert points(metrics["toolrun_queue_bound"]) == {(): 100}
     assert (metrics["toolrun_calls"].description or "").startswith("Calls that ended")
 

@@ -21,6 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from toolrun.api.auth import Operator
 from toolrun.api.state import ApiState, get_state
+from toolrun.embedded.supervisor import STATUS_FILE
 from toolrun.monitoring.reading import read_platform
 
 router = APIRouter(tags=["monitoring"])
@@ -36,12 +37,14 @@ router = APIRouter(tags=["monitoring"])
 )
 async def metrics(state: Annotated[ApiState, Depends(get_state)], operator: Operator) -> Response:
     """Calls ended by tool and status, execution times, queue depths and bound, pending
-    approvals, each agent's calls queued and in flight, calls refused by quotas."""
+    approvals and the oldest's age, each agent's calls queued and in flight, calls refused
+    by quotas, and under `toolrun up` its processes' restarts."""
     collector = await read_platform(
         state.redis,
         inbox=state.inbox,
         agents=state.agents,
         queue_bound=state.settings.queue_bound,
+        status_file=state.settings.platform_home / STATUS_FILE,
     )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)

@@ -99,6 +99,7 @@ def worker(
     from toolrun.calls.outbox import HistoryOutbox
     from toolrun.database import open_database, prepare_to_fork
     from toolrun.history import HistoryStore
+    from toolrun.monitoring import tracing
     from toolrun.plugins.registry import PluginRegistry, plugin_cache
     from toolrun.workers.app import create_celery_app, longest_time_limit
     from toolrun.workers.broker import wait_for_broker
@@ -146,11 +147,13 @@ def worker(
     # Its own database engine (pool processes, forked at any time, use the runtime's),
     # opened when it first writes: a worker starts while the database is away.
     outbox = HistoryOutbox(client, lambda: HistoryStore(open_database(settings.database)), name)
+    tracing.setup(settings, "toolrun-worker")  # the drainer's spans; pool processes their own
     outbox.start()
     try:
         _run_worker(app, role, queues, concurrency, loglevel)
     finally:
         outbox.stop()
+        tracing.shutdown()
         reaper.stop()
         presence.stop()
         with contextlib.suppress(redis.RedisError):

@@ -17,20 +17,25 @@ from toolrun.monitoring.snapshot import Snapshot
 
 
 class PlatformCollector(Collector):
-    """The platform's metrics as of `snapshot`, plus the approval inbox's backlog."""
+    """The platform's metrics as of `snapshot`, plus the approval inbox's backlog and, under
+    `toolrun up`, its processes' restarts."""
 
     def __init__(
         self,
         snapshot: Snapshot,
         *,
         approvals_pending: int,
+        oldest_pending_s: float = 0.0,
         agent_names: dict[str, str] | None = None,
         queue_bound: int = 0,
+        process_restarts: dict[str, int] | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.approvals_pending = approvals_pending
+        self.oldest_pending_s = oldest_pending_s  # 0 when nothing is pending
         self.agent_names = agent_names or {}  # agent id → name, for the agent label
         self.queue_bound = queue_bound
+        self.process_restarts = process_restarts or {}  # process → restarts; {}: no `up`
 
     def collect(self) -> Iterator[Metric]:
         calls = CounterMetricFamily(
@@ -85,6 +90,20 @@ class PlatformCollector(Collector):
             "Calls waiting in the approval inbox for an operator's decision.",
             value=self.approvals_pending,
         )
+        yield GaugeMetricFamily(
+            "toolrun_approvals_oldest_pending_seconds",
+            "How long the oldest call still waiting in the approval inbox has waited (0: none).",
+            value=self.oldest_pending_s,
+        )
+        restarts = GaugeMetricFamily(
+            "toolrun_process_restarts",
+            "Times `toolrun up`'s supervisor restarted each process since it started (no "
+            "series elsewhere).",
+            labels=["process"],
+        )
+        for process, count in sorted(self.process_restarts.items()):
+            restarts.add_metric([process], count)
+        yield restarts
 
     def _workers(self) -> Iterator[Metric]:
         """Each queue's worker processes alive, their pool processes, those lost lately."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import redis.asyncio as aioredis
 
 from toolrun.config import Settings
+from toolrun.embedded.supervisor import STATUS_FILE
 from toolrun.monitoring.collector import PlatformCollector
 from toolrun.monitoring.reading import read_platform
 from toolrun.permissions.agents import AgentStore
@@ -74,7 +75,12 @@ def start(
     latest = _otel_metrics.Latest()
     interval_s = settings.otel_metric_export_interval_ms / 1000
     read = partial(
-        read_platform, redis, inbox=inbox, agents=agents, queue_bound=settings.queue_bound
+        read_platform,
+        redis,
+        inbox=inbox,
+        agents=agents,
+        queue_bound=settings.queue_bound,
+        status_file=settings.platform_home / STATUS_FILE,
     )
     provider = _otel_metrics.meter_provider(
         exporters,

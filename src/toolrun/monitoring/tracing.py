@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["annotate", "carrier", "enabled", "setup", "shutdown", "span"]
 log = logging.getLogger(__name__)
 Kind = Literal["internal", "server", "client", "producer", "consumer"]
-Attributes = Mapping[str, str | bool | int | float | None]
+Attributes = Mapping[str, str | bool | int | float | Sequence[str] | None]
 _OFF: AbstractContextManager[None] = nullcontext()
 
 
@@ -52,10 +52,12 @@ def setup(settings: Settings, service: str) -> bool:
     """Export this process's spans as `service` (toolrun-api, toolrun-worker,
     toolrun-scheduler) when the OTEL_* variables ask for traces; True when they do and the
     SDK is installed (`toolrun[otel]`). Call it in the process that makes the spans (a
-    worker's pool process, not its parent): the batch processor's thread is not forked."""
+    worker's pool process, and its parent for the history drainer): a forked process
+    makes its own provider rather than share its parent's exporter and its connections."""
     global _on  # noqa: PLW0603 - one tracer provider per process, as OpenTelemetry has it
     if _on is not None and _on.pid == os.getpid():
         return True
+    forked = _on is not None  # from a process with traces on: the global provider is set
     exporters = settings.trace_exporters
     if not exporters:
         return False
@@ -77,7 +79,8 @@ def setup(settings: Settings, service: str) -> bool:
         exporter = _exporter(name, settings)
         if exporter is not None:
             provider.add_span_processor(BatchSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
+    if not forked:  # OpenTelemetry sets it once per interpreter, and warns after
+        trace.set_tracer_provider(provider)
     _on = _Tracing(provider.get_tracer("toolrun", __version__), provider, os.getpid())
     watch_process_starts(_process_start)
     log.info("traces on: %s as %s", ", ".join(exporters), service)

@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import logging
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -59,3 +60,10 @@ def snapshot(redis_url: str) -> Snapshot:
             await client.aclose()
 
     return asyncio.run(read())
+
+
+@pytest.fixture
+def no_otel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No OpenTelemetry variable set: tests set the ones they need."""
+    for name in [name for name in os.environ if name.startswith("OTEL_")]:
+        monkeypatch.delenv(name)

@@ -38,21 +38,6 @@ from toolrun.monitoring.metrics import BUCKETS
 from toolrun.monitoring.snapshot import Durations, Workers
 
 ROOT = Path(__file__).resolve().parents[2]
-OTEL_NAMES = (
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-    "OTEL_METRICS_EXPORTER",
-    "OTEL_EXPORTER_OTLP_PROTOCOL",
-    "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
-    "OTEL_METRIC_EXPORT_INTERVAL",
-    "OTEL_SDK_DISABLED",
-)
-
-
-@pytest.fixture
-def no_otel(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in OTEL_NAMES:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.mark.parametrize(

@@ -19,20 +19,6 @@ from toolrun.config import Settings
 from toolrun.monitoring import tracing
 
 ROOT = Path(__file__).resolve().parents[2]
-OTEL_NAMES = (
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_TRACES_EXPORTER",
-    "OTEL_EXPORTER_OTLP_PROTOCOL",
-    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
-    "OTEL_SDK_DISABLED",
-)
-
-
-@pytest.fixture
-def no_otel(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in OTEL_NAMES:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from toolrun.cli._console import usage_error
 from toolrun.client import ApiError, Client
 
 T = TypeVar("T")
-MAX_LISTED = 1000  # the API's most a page: prefixes resolve among the newest calls
+MAX_LISTED = 1000  # the API's most a page: prefixes resolve among the newest (and --all)
 _NO_LISTING = (404, 405)  # an API older than GET /v1/calls
 
 

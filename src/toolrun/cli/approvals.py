@@ -24,7 +24,7 @@ from toolrun.cli._console import (
     out,
     usage_error,
 )
-from toolrun.cli._ids import by_id, whole_id
+from toolrun.cli._ids import MAX_LISTED, by_id, whole_id
 from toolrun.client import ApiError, ApiUnreachable, Client
 
 app = typer.Typer()  # help line: toolrun.cli.GROUPS
@@ -33,7 +33,6 @@ app.add_typer(rules_app, name="rules")
 Api = Annotated[str | None, typer.Option(help="API base URL (default: TOOLRUN_API).")]
 Reason = Annotated[str | None, typer.Option(help="Shown to the caller.")]
 POLL_S = 1.0
-MAX_LISTED = 1000  # the API's most: every pending call, for prefixes and --all
 
 
 def _client(api: str | None) -> Client:

@@ -56,6 +56,15 @@ def tree(pid: int) -> list[psutil.Process]:
     return [root, *root.children(recursive=True)]
 
 
+def worker_groups(pid: int) -> Groups:
+    """A worker's main process (it takes messages, sends events, writes history) and its
+    pool processes (they run the calls), apart."""
+    return {
+        "worker main": lambda: [psutil.Process(pid)],
+        "worker pool": lambda: psutil.Process(pid).children(recursive=True),
+    }
+
+
 def per_call(groups: Groups, load: Callable[[], int]) -> dict[str, float]:
     """Run `load` (returns how many calls it made); CPU ms per call of each group."""
     before = {name: cpu_s(found()) for name, found in groups.items()}
@@ -93,7 +102,7 @@ def toolrun_side(
         groups: Groups = {
             "client": lambda: [psutil.Process()],
             "api": lambda: tree(api.pid),
-            "worker": lambda: tree(worker.pid),
+            **worker_groups(worker.pid),
             "redis": lambda: [psutil.Process(redis_pid)],
         }
         return per_call(groups, lambda: asyncio.run(_calls(port, token, CONCURRENCY, seconds)))
@@ -159,7 +168,7 @@ def celery_side(
             once()
         groups: Groups = {
             "client": lambda: [psutil.Process()],
-            "worker": lambda: tree(worker.pid),
+            **worker_groups(worker.pid),
             "redis": lambda: [psutil.Process(redis_pid)],
         }
         return per_call(groups, load)
@@ -192,7 +201,7 @@ def report(celery: dict[str, float], toolrun: dict[str, float]) -> None:
     table = Table(title=f"CPU ms per call, {CONCURRENCY} clients")
     for column in ("process", "toolrun read via the API", "raw Celery no-op"):
         table.add_column(column, justify="right")
-    for name in ("client", "api", "worker", "redis", "total"):
+    for name in ("client", "api", "worker main", "worker pool", "redis", "total"):
         shown = [f"{side[name]:.2f}" if name in side else "—" for side in (toolrun, celery)]
         table.add_row(name, *shown)
     table.add_row("calls", f"{toolrun['calls']:.0f}", f"{celery['calls']:.0f}")

@@ -35,7 +35,7 @@ def test_the_first_ending_wins_and_a_later_one_leaves_no_trace(
     first = endings.finish(ended(call, ToolStatus.ERROR), call.arguments, None)
     later = endings.finish(ended(call, ToolStatus.SUCCESS), call.arguments, None)
 
-    assert (first, later) == (True, False)
+    assert (first.stored, later.stored) == (True, False)
     stored = store.get(call.id)
     assert stored is not None
     assert stored.status is ToolStatus.ERROR
@@ -52,8 +52,8 @@ def test_a_node_call_ending_wakes_the_scheduler_with_its_final_state(
     call = ToolCall(id=keys.dag_call("run1", "n1", 1), tool_name="read")
     redis_client.delete(keys.SCHEDULER_WAKE)
 
-    assert store.finish(ended(call, ToolStatus.SUCCESS))
+    assert store.finish(ended(call, ToolStatus.SUCCESS)).stored
 
     assert redis_client.lrange(keys.SCHEDULER_WAKE, 0, -1) == [call.id.encode()]
-    assert store.finish(ended(call, ToolStatus.ERROR)) is False
+    assert store.finish(ended(call, ToolStatus.ERROR)).stored is False
     assert redis_client.llen(keys.SCHEDULER_WAKE) == 1

@@ -81,7 +81,7 @@ def end(
 ) -> None:
     result = ToolResult(call_id=call_id, tool_name="read", status=status)
     result.metadata["agent_id"] = agent
-    assert store.finish(result)
+    assert store.finish(result).stored
 
 
 def test_nothing_is_handed_out_while_no_worker_is_live(
@@ -283,3 +283,21 @@ def test_a_call_ending_after_it_was_handed_out_leaves_its_agents_list_alone(
     assert redis_client.zscore(keys.fair_sent(QUEUE), "a-0") is None  # its slot is free
     assert pumped(queues) == ["a-1"]
     assert queues.of_agent("a") == AgentUse(queued=1, in_flight=2)
+
+
+def test_an_ending_hands_out_the_next_call_in_the_same_round_trip(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    queues = fair(redis_client)
+    workers(redis_client, 1)
+    assert add(queues, store, "a", 1) + add(queues, store, "b", 1) == ["a-0"]
+    first = ToolResult(call_id="a-0", tool_name="read", status=ToolStatus.SUCCESS)
+    first.metadata["agent_id"] = "a"
+
+    finished = store.finish(first, pump=queues.pump_step(QUEUE))
+
+    assert finished.stored
+    assert [json.loads(raw)["call"]["id"] for raw in finished.handed_out] == ["b-0"]
+    assert pumped(queues) == []  # b-0 holds the one slot now
+    again = store.finish(first, pump=queues.pump_step(QUEUE))
+    assert (again.stored, again.handed_out) == (False, [])  # the first ending wins

@@ -32,7 +32,7 @@ def end_calls(client: redis.Redis, count: int) -> list[str]:
     for index in range(count):
         call = ToolCall(tool_name="fetch", arguments={"token": SECRET_VALUE, "n": index})
         result = ToolResult.accepted(call, ToolStatus.SUCCESS)
-        assert endings.finish(result, call.arguments, SECRET)
+        assert endings.finish(result, call.arguments, SECRET).stored
         ids.append(call.id)
     return ids
 

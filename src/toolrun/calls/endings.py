@@ -26,7 +26,8 @@ from typing import Any
 
 import redis
 
-from toolrun.calls.store import CallStore, Increment, add_increments
+from toolrun.calls.fairness import Step
+from toolrun.calls.store import CallStore, Finished, Increment, add_increments
 from toolrun.history.records import CallRecord, record_of, redact
 from toolrun.tools.model import ToolResult
 
@@ -76,11 +77,13 @@ class Endings:
         parameters: dict[str, Any] | None,
         *,
         unless_started: bool = False,
-    ) -> bool:
+        pump: Step | None = None,
+    ) -> Finished:
         """End a call that has a record: store its final state (retrying after each of
-        `retry_delays_s`), hand it to its waiters, then notify. False, with nothing
+        `retry_delays_s`), hand it to its waiters, then notify. Not `stored`, with nothing
         stored, counted or told, when the call had already ended (or, `unless_started`,
-        had started: a cancel).
+        had started: a cancel). `pump`: the queue whose slot the ending frees, pumped in
+        the same round trip (`CallStore.finish`).
 
         Raises:
             redis.RedisError: Redis still unreachable after the retries.
@@ -89,15 +92,15 @@ class Endings:
         increments = self._increments(event)
         row = self._row(arguments, parameters)
 
-        def store() -> bool:
+        def store() -> Finished:
             return self.store.finish(
-                result, increments, arguments=row, unless_started=unless_started
+                result, increments, arguments=row, unless_started=unless_started, pump=pump
             )
 
         failed = False
         for delay in self.retry_delays_s:
             try:
-                stored = store()
+                finished = store()
             except redis.RedisError as exc:
                 log.warning("storing the result of %s failed (%s); retrying", result.call_id, exc)
                 failed = True
@@ -105,18 +108,19 @@ class Endings:
             else:
                 break
         else:
-            stored = store()
-        if not stored and failed:  # an attempt whose answer was lost may have stored it
+            finished = store()
+        if not finished.stored and failed:  # an attempt whose answer was lost may have stored it
             stored = self.store.get(result.call_id) == result
-        if not stored:
+            finished = Finished(stored, finished.handed_out)
+        if not finished.stored:
             log.warning(
                 "call %s had already ended; this ending (%s) is dropped",
                 result.call_id,
                 result.status.value,
             )
-            return False
+            return finished
         self.notify(event)
-        return True
+        return finished
 
     def at_once(
         self,

@@ -32,7 +32,7 @@ Keys are made inside the scripts from the agent names (one Redis, not a cluster)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -109,11 +109,42 @@ end
 """
 )
 
+
+def lua_function(name: str, body: str) -> str:
+    """A script's `body` as a Lua function of its own KEYS and ARGV, so that several
+    scripts' steps run as one script: one round trip, one atomic step (`Step`)."""
+    return f"local function {name}(KEYS, ARGV)\n{body}\nend\n"
+
+
+# `part`: `count` items of a table from `first` on (a step's share of KEYS or ARGV).
+LUA_PART = """
+local function part(items, first, count)
+    local out = {}
+    for i = 1, count do
+        out[i] = items[first + i - 1]
+    end
+    return out
+end
+"""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One script's step run inside another script (`lua_function`): which function, and
+    its KEYS and ARGV."""
+
+    function: str
+    keys: list[str]
+    args: list[str | int | float] = field(default_factory=list)
+
+
 # KEYS: interactive ring, batch ring, workers, slots, sent (handed out), turn, waiting
 # counts, keys.SENT, keys.SENT_ENVELOPES, [the agent's open calls, keys.AGENTS_OPEN].
 # ARGV: ahead, batch_every, recheck_s, queue, [call id, priority, agent].
 # An agent joining a priority goes on the ring's `:new` list; the ring and it take turns.
-_PUMP = (
+# Returns the envelopes of the calls taken for the workers.
+LUA_PUMP = lua_function(
+    "pump",
     LUA_NOW
     + LUA_COUNT
     + LUA_RECHECK
@@ -183,18 +214,21 @@ while room > 0 do
     end
 end
 return taken
-"""
+""",
 )
 # A call on a queue of one machine, sent straight to the broker: one of its agent's open
 # calls. KEYS: the agent's open calls, keys.AGENTS_OPEN. ARGV: call id, agent.
-_OPEN = (
+LUA_OPEN = lua_function(
+    "open",
     LUA_NOW
     + """
 redis.call('ZADD', KEYS[1], 'NX', now, ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
-return 1
-"""
+return {}
+""",
 )
+_PUMP = LUA_PUMP + "return pump(KEYS, ARGV)"
+_OPEN = LUA_OPEN + "return open(KEYS, ARGV)"
 
 
 def agent_key(agent_id: str | None) -> str:
@@ -236,28 +270,30 @@ class FairQueues:
         """Put a queued call (its envelope kept with its record: `CallStore.create`) in
         its agent's list on a shared `queue`, then take what the workers have room for.
         Returns the envelopes (JSON) taken, for the broker."""
-        agent = agent_key(agent_id)
-        extra_keys = [keys.agent_open(agent), keys.AGENTS_OPEN]
-        extra_args: list[str | int | float] = [call_id, priority.value, agent]
-        return self._run(queue, extra_keys, extra_args)
+        return self._run(self.add_step(call_id, queue, priority, agent_id))
 
     def pump(self, queue: str) -> list[str]:
         """The envelopes (JSON) of the calls a shared `queue`'s workers have room for, in
         turn, now noted as handed out; empty when nothing waits or nothing is free."""
-        return self._run(queue, [], [])
+        return self._run(self.pump_step(queue))
 
     def note_open(self, call_id: str, agent_id: str | None) -> None:
         """A call about to be sent straight to the broker (a machine's queue)."""
+        step = self.open_step(call_id, agent_id)
+        self._open(keys=step.keys, args=step.args)
+
+    def add_step(self, call_id: str, queue: str, priority: Priority, agent_id: str | None) -> Step:
+        """`add` as a step of another script (`LUA_PUMP`)."""
         agent = agent_key(agent_id)
-        self._open(keys=[keys.agent_open(agent), keys.AGENTS_OPEN], args=[call_id, agent])
+        step = self.pump_step(queue)
+        return Step(
+            step.function,
+            [*step.keys, keys.agent_open(agent), keys.AGENTS_OPEN],
+            [*step.args, call_id, priority.value, agent],
+        )
 
-    def handed_out(self, queue: str, call_id: str) -> bool:
-        """True when the call was taken for `queue`'s workers (and has not ended)."""
-        return self.client.zscore(keys.fair_sent(queue), call_id) is not None
-
-    def _run(
-        self, queue: str, extra_keys: list[str], extra_args: list[str | int | float]
-    ) -> list[str]:
+    def pump_step(self, queue: str) -> Step:
+        """`pump` as a step of another script (`LUA_PUMP`)."""
         script_keys = [
             keys.fair_ring(queue, Priority.INTERACTIVE),
             keys.fair_ring(queue, Priority.BATCH),
@@ -268,11 +304,21 @@ class FairQueues:
             keys.FAIR_WAITING,
             keys.SENT,
             keys.SENT_ENVELOPES,
-            *extra_keys,
         ]
-        args: list[str | int | float] = [self.ahead, self.batch_every, self.recheck_s, queue]
-        taken: Any = self._pump(keys=script_keys, args=[*args, *extra_args])
-        return [item.decode() if isinstance(item, bytes) else item for item in taken]
+        return Step("pump", script_keys, [self.ahead, self.batch_every, self.recheck_s, queue])
+
+    @staticmethod
+    def open_step(call_id: str, agent_id: str | None) -> Step:
+        """`note_open` as a step of another script (`LUA_OPEN`)."""
+        agent = agent_key(agent_id)
+        return Step("open", [keys.agent_open(agent), keys.AGENTS_OPEN], [call_id, agent])
+
+    def handed_out(self, queue: str, call_id: str) -> bool:
+        """True when the call was taken for `queue`'s workers (and has not ended)."""
+        return self.client.zscore(keys.fair_sent(queue), call_id) is not None
+
+    def _run(self, step: Step) -> list[str]:
+        return decoded(self._pump(keys=step.keys, args=step.args))
 
     def waiting(self, queue: str) -> int:
         """How many calls wait on `queue` for their turn."""
@@ -294,6 +340,11 @@ class FairQueues:
             return 0
         sizes: Any = self.client.hmget(keys.FAIR_SLOTS, names)
         return sum(int(size or 1) for size in sizes)
+
+
+def decoded(items: Any) -> list[str]:
+    """A script's answer of strings, as str."""
+    return [item.decode() if isinstance(item, bytes) else item for item in items]
 
 
 def _now(client: redis.Redis) -> float:

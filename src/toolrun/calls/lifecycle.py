@@ -14,13 +14,15 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from structlog.contextvars import bound_contextvars
 
 from toolrun.calls.endings import Endings
 from toolrun.calls.envelope import Envelope, Priority
-from toolrun.calls.quotas import QuotaGate
+from toolrun.calls.fairness import Step, agent_key
+from toolrun.calls.queueing import Queueing
+from toolrun.calls.quotas import QuotaGate, refusal_of
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.errors import CallConflict, CallNotFound, SandboxViolation, ToolNotFound, TryLater
@@ -46,7 +48,17 @@ Presence = Callable[[str, PermissionLevel], bool]
 class Publisher(Protocol):
     """Queues an admitted call for the workers (`workers.dispatch.FairPublisher`)."""
 
-    def send(self, envelope: Envelope, parameters: dict[str, Any] | None) -> None: ...
+    def send(self, envelope: Envelope, parameters: dict[str, Any] | None) -> None:
+        """Queue a call whose record is stored (an approved call)."""
+
+    def place_step(self, envelope: Envelope) -> Step:
+        """The step that puts a new call in line, run with its record's creation."""
+
+    def publish_placed(
+        self, envelope: Envelope, parameters: dict[str, Any] | None, handed_out: list[str]
+    ) -> None:
+        """Send to the broker what placing the call handed out (raises when the call
+        itself was not sent)."""
 
 
 class CallIdTaken(CallConflict):
@@ -92,6 +104,7 @@ class Lifecycle:
 
     def __post_init__(self) -> None:
         self.context = ToolContext.create(self.settings)
+        self._queueing = Queueing(self.calls.client)
         self.default_quota = Quota.defaults(self.settings)
 
     # -- admission -------------------------------------------------------------------
@@ -179,8 +192,6 @@ class Lifecycle:
         envelope = admitted.envelope
         if envelope.needs_approval:
             return self._park(admitted)
-        if metered and self.quotas is not None:
-            self._check_quota(self.quotas, admitted)
         queued = ToolResult.accepted(envelope.call, ToolStatus.QUEUED)
         if envelope.approved_by is not None:
             queued.metadata["approved_by"] = envelope.approved_by
@@ -190,37 +201,46 @@ class Lifecycle:
         # The envelope is kept with the record until a worker starts the call: a message
         # the broker loses is sent again (`workers.reaper`).
         sent = envelope.model_dump_json()
-        if not self.calls.create(queued, request=admitted.request, envelope=sent):
+        call = envelope.call
+        check = None
+        if metered and self.quotas is not None:
+            check = self.quotas.check_step(call.agent_id, admitted.quota, envelope.queue)
+        queueing = self._queueing.queue(
+            check,
+            self.calls.create_step(queued, request=admitted.request, envelope=sent),
+            self.publisher.place_step(envelope),
+        )
+        if queueing.refused is not None:
+            agent = admitted.agent_name or agent_key(call.agent_id)
+            refusal = refusal_of(queueing.refused, agent, admitted.quota, envelope.queue)
+            if refusal is not None:
+                self._refused(admitted, refusal)
+        if not queueing.created:
             raise CallIdTaken(queued)
         try:
-            self.publisher.send(envelope, admitted.parameters)
+            self.publisher.publish_placed(envelope, admitted.parameters, queueing.handed_out)
         except Exception:
-            self.calls.forget(envelope.call.id)  # not queued after all: the id is free again
+            self.calls.forget(call.id)  # not queued after all: the id is free again
             raise
         return queued
 
-    def _check_quota(self, quotas: QuotaGate, admitted: Admitted) -> None:
-        """Raises `TryLater` (recorded in the security log, once in a while per agent and
-        quota) when the call may not be queued now, or `CallIdTaken` when it was queued
-        before (a client's retry, whose first answer was lost: it gets that call's state)."""
+    def _refused(self, admitted: Admitted, refused: TryLater) -> NoReturn:
+        """Raises a quota's refusal (recorded in the security log, once in a while per
+        agent and quota), or `CallIdTaken` when the call was queued before (a client's
+        retry, whose first answer was lost: it gets that call's state)."""
         call = admitted.call
-        try:
-            quotas.check(
-                call.agent_id, admitted.agent_name, admitted.quota, admitted.envelope.queue
+        existing = self.calls.get(call.id)
+        if existing is not None:
+            raise CallIdTaken(existing) from refused
+        if refused.first:
+            self.security.record(
+                EventKind.QUOTA,
+                str(refused),
+                agent_id=call.agent_id,
+                call_id=call.id,
+                tool_name=call.tool_name,
             )
-        except TryLater as refused:
-            existing = self.calls.get(call.id)
-            if existing is not None:
-                raise CallIdTaken(existing) from refused
-            if refused.first:
-                self.security.record(
-                    EventKind.QUOTA,
-                    str(refused),
-                    agent_id=call.agent_id,
-                    call_id=call.id,
-                    tool_name=call.tool_name,
-                )
-            raise
+        raise refused
 
     def _park(self, admitted: Admitted) -> ToolResult:
         """Record the call as awaiting approval, then put it in the operators' inbox. In

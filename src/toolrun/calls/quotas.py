@@ -21,7 +21,7 @@ from typing import Any
 import redis
 
 from toolrun.calls import keys
-from toolrun.calls.fairness import LUA_NOW, LUA_RECHECK, agent_key
+from toolrun.calls.fairness import LUA_NOW, LUA_RECHECK, Step, agent_key, lua_function
 from toolrun.errors import Overloaded, QuotaExceeded, TryLater
 from toolrun.permissions.quotas import Quota
 
@@ -37,7 +37,8 @@ SAID_EVERY_S = 10
 # how long one refusal stands for the next (s), the bucket's time to live (ms). Returns
 # {0, 0, 0} when the call may be queued, else {quota, retry in ms, 1 if the first refusal
 # of this agent and quota in that time}.
-_CHECK = (
+LUA_CHECK = lua_function(
+    "check_quota",
     LUA_NOW
     + LUA_RECHECK
     + """
@@ -81,8 +82,9 @@ if rate > 0 then
     redis.call('PEXPIRE', KEYS[3], ARGV[10])
 end
 return {0, 0, 0}
-"""
+""",
 )
+_CHECK = LUA_CHECK + "return check_quota(KEYS, ARGV)"
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,15 @@ class QuotaGate:
             Overloaded: `queue` already holds `queue_bound` waiting calls.
             Either has `first` set when it is the first such refusal in SAID_EVERY_S.
         """
+        step = self.check_step(agent_id, quota, queue)
+        answer: Any = self._check(keys=step.keys, args=step.args)
+        refusal = refusal_of(answer, agent_name or agent_key(agent_id), quota, queue)
+        if refusal is not None:
+            raise refusal
+
+    def check_step(self, agent_id: str | None, quota: Quota, queue: str) -> Step:
+        """`check` as a step of another script (`LUA_CHECK`); its answer goes to
+        `refusal_of`."""
         agent = agent_key(agent_id)
         script_keys = [
             keys.FAIR_WAITING,
@@ -131,13 +142,7 @@ class QuotaGate:
             SAID_EVERY_S,
             _bucket_ttl_ms(quota),
         ]
-        answer: Any = self._check(keys=script_keys, args=args)
-        refused = answer[0].decode() if isinstance(answer[0], bytes) else answer[0]
-        if refused == 0:
-            return
-        refusal = _refusal(str(refused), int(answer[1]) / 1000, agent_name or agent, quota, queue)
-        refusal.first = bool(answer[2])
-        raise refusal
+        return Step("check_quota", script_keys, args)
 
     def throttled(self) -> list[Throttled]:
         """Every count of refused calls, by agent and quota."""
@@ -147,6 +152,17 @@ class QuotaGate:
             agent, _, quota = field.decode().rpartition("|")
             found.append(Throttled(agent, quota, int(count)))
         return sorted(found, key=lambda item: (item.agent, item.quota))
+
+
+def refusal_of(answer: Any, agent: str, quota: Quota, queue: str) -> TryLater | None:
+    """What `LUA_CHECK` answered ({quota, retry in ms, first}) as the refusal to raise, with
+    `first` set for the first such refusal in SAID_EVERY_S; None when the call may go."""
+    refused = answer[0].decode() if isinstance(answer[0], bytes) else answer[0]
+    if refused == 0:
+        return None
+    refusal = _refusal(str(refused), int(answer[1]) / 1000, agent, quota, queue)
+    refusal.first = bool(answer[2])
+    return refusal
 
 
 def _bucket_ttl_ms(quota: Quota) -> int:

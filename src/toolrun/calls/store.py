@@ -11,13 +11,23 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 import redis.asyncio as aioredis
 
 from toolrun.calls import keys
-from toolrun.calls.fairness import FAIR_QUEUES, LUA_WITHDRAW, agent_key
+from toolrun.calls.fairness import (
+    FAIR_QUEUES,
+    LUA_PART,
+    LUA_PUMP,
+    LUA_WITHDRAW,
+    Step,
+    agent_key,
+    decoded,
+    lua_function,
+)
 from toolrun.tools.model import ToolResult, ToolStatus
 
 _DONE_TTL_S = 600
@@ -61,7 +71,9 @@ return 0
 # One round trip, atomically: the record unless its id is taken, the request's digest
 # beside it, and for a call ended as it is created, its history row's makings in the
 # outbox (`calls.outbox`). Returns 1 when created.
-_CREATE = """
+LUA_CREATE = lua_function(
+    "create",
+    """
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[3]) then
     redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
     if ARGV[4] ~= '' then
@@ -74,7 +86,9 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[3]) then
     return 1
 end
 return 0
-"""
+""",
+)
+_CREATE = LUA_CREATE + "return create(KEYS, ARGV)"
 
 
 # One round trip, atomically: unless the call has already ended (the first ending wins: a
@@ -86,7 +100,8 @@ return 0
 # and add the call's counters (`Increment`s: key, field, amount, from ARGV[9] on). Only
 # from the states in ARGV[7] (",queued,running,": a cancel ends only what has not
 # started). Returns 1 when stored.
-_FINISH = (
+_FINISH_STEP = lua_function(
+    "finish",
     LUA_WITHDRAW
     + """
 local current = redis.call('GET', KEYS[1])
@@ -127,6 +142,26 @@ for i = 9, #ARGV, 3 do
     end
 end
 return 1
+""",
+)
+# The ending, then (when KEYS go on past the ending's ARGV[1] keys) a pump of the queue
+# whose slot it freed (`calls.fairness`), whether or not this ending was the first: the
+# slot is free either way. ARGV[2]: how many of ARGV (from ARGV[3] on) are the ending's.
+# Returns {1 when stored, else 0; the envelopes the pump took}.
+_FINISH = (
+    _FINISH_STEP
+    + LUA_PUMP
+    + LUA_PART
+    + """
+local ending_keys, ending_args = tonumber(ARGV[1]), tonumber(ARGV[2])
+local stored = finish(part(KEYS, 1, ending_keys), part(ARGV, 3, ending_args))
+if #KEYS == ending_keys then
+    return {stored}
+end
+local pumped_keys = part(KEYS, ending_keys + 1, #KEYS - ending_keys)
+local pumped_args = part(ARGV, ending_args + 3, #ARGV - ending_args - 2)
+local taken = pump(pumped_keys, pumped_args)
+return {stored, unpack(taken)}
 """
 )
 _HANDED_OUT = tuple(keys.fair_sent(queue) for queue in sorted(FAIR_QUEUES))
@@ -134,6 +169,15 @@ _PENDING = ",queued,running,awaiting_approval,"  # the states a call may end fro
 _NOT_STARTED = ",queued,awaiting_approval,"
 # A counter to add to when a call ends: (hash key, field, amount).
 Increment = tuple[str, str, int | float]
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What `CallStore.finish` did: whether the ending was stored (the first one), and the
+    envelopes (JSON) of the calls its pump handed out, for the broker."""
+
+    stored: bool
+    handed_out: list[str]
 
 
 def increments_args(increments: Iterable[Increment]) -> list[str | int | float]:
@@ -181,6 +225,18 @@ class CallStore:
         `arguments`: for a call that ends as it is created, its arguments as JSON,
         secrets redacted, to put its history row in the outbox with it. `envelope`: for a
         call about to be queued, its envelope as JSON, kept until a worker starts it."""
+        step = self.create_step(result, request=request, arguments=arguments, envelope=envelope)
+        return bool(self._create(keys=step.keys, args=step.args))
+
+    def create_step(
+        self,
+        result: ToolResult,
+        *,
+        request: str,
+        arguments: str | None = None,
+        envelope: str | None = None,
+    ) -> Step:
+        """`create` as a step of another script (`LUA_CREATE`): 1 when created."""
         call_id = result.call_id
         call_keys = [
             keys.record(call_id),
@@ -199,7 +255,7 @@ class CallStore:
             queued_at,
             call_id,
         ]
-        return bool(self._create(keys=call_keys, args=args))
+        return Step("create", call_keys, args)
 
     def replace(self, result: ToolResult, *, was: ToolStatus, envelope: str | None = None) -> bool:
         """Move a call from state `was` to `result` (an approved call becoming queued), in
@@ -286,12 +342,15 @@ class CallStore:
         *,
         arguments: str | None = None,
         unless_started: bool = False,
-    ) -> bool:
+        pump: Step | None = None,
+    ) -> Finished:
         """Store the final state, hand it to every waiter and add the call's counters, in
-        one atomic round trip; False, with nothing written, when the call had already
-        ended (the first ending wins), or had started and `unless_started` (a cancel).
-        `arguments`: the call's arguments as JSON, secrets redacted, to put the call's
-        history row in the outbox with its final state."""
+        one atomic round trip; not `stored`, with nothing written, when the call had
+        already ended (the first ending wins), or had started and `unless_started` (a
+        cancel). `arguments`: the call's arguments as JSON, secrets redacted, to put the
+        call's history row in the outbox with its final state. `pump`: the queue whose
+        slot the ending frees (`FairQueues.pump_step`), pumped in the same round trip:
+        what it took is `handed_out`, for the broker."""
         result.metadata.setdefault("finished_at", time.time())
         encoded = result.model_dump_json()
         call_id = result.call_id
@@ -321,7 +380,11 @@ class CallStore:
             agent,
             *increments_args(increments),
         ]
-        return bool(self._finish(keys=call_keys, args=args))
+        then = pump or Step("pump", [])
+        answer: Any = self._finish(
+            keys=[*call_keys, *then.keys], args=[len(call_keys), len(args), *args, *then.args]
+        )
+        return Finished(stored=bool(answer[0]), handed_out=decoded(answer[1:]))
 
     def hold(self, call_id: str, worker: str) -> None:
         """Note that `worker` took the call's message (until the call ends)."""

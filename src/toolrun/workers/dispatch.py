@@ -12,7 +12,7 @@ from celery import Celery
 from kombu import Exchange, Queue
 
 from toolrun.calls.envelope import Envelope
-from toolrun.calls.fairness import FAIR_QUEUES, FairQueues
+from toolrun.calls.fairness import FAIR_QUEUES, FairQueues, Step
 from toolrun.history.records import redact
 
 log = logging.getLogger(__name__)
@@ -107,22 +107,53 @@ class FairPublisher:
             enqueue(self.app, envelope, parameters=parameters, kill_grace_s=self.kill_grace_s)
             return
         taken = self.queues.add(call.id, envelope.queue, envelope.priority, call.agent_id)
-        self._publish(taken)
+        self.publish(taken)
+
+    def place_step(self, envelope: Envelope) -> Step:
+        """The step that puts a new call in line, run in the same round trip as its
+        record's creation (`calls.queueing`): on a shared queue, in its agent's list, and
+        the pump; on a machine's queue, among its agent's open calls."""
+        call = envelope.call
+        if not self.queues.is_fair(envelope.queue):
+            return self.queues.open_step(call.id, call.agent_id)
+        return self.queues.add_step(call.id, envelope.queue, envelope.priority, call.agent_id)
+
+    def publish_placed(
+        self, envelope: Envelope, parameters: dict[str, Any] | None, handed_out: list[str]
+    ) -> None:
+        """Send what `place_step` handed out; on a machine's queue, the call itself.
+
+        Raises:
+            kombu's OperationalError: a machine's call was not sent.
+        """
+        if not self.queues.is_fair(envelope.queue):
+            enqueue(self.app, envelope, parameters=parameters, kill_grace_s=self.kill_grace_s)
+            return
+        self.publish(handed_out)
 
     def pump(self, queue: str) -> int:
         """Send the calls `queue`'s workers have room for; returns how many."""
-        return self._publish(self.queues.pump(queue)) if self.queues.is_fair(queue) else 0
+        return self.publish(self.queues.pump(queue)) if self.queues.is_fair(queue) else 0
+
+    def pump_step(self, queue: str) -> Step | None:
+        """`pump` as a step of another script (a call's ending: `CallStore.finish`), whose
+        answer goes to `publish`; None for a machine's queue, which is not pumped."""
+        return self.queues.pump_step(queue) if self.queues.is_fair(queue) else None
 
     def pump_all(self) -> int:
         """`pump` every shared queue (a worker starting, a reaper's round)."""
         return sum(self.pump(queue) for queue in sorted(FAIR_QUEUES))
 
-    def _publish(self, taken: list[str]) -> int:
+    def publish(self, taken: list[str]) -> int:
         """Send calls taken from the fair queues. They are noted as sent: one whose
         message fails here is sent again by the reapers (`workers.reaper.send_lost`),
         so a failure is logged, not raised (the call is queued either way)."""
         for raw in taken:
-            envelope = Envelope.model_validate_json(raw)
+            try:
+                envelope = Envelope.model_validate_json(raw)
+            except ValueError as exc:  # written by another version of toolrun
+                log.warning("a call taken for its workers has an unreadable envelope (%r)", exc)
+                continue
             try:
                 enqueue(
                     self.app,

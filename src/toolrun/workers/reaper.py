@@ -269,8 +269,8 @@ class Reaper:
         current.metadata.update(deliveries=starts, tool_starts=starts)
         envelope = taken.envelope
         if envelope is None:  # unreadable: nothing of its arguments is stored
-            return self.endings.finish(current, {}, None)
-        return self.endings.finish(current, envelope.call.arguments, envelope.redaction())
+            return self.endings.finish(current, {}, None).stored
+        return self.endings.finish(current, envelope.call.arguments, envelope.redaction()).stored
 
 
 @dataclass(frozen=True)

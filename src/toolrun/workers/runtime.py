@@ -18,7 +18,8 @@ from structlog.contextvars import bound_contextvars
 
 from toolrun.calls.endings import Endings
 from toolrun.calls.envelope import Envelope
-from toolrun.calls.store import CallStore
+from toolrun.calls.fairness import Step
+from toolrun.calls.store import CallStore, Finished
 from toolrun.calls.traced import (
     arguments_attributes,
     call_attributes,
@@ -47,6 +48,7 @@ from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 from toolrun.tools.validation import validate_arguments, with_defaults
 from toolrun.workers.app import create_celery_app, longest_time_limit
+from toolrun.workers.dispatch import FairPublisher
 
 log = logging.getLogger(__name__)
 _CHANGED = DenyApprover(
@@ -114,9 +116,11 @@ class WorkerRuntime:
     def executor(self) -> Executor:
         return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
 
-    def run(self, envelope: Envelope) -> ToolResult | None:
+    def run(self, envelope: Envelope, next_calls: FairPublisher | None = None) -> ToolResult | None:
         """Run one delivery of an admitted call and store its final state (None: it had
-        already ended).
+        already ended). `next_calls`: the call's slot is free once it ends, so the calls
+        waiting their turn on its queue are taken in the same round trip as the ending and
+        published with this (`calls.fairness`).
 
         Every line logged meanwhile carries the call's id.
         """
@@ -129,11 +133,11 @@ class WorkerRuntime:
                 parent=envelope.trace,  # the span that queued it: one trace across the queue
             ) as span,
         ):
-            result = self._run(envelope)
+            result = self._run(envelope, next_calls)
             tracing.annotate(span, _outcome(result))
             return result
 
-    def _run(self, envelope: Envelope) -> ToolResult | None:
+    def _run(self, envelope: Envelope, next_calls: FairPublisher | None) -> ToolResult | None:
         call = envelope.call
         started_at = time.time()
         facts: dict[str, object] = {
@@ -183,8 +187,11 @@ class WorkerRuntime:
                 tool_name=call.tool_name,
                 target=denied["path"],
             )
+        pump = None if next_calls is None else next_calls.pump_step(envelope.queue)
         with tracing.span(f"record {call.tool_name}", attributes=call_attributes(call)):
-            self.end(call, result, tool)
+            finished = self.end(call, result, tool, pump=pump)
+        if next_calls is not None:
+            next_calls.publish(finished.handed_out)
         return result
 
     def end(
@@ -194,13 +201,15 @@ class WorkerRuntime:
         tool: Tool | None = None,
         *,
         secrets: dict[str, Any] | None = None,
-    ) -> None:
+        pump: Step | None = None,
+    ) -> Finished:
         """Store a final state and tell the subscribers (see `calls.endings`); `tool`: the
         call's, when the caller has it at hand; `secrets`: which arguments to redact when
-        the tool is not found here (`Envelope.redaction`: a plugin, in the main process)."""
+        the tool is not found here (`Envelope.redaction`: a plugin, in the main process);
+        `pump`: the queue whose slot the ending frees (`CallStore.finish`)."""
         tool = tool or self.registry.get(call.tool_name, call.version)
         parameters = secrets if tool is None else tool.descriptor.parameters
-        self.endings.finish(result, call.arguments, parameters)
+        return self.endings.finish(result, call.arguments, parameters, pump=pump)
 
     def _checked(self, envelope: Envelope, deliveries: int) -> Tool | ToolResult:
         """The call's tool, or its final result when it must not run here. The message is

@@ -95,7 +95,7 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             return UNREAD
         call = envelope.call
         try:
-            result = runtime.run(envelope)
+            result = runtime.run(envelope, next_calls=publisher)
         except redis.RedisError as exc:
             # The call store is unreachable: hand the message back rather than have it
             # acknowledged as failed, which would leave the call queued or running forever.
@@ -105,8 +105,8 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
                 extra={"call_id": call.id},
             )
             raise Reject(exc, requeue=True) from exc
-        _next_call(publisher, envelope.queue)
-        if result is None:
+        if result is None:  # nothing ended here; the slot its ending freed may be idle
+            _next_call(publisher, envelope.queue)
             return REDELIVERY_IGNORED
         if not result.ok:
             raise ToolCallFailed(f"{result.status}: {result.error or '(no message)'}")

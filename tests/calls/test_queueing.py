@@ -1,0 +1,113 @@
+"""Queueing a new call in one round trip on a real Redis: a call refused by a quota writes
+nothing, a call whose id is taken takes no place in line, a call on a shared queue joins
+its agent's list and is handed out when a worker has room, and a call on a machine's queue
+is counted among its agent's open calls."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis
+
+from toolrun.calls import keys
+from toolrun.calls.envelope import Priority
+from toolrun.calls.fairness import FairQueues, Step
+from toolrun.calls.queueing import Queueing
+from toolrun.calls.quotas import QuotaGate, refusal_of
+from toolrun.calls.store import CallStore
+from toolrun.errors import QuotaExceeded
+from toolrun.permissions.quotas import Quota
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.workers.presence import Presence
+
+QUEUE = "tools.read_only"
+ONE_WAITING = Quota(rate_per_s=0, burst=0, max_in_flight=0, max_queued=1)
+
+
+@pytest.fixture
+def store(redis_client: redis.Redis) -> CallStore:
+    return CallStore(redis_client, ttl_s=600)
+
+
+@pytest.fixture
+def queues(redis_client: redis.Redis) -> FairQueues:
+    return FairQueues(redis_client, ahead=0, batch_every=4)
+
+
+def new_call(store: CallStore, call_id: str, agent: str) -> tuple[ToolResult, Step]:
+    call = ToolCall(id=call_id, tool_name="read", version="1.0.0", agent_id=agent)
+    queued = ToolResult.accepted(call, ToolStatus.QUEUED)
+    envelope = json.dumps({"call": {"id": call_id, "agent_id": agent}, "queue": QUEUE})
+    return queued, store.create_step(queued, request="r", envelope=envelope)
+
+
+def test_a_call_over_its_quota_writes_nothing(
+    redis_client: redis.Redis, store: CallStore, queues: FairQueues
+) -> None:
+    quotas = QuotaGate(redis_client, queue_bound=0)
+    queueing = Queueing(redis_client)
+    for number in range(2):
+        _, create = new_call(store, f"a-{number}", "a")
+        check = quotas.check_step("a", ONE_WAITING, QUEUE)
+        place = queues.add_step(f"a-{number}", QUEUE, Priority.INTERACTIVE, "a")
+        outcome = queueing.queue(check, create, place)
+
+    assert outcome.refused is not None
+    assert not outcome.created
+    refusal = refusal_of(outcome.refused, "a", ONE_WAITING, QUEUE)
+    assert isinstance(refusal, QuotaExceeded)
+    assert refusal.quota == "max_queued"
+    assert store.get("a-0") is not None  # no worker: it waits
+    assert store.get("a-1") is None
+    assert queues.of_agent("a").queued == 1
+
+
+def test_a_taken_id_takes_no_place_in_line(
+    redis_client: redis.Redis, store: CallStore, queues: FairQueues
+) -> None:
+    queueing = Queueing(redis_client)
+    _, create = new_call(store, "c-1", "c")
+    place = queues.add_step("c-1", QUEUE, Priority.INTERACTIVE, "c")
+    assert queueing.queue(None, create, place).created
+
+    again = queueing.queue(None, create, place)
+
+    assert (again.created, again.refused) == (False, None)
+    assert queues.of_agent("c").queued == 1
+
+
+def test_a_call_is_handed_out_when_a_worker_has_room(
+    redis_client: redis.Redis, store: CallStore, queues: FairQueues
+) -> None:
+    Presence(redis_client, "w", ttl_s=30, machine_key=None, queue=QUEUE, slots=1).renew()
+    queueing = Queueing(redis_client)
+    handed = []
+    for call_id in ("d-1", "d-2"):
+        _, create = new_call(store, call_id, "d")
+        place = queues.add_step(call_id, QUEUE, Priority.INTERACTIVE, "d")
+        handed += queueing.queue(None, create, place).handed_out
+
+    assert [json.loads(raw)["call"]["id"] for raw in handed] == ["d-1"]
+    assert queues.of_agent("d").queued == 1
+
+
+def test_a_machines_call_is_counted_open_and_handed_back_to_send(
+    redis_client: redis.Redis, store: CallStore, queues: FairQueues
+) -> None:
+    queueing = Queueing(redis_client)
+    _, create = new_call(store, "e-1", "e")
+
+    outcome = queueing.queue(None, create, queues.open_step("e-1", "e"))
+
+    assert outcome.created
+    assert outcome.handed_out == []
+    assert queues.of_agent("e").in_flight == 1
+    assert redis_client.sismember(keys.AGENTS_OPEN, "e")
+
+
+def test_only_a_placing_step_places_a_call(redis_client: redis.Redis, store: CallStore) -> None:
+    _, create = new_call(store, "f-1", "f")
+    with pytest.raises(ValueError, match="pump or open"):
+        Queueing(redis_client).queue(None, create, create)
+    assert store.get("f-1") is None

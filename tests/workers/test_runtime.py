@@ -3,16 +3,24 @@ arguments it would run, and rates again a call let through as safe (real Redis).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import redis
 from tests.envelopes import envelope
 
+from toolrun.calls.fairness import FairQueues
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
+from toolrun.workers.app import create_celery_app
+from toolrun.workers.dispatch import FairPublisher
+from toolrun.workers.presence import Presence
 from toolrun.workers.runtime import WorkerRuntime
+
+READ_WRITE = PermissionLevel.READ_WRITE
 
 
 @pytest.fixture
@@ -142,3 +150,30 @@ def test_a_first_delivery_starts_the_tool_once(runtime: WorkerRuntime) -> None:
     assert result is not None
     assert result.status is ToolStatus.SUCCESS, result
     assert (result.metadata["deliveries"], result.metadata["tool_starts"]) == (1, 1)
+
+
+def test_an_ending_sends_the_next_call_waiting_its_turn(
+    runtime: WorkerRuntime, redis_client: redis.Redis
+) -> None:
+    """One slot on the queue: the first call holds it; as it ends, the call waiting its
+    turn is taken in the same round trip and its message is on the broker's queue."""
+    queues = FairQueues(redis_client, ahead=0, batch_every=4)  # nothing handed out ahead
+    publisher = FairPublisher(create_celery_app(runtime.settings), queues, kill_grace_s=1.0)
+    Presence(
+        redis_client, "w", ttl_s=30, machine_key=None, queue=READ_WRITE.queue_name, slots=1
+    ).renew()
+    first, second = (
+        envelope(write_call(name), level=READ_WRITE) for name in ("first.txt", "second.txt")
+    )
+    for sent in (first, second):
+        queued = ToolResult.accepted(sent.call, ToolStatus.QUEUED)
+        assert runtime.store.create(queued, request="r", envelope=sent.model_dump_json())
+        publisher.queues.add(sent.call.id, sent.queue, sent.priority, None)
+    redis_client.delete(READ_WRITE.queue_name)  # no message yet: the broker's queue is a list
+
+    result = runtime.run(first, next_calls=publisher)
+
+    assert result is not None
+    assert result.status is ToolStatus.SUCCESS
+    messages = redis_client.lrange(READ_WRITE.queue_name, 0, -1)
+    assert [json.loads(raw)["headers"]["id"] for raw in messages] == [second.call.id]

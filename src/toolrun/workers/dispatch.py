@@ -53,7 +53,9 @@ def enqueue(
     kill_grace_s: float,
 ) -> None:
     """Send an admitted call to the workers of its queue; the Celery task id is the call
-    id and the envelope the task's only argument.
+    id and the envelope the task's only argument. The message and its task-sent event
+    (which Flower reads) go to Redis in one pipeline, one round trip (kombu's publish
+    batch), not one each: a failure is raised, not retried.
 
     `parameters`: the tool's JSON Schema, which marks the arguments never to be shown.
     """
@@ -71,19 +73,21 @@ def enqueue(
         "agent_id": call.agent_id,
         "approved_by": envelope.approved_by,
     }
-    app.send_task(
-        EXECUTE_TASK,
-        args=[envelope.model_dump(mode="json")],
-        task_id=call.id,
-        queue=target,  # type: ignore[arg-type]  # Celery takes a Queue too (not in its stubs)
-        declare=declare,
-        soft_time_limit=soft,
-        time_limit=hard,
-        shadow=f"toolrun.{call.tool_name}",
-        # Shown instead of the raw task arguments, which hold the secrets in the payload.
-        argsrepr=shown_arguments(call.arguments, parameters),
-        kwargsrepr=_truncated(json.dumps(about)),
-    )
+    with app.producer_or_acquire() as producer, producer.batch():
+        app.send_task(
+            EXECUTE_TASK,
+            args=[envelope.model_dump(mode="json")],
+            task_id=call.id,
+            queue=target,  # type: ignore[arg-type]  # Celery takes a Queue (not in its stubs)
+            declare=declare,
+            soft_time_limit=soft,
+            time_limit=hard,
+            shadow=f"toolrun.{call.tool_name}",
+            # Shown instead of the raw task arguments, which hold the secrets in the payload.
+            argsrepr=shown_arguments(call.arguments, parameters),
+            kwargsrepr=_truncated(json.dumps(about)),
+            producer=producer,
+        )
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from tests.scripted_model import ScriptedModel, answer, tool_calls  # the tests' model server
 
-from bench.platform_roundtrip import ROOT, percentile, start, stop, wait_ready
+from bench.platform_roundtrip import CHECKOUT_PATH, ROOT, percentile, start, stop, wait_ready
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.embedded import RedisServer
@@ -129,7 +129,7 @@ def main() -> None:
         home = root / "h"
         env = {
             **os.environ,
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": CHECKOUT_PATH,
             "TOOLRUN_REDIS_URL": server.url,
             "TOOLRUN_WORKSPACE": str(workspace),
             "TOOLRUN_HOME": str(home),

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench._http import Connection
-from bench.platform_roundtrip import CONCURRENCY, ROOT, start, stop, wait_ready
+from bench.platform_roundtrip import CHECKOUT_PATH, CONCURRENCY, ROOT, start, stop, wait_ready
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.embedded import RedisServer
@@ -188,7 +188,7 @@ def main() -> None:
         server.start()
         assert server.process is not None
         redis_pid = server.process.pid
-        env = {**os.environ, "BENCH_REDIS_URL": server.url, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "BENCH_REDIS_URL": server.url, "PYTHONPATH": CHECKOUT_PATH}
         try:
             celery = celery_side(env, scratch_path, options.seconds, redis_pid)
             toolrun = toolrun_side(env, scratch_path, options.seconds, redis_pid)

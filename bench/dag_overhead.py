@@ -173,7 +173,7 @@ def platform_env(
     """What every child process gets: the two Redis databases, a fresh home and workspace."""
     return {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "bench"), str(ROOT)]),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "bench"), str(ROOT)]),
         "BENCH_REDIS_URL": canvas_url,
         "TOOLRUN_REDIS_URL": toolrun_url,
         "TOOLRUN_WORKSPACE": str(scratch / "workspace"),

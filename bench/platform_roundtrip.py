@@ -50,6 +50,10 @@ from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 
 ROOT = Path(__file__).resolve().parents[1]
+# The processes a bench starts run this checkout's code (its src/, ahead of whichever
+# toolrun the environment has installed: a bench run from another worktree measures that
+# worktree) and import the bench package.
+CHECKOUT_PATH = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
 RESULTS = ROOT / "bench" / "results" / "platform_roundtrip.json"
 CONCURRENCY = 32
 API_PROCESSES = int(os.environ.get("BENCH_API_PROCESSES", "1"))
@@ -322,7 +326,7 @@ def main() -> None:
         logs.mkdir()
         server = RedisServer(scratch_path / "redis")
         server.start()
-        env = {**os.environ, "BENCH_REDIS_URL": server.url, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "BENCH_REDIS_URL": server.url, "PYTHONPATH": CHECKOUT_PATH}
         with contextlib.ExitStack() as stack:
             sink = stack.enter_context(span_sink()) if options.traces else None
             try:

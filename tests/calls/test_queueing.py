@@ -106,8 +106,19 @@ def test_a_machines_call_is_counted_open_and_handed_back_to_send(
     assert redis_client.sismember(keys.AGENTS_OPEN, "e")
 
 
-def test_only_a_placing_step_places_a_call(redis_client: redis.Redis, store: CallStore) -> None:
+def test_steps_out_of_place_are_refused_before_anything_is_written(
+    redis_client: redis.Redis, store: CallStore, queues: FairQueues
+) -> None:
+    """A pump that does not add the call would record it with no place in line."""
+    queueing = Queueing(redis_client)
     _, create = new_call(store, "f-1", "f")
-    with pytest.raises(ValueError, match="pump or open"):
-        Queueing(redis_client).queue(None, create, create)
+    add = queues.add_step("f-1", QUEUE, Priority.INTERACTIVE, "f")
+    with pytest.raises(ValueError, match="placed by a pump that adds it"):
+        queueing.queue(None, create, create)
+    with pytest.raises(ValueError, match="placed by a pump that adds it"):
+        queueing.queue(None, create, queues.pump_step(QUEUE))
+    with pytest.raises(ValueError, match="expected a check_quota step"):
+        queueing.queue(create, create, add)
+    with pytest.raises(ValueError, match="expected a create step"):
+        queueing.queue(None, add, add)
     assert store.get("f-1") is None

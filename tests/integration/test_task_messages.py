@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
+from kombu.exceptions import BatchPublishError
+from kombu.transport.redis import PublishBatch
 
 from tests.envelopes import envelope
 from toolrun.config import Settings
@@ -97,3 +100,52 @@ def test_long_arguments_are_cut_to_a_readable_length(idle_url: str) -> None:
     assert len(headers["argsrepr"]) == MAX_REPR_CHARS
     assert headers["argsrepr"].startswith('{"file_path": "a.txt", "content": "xxx')
     assert headers["argsrepr"].endswith("…")
+
+
+def next_message(listener: Any, timeout_s: float) -> dict[str, Any] | None:
+    """The next message published to `listener` (subscription replies skipped)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        message: dict[str, Any] | None = listener.get_message(timeout=0.5)
+        if message is not None:
+            return message
+    return None
+
+
+def test_the_message_and_its_task_sent_event_are_published_together(idle_url: str) -> None:
+    """One pipeline carries both: the message in its queue's list, and the task-sent event
+    Flower reads, on the events' channel."""
+    client = redis.Redis.from_url(idle_url)
+    listener = client.pubsub(ignore_subscribe_messages=True)
+    listener.psubscribe("*celeryev/task.sent")
+    try:
+        call = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "a.txt"})
+        headers = published(idle_url, call, None)["headers"]
+        event = next_message(listener, timeout_s=5)
+    finally:
+        listener.close()
+        client.close()
+
+    assert event is not None
+    assert json.loads(base64.b64decode(json.loads(event["data"])["body"]))["uuid"] == headers["id"]
+
+
+def test_a_failed_pipeline_is_sent_again_the_usual_way(
+    idle_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kombu cannot say whether a failed pipeline reached Redis; the call is sent again,
+    through Celery's own (retried) publish, rather than lost."""
+    failures = []
+
+    def fail(batch: PublishBatch) -> None:
+        failures.append(batch)
+        batch.discard()
+        raise BatchPublishError("Redis publish batch failed; delivery is uncertain")
+
+    monkeypatch.setattr(PublishBatch, "flush", fail)
+    call = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "a.txt"})
+
+    headers = published(idle_url, call, None)["headers"]
+
+    assert len(failures) == 1
+    assert headers["id"] == call.id

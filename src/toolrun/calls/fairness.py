@@ -16,11 +16,14 @@ call at a time waits for one or two slots to free, never behind a flood, and new
 cannot starve the ring either. Interactive calls go first; batch work
 (DAG nodes, calls marked `priority: batch`) gets every `batch_every + 1`-th turn while
 interactive calls wait, so it is never starved. Whoever frees or adds work pumps: the
-API as it queues a call, a worker as it ends one, a worker as it starts, the reapers
-every few seconds (a pump lost to a crash is made up there). Everything happens in one
-Lua script per pump, so concurrent pumps never hand out a slot twice.
+API as it queues a call (in the script that records it: `calls.queueing`), a worker as it
+ends one (in the script that stores the ending: `CallStore.finish`), a worker as it
+starts, the reapers every few seconds (a pump lost to a crash is made up there).
+Everything happens in one Lua script per pump, so concurrent pumps never hand out a slot
+twice.
 
-A call recorded but not yet in its agent's list (its sender died in between), and a call
+A call recorded but not yet in its agent's list (an approved call whose sender died in
+between), and a call
 handed out and then lost before it reaches the broker, are in `keys.SENT`, which the
 reapers resend from; a call waiting its turn is not. A call handed out counts until its
 ending removes it (`CallStore.finish`, which also takes a call ending while it waits out

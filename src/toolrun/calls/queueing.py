@@ -1,8 +1,10 @@
 """A new call queued in one Redis round trip: its agent's quotas and its queue's bound
-(`calls.quotas`), then its record (`CallStore.create`), then its place in line — its
-agent's list and a pump on a shared queue, its agent's open calls on a machine's
-(`calls.fairness`). One script, so a call refused by a quota writes nothing and a call
-whose id is taken takes no place in line; each step is the same Lua its own module runs.
+(`calls.quotas`, for a call an agent sent itself), then its record (`CallStore.create`),
+then its place in line — its agent's list and a pump on a shared queue, its agent's open
+calls on a machine's (`calls.fairness`). One script, one atomic step: a call refused by a
+quota leaves no record and no place (only the refusal's count), a call whose id is taken
+takes no place in line, and calls sent together cannot pass a count quota between the
+check and the queueing. Each step is the same Lua its own module runs alone.
 """
 
 from __future__ import annotations
@@ -69,8 +71,12 @@ class Queueing:
     def queue(self, check: Step | None, create: Step, place: Step) -> Queued:
         """`check`: `QuotaGate.check_step` (None: not metered); `create`:
         `CallStore.create_step`; `place`: `FairQueues.add_step` or `open_step`."""
-        if place.function not in _PLACES:
-            raise ValueError(f"a call is placed by pump or open, not {place.function}")
+        steps = [("check_quota", check), ("create", create)]
+        for function, step in steps:
+            if step is not None and step.function != function:
+                raise ValueError(f"expected a {function} step, not {step.function}")
+        if place.function not in _PLACES or (place.function == "pump" and len(place.args) < 7):
+            raise ValueError("a call is placed by a pump that adds it (add_step), or by open")
         quota = check or Step("check_quota", [])
         answer: Any = self._queue(
             keys=[*quota.keys, *create.keys, *place.keys],

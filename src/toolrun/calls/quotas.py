@@ -6,10 +6,11 @@ last its calls per second (a token bucket refilled at the rate, holding `Quota.b
 whose token a call takes only when every other check passed. A refusal is counted per agent
 and quota (`keys.THROTTLED`, for Prometheus); nothing else is written.
 
-The counts are the fair queues' own (`calls.fairness`). The check and the queueing are two
-steps: calls sent at the same moment may pass a count quota by as many as arrive together.
-Open calls whose ending was lost (their record expired) are dropped by the check that
-finds the agent at its limit (and an agent left with none, from `keys.AGENTS_OPEN`).
+The counts are the fair queues' own (`calls.fairness`). A new call's check runs in the
+same script as its queueing (`calls.queueing`), so calls sent at the same moment cannot
+pass a count quota together. Open calls whose ending was lost (their record expired) are
+dropped by the check that finds the agent at its limit (and an agent left with none, from
+`keys.AGENTS_OPEN`).
 """
 
 from __future__ import annotations

@@ -181,7 +181,8 @@ class Finished:
 
 
 def increments_args(increments: Iterable[Increment]) -> list[str | int | float]:
-    """`increments` as the flat arguments of `_FINISH` (a float keeps its point)."""
+    """`increments` as the flat arguments of an ending (`_FINISH_STEP`'s ARGV from 9 on;
+    a float keeps its point)."""
     flat: list[str | int | float] = []
     for key, field, amount in increments:
         if isinstance(amount, float) and not math.isfinite(amount):
@@ -381,6 +382,8 @@ class CallStore:
             *increments_args(increments),
         ]
         then = pump or Step("pump", [])
+        if then.function != "pump":
+            raise ValueError(f"an ending pumps its queue, not {then.function}")
         answer: Any = self._finish(
             keys=[*call_keys, *then.keys], args=[len(call_keys), len(args), *args, *then.args]
         )

@@ -10,6 +10,7 @@ from typing import Any
 
 from celery import Celery
 from kombu import Exchange, Queue
+from kombu.exceptions import BatchPublishError  # type: ignore[attr-defined]  # kombu 5.7, newer than its stubs
 
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.fairness import FAIR_QUEUES, FairQueues, Step
@@ -55,9 +56,14 @@ def enqueue(
     """Send an admitted call to the workers of its queue; the Celery task id is the call
     id and the envelope the task's only argument. The message and its task-sent event
     (which Flower reads) go to Redis in one pipeline, one round trip (kombu's publish
-    batch), not one each: a failure is raised, not retried.
+    batch), not one each; should that pipeline fail, the call is sent once more the
+    usual way, which Celery retries (as when a publish of its own fails, the first try
+    may have reached the queue: a call's deliveries are counted when it starts).
 
     `parameters`: the tool's JSON Schema, which marks the arguments never to be shown.
+
+    Raises:
+        kombu's OperationalError: the broker could not be reached.
     """
     call = envelope.call
     soft, hard = time_limits(envelope.time_limit_s, kill_grace_s)
@@ -73,7 +79,8 @@ def enqueue(
         "agent_id": call.agent_id,
         "approved_by": envelope.approved_by,
     }
-    with app.producer_or_acquire() as producer, producer.batch():
+
+    def send(producer: Any = None) -> None:
         app.send_task(
             EXECUTE_TASK,
             args=[envelope.model_dump(mode="json")],
@@ -88,6 +95,13 @@ def enqueue(
             kwargsrepr=_truncated(json.dumps(about)),
             producer=producer,
         )
+
+    try:
+        with app.producer_or_acquire() as producer, producer.batch():
+            send(producer)
+    except BatchPublishError as exc:
+        log.warning("call %s: its message's pipeline failed (%r); sending it again", call.id, exc)
+        send()
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ Everything happens in one Lua script per pump, so concurrent pumps never hand ou
 twice.
 
 A call recorded but not yet in its agent's list (an approved call whose sender died in
-between), and a call
-handed out and then lost before it reaches the broker, are in `keys.SENT`, which the
-reapers resend from; a call waiting its turn is not. A call handed out counts until its
-ending removes it (`CallStore.finish`, which also takes a call ending while it waits out
-of its list); one whose ending was lost (its record expired) is dropped after
-`recheck_s` by the pump that finds it. A worker gone for DEAD_WORKER_S is forgotten.
+between), and a call handed out and then lost before it reaches the broker, are in
+`keys.SENT`, which the reapers resend from; a call waiting its turn is not. A call handed
+out counts until its ending removes it (`CallStore.finish`, which also takes a call
+ending while it waits out of its list); one whose ending was lost (its record expired)
+is dropped after `recheck_s` by the pump that finds it. A worker gone for DEAD_WORKER_S
+is forgotten.
 
 Keys are made inside the scripts from the agent names (one Redis, not a cluster).
 """

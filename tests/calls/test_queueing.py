@@ -13,7 +13,7 @@ import redis
 from toolrun.calls import keys
 from toolrun.calls.envelope import Priority
 from toolrun.calls.fairness import FairQueues, Step
-from toolrun.calls.queueing import Queueing
+from toolrun.calls.queueing import Queued, Queueing
 from toolrun.calls.quotas import QuotaGate, refusal_of
 from toolrun.calls.store import CallStore
 from toolrun.errors import QuotaExceeded
@@ -35,23 +35,34 @@ def queues(redis_client: redis.Redis) -> FairQueues:
     return FairQueues(redis_client, ahead=0, batch_every=4)
 
 
-def new_call(store: CallStore, call_id: str, agent: str) -> tuple[ToolResult, Step]:
+def new_call(store: CallStore, call_id: str, agent: str) -> Step:
+    """The step that records a queued call of `agent` with its envelope."""
     call = ToolCall(id=call_id, tool_name="read", version="1.0.0", agent_id=agent)
     queued = ToolResult.accepted(call, ToolStatus.QUEUED)
     envelope = json.dumps({"call": {"id": call_id, "agent_id": agent}, "queue": QUEUE})
-    return queued, store.create_step(queued, request="r", envelope=envelope)
+    return store.create_step(queued, request="r", envelope=envelope)
+
+
+def in_line(
+    redis_client: redis.Redis,
+    store: CallStore,
+    queues: FairQueues,
+    call_id: str,
+    agent: str,
+    check: Step | None = None,
+) -> Queued:
+    """Queue a new call of `agent` on QUEUE, as the lifecycle does."""
+    place = queues.add_step(call_id, QUEUE, Priority.INTERACTIVE, agent)
+    return Queueing(redis_client).queue(check, new_call(store, call_id, agent), place)
 
 
 def test_a_call_over_its_quota_writes_nothing(
     redis_client: redis.Redis, store: CallStore, queues: FairQueues
 ) -> None:
     quotas = QuotaGate(redis_client, queue_bound=0)
-    queueing = Queueing(redis_client)
     for number in range(2):
-        _, create = new_call(store, f"a-{number}", "a")
         check = quotas.check_step("a", ONE_WAITING, QUEUE)
-        place = queues.add_step(f"a-{number}", QUEUE, Priority.INTERACTIVE, "a")
-        outcome = queueing.queue(check, create, place)
+        outcome = in_line(redis_client, store, queues, f"a-{number}", "a", check)
 
     assert outcome.refused is not None
     assert not outcome.created
@@ -66,12 +77,9 @@ def test_a_call_over_its_quota_writes_nothing(
 def test_a_taken_id_takes_no_place_in_line(
     redis_client: redis.Redis, store: CallStore, queues: FairQueues
 ) -> None:
-    queueing = Queueing(redis_client)
-    _, create = new_call(store, "c-1", "c")
-    place = queues.add_step("c-1", QUEUE, Priority.INTERACTIVE, "c")
-    assert queueing.queue(None, create, place).created
+    assert in_line(redis_client, store, queues, "c-1", "c").created
 
-    again = queueing.queue(None, create, place)
+    again = in_line(redis_client, store, queues, "c-1", "c")
 
     assert (again.created, again.refused) == (False, None)
     assert queues.of_agent("c").queued == 1
@@ -81,12 +89,9 @@ def test_a_call_is_handed_out_when_a_worker_has_room(
     redis_client: redis.Redis, store: CallStore, queues: FairQueues
 ) -> None:
     Presence(redis_client, "w", ttl_s=30, machine_key=None, queue=QUEUE, slots=1).renew()
-    queueing = Queueing(redis_client)
     handed = []
     for call_id in ("d-1", "d-2"):
-        _, create = new_call(store, call_id, "d")
-        place = queues.add_step(call_id, QUEUE, Priority.INTERACTIVE, "d")
-        handed += queueing.queue(None, create, place).handed_out
+        handed += in_line(redis_client, store, queues, call_id, "d").handed_out
 
     assert [json.loads(raw)["call"]["id"] for raw in handed] == ["d-1"]
     assert queues.of_agent("d").queued == 1
@@ -95,10 +100,9 @@ def test_a_call_is_handed_out_when_a_worker_has_room(
 def test_a_machines_call_is_counted_open_and_handed_back_to_send(
     redis_client: redis.Redis, store: CallStore, queues: FairQueues
 ) -> None:
-    queueing = Queueing(redis_client)
-    _, create = new_call(store, "e-1", "e")
+    create = new_call(store, "e-1", "e")
 
-    outcome = queueing.queue(None, create, queues.open_step("e-1", "e"))
+    outcome = Queueing(redis_client).queue(None, create, queues.open_step("e-1", "e"))
 
     assert outcome.created
     assert outcome.handed_out == []
@@ -111,7 +115,7 @@ def test_steps_out_of_place_are_refused_before_anything_is_written(
 ) -> None:
     """A pump that does not add the call would record it with no place in line."""
     queueing = Queueing(redis_client)
-    _, create = new_call(store, "f-1", "f")
+    create = new_call(store, "f-1", "f")
     add = queues.add_step("f-1", QUEUE, Priority.INTERACTIVE, "f")
     with pytest.raises(ValueError, match="placed by a pump that adds it"):
         queueing.queue(None, create, create)

@@ -119,14 +119,26 @@ def lua_function(name: str, body: str) -> str:
     return f"local function {name}(KEYS, ARGV)\n{body}\nend\n"
 
 
-# `part`: `count` items of a table from `first` on (a step's share of KEYS or ARGV).
-LUA_PART = """
+# `steps(count)`: the steps a script was given by `joined`, each its function's `name`
+# and its own `keys` and `args` (a slice of KEYS and of ARGV).
+LUA_STEPS = """
 local function part(items, first, count)
     local out = {}
     for i = 1, count do
         out[i] = items[first + i - 1]
     end
     return out
+end
+local function steps(count)
+    local found, k, a = {}, 1, 3 * count + 1
+    for i = 1, count do
+        local n_keys, n_args = tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i])
+        found[i] = {
+            name = ARGV[3 * i - 2], keys = part(KEYS, k, n_keys), args = part(ARGV, a, n_args)
+        }
+        k, a = k + n_keys, a + n_args
+    end
+    return found
 end
 """
 
@@ -139,6 +151,16 @@ class Step:
     function: str
     keys: list[str]
     args: list[str | int | float] = field(default_factory=list)
+
+
+def joined(*steps: Step) -> tuple[list[str], list[str | int | float]]:
+    """The KEYS and ARGV of a script that runs `steps` (`LUA_STEPS`): each step's function
+    name and sizes first, then every step's ARGV, in order, as KEYS are."""
+    header: list[str | int | float] = []
+    for step in steps:
+        header += [step.function, len(step.keys), len(step.args)]
+    all_keys = [key for step in steps for key in step.keys]
+    return all_keys, header + [arg for step in steps for arg in step.args]
 
 
 # KEYS: interactive ring, batch ring, workers, slots, sent (handed out), turn, waiting
@@ -286,11 +308,12 @@ class FairQueues:
         self._open(keys=step.keys, args=step.args)
 
     def add_step(self, call_id: str, queue: str, priority: Priority, agent_id: str | None) -> Step:
-        """`add` as a step of another script (`LUA_PUMP`)."""
+        """`add` as a step of another script (`LUA_PUMP`, named "add": a pump that adds a
+        call, not one that only takes what waits)."""
         agent = agent_key(agent_id)
         step = self.pump_step(queue)
         return Step(
-            step.function,
+            "add",
             [*step.keys, keys.agent_open(agent), keys.AGENTS_OPEN],
             [*step.args, call_id, priority.value, agent],
         )

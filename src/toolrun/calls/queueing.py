@@ -14,13 +14,13 @@ from typing import Any
 
 import redis
 
-from toolrun.calls.fairness import LUA_OPEN, LUA_PART, LUA_PUMP, Step, decoded
+from toolrun.calls.fairness import LUA_OPEN, LUA_PUMP, LUA_STEPS, Step, decoded, joined
 from toolrun.calls.quotas import LUA_CHECK
 from toolrun.calls.store import LUA_CREATE
 
-# ARGV[1..4]: how many KEYS and ARGV the quota check takes (none: the call is not metered),
-# how many the record's creation takes; ARGV[5]: the function that places the call
-# (pump or open); from ARGV[6] on, the steps' ARGV in that order, as KEYS are.
+# Three steps as `fairness.joined` gives them: the quota check (no keys: the call is not
+# metered), the record's creation, the call's place in line (add: a pump that adds it to
+# its agent's list, or open).
 # Returns {'refused', quota, retry in ms, first}, {'taken'} (the id), or {'queued', the
 # envelopes handed out for the broker...}.
 _QUEUE = (
@@ -28,28 +28,23 @@ _QUEUE = (
     + LUA_CREATE
     + LUA_PUMP
     + LUA_OPEN
-    + LUA_PART
+    + LUA_STEPS
     + """
-local check_keys, check_args = tonumber(ARGV[1]), tonumber(ARGV[2])
-local create_keys, create_args = tonumber(ARGV[3]), tonumber(ARGV[4])
-local k, a = 1, 6
-if check_keys > 0 then
-    local refused = check_quota(part(KEYS, k, check_keys), part(ARGV, a, check_args))
+local check, record, place = unpack(steps(3))
+if #check.keys > 0 then
+    local refused = check_quota(check.keys, check.args)
     if refused[1] ~= 0 then
         return {'refused', refused[1], refused[2], refused[3]}
     end
 end
-k, a = k + check_keys, a + check_args
-if create(part(KEYS, k, create_keys), part(ARGV, a, create_args)) == 0 then
+if create(record.keys, record.args) == 0 then
     return {'taken'}
 end
-k, a = k + create_keys, a + create_args
-local place = ({pump = pump, open = open})[ARGV[5]]
-local handed_out = place(part(KEYS, k, #KEYS - k + 1), part(ARGV, a, #ARGV - a + 1))
-return {'queued', unpack(handed_out)}
+local placing = ({add = pump, open = open})[place.name]
+return {'queued', unpack(placing(place.keys, place.args))}
 """
 )
-_PLACES = frozenset({"pump", "open"})
+_PLACES = frozenset({"add", "open"})
 
 
 @dataclass(frozen=True)
@@ -75,22 +70,10 @@ class Queueing:
         for function, step in steps:
             if step is not None and step.function != function:
                 raise ValueError(f"expected a {function} step, not {step.function}")
-        if place.function not in _PLACES or (place.function == "pump" and len(place.args) < 7):
+        if place.function not in _PLACES:
             raise ValueError("a call is placed by a pump that adds it (add_step), or by open")
-        quota = check or Step("check_quota", [])
-        answer: Any = self._queue(
-            keys=[*quota.keys, *create.keys, *place.keys],
-            args=[
-                len(quota.keys),
-                len(quota.args),
-                len(create.keys),
-                len(create.args),
-                place.function,
-                *quota.args,
-                *create.args,
-                *place.args,
-            ],
-        )
+        script_keys, script_args = joined(check or Step("check_quota", []), create, place)
+        answer: Any = self._queue(keys=script_keys, args=script_args)
         said = decoded(answer[:1])[0]
         if said == "refused":
             return Queued(refused=list(answer[1:]))

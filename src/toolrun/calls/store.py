@@ -20,12 +20,13 @@ import redis.asyncio as aioredis
 from toolrun.calls import keys
 from toolrun.calls.fairness import (
     FAIR_QUEUES,
-    LUA_PART,
     LUA_PUMP,
+    LUA_STEPS,
     LUA_WITHDRAW,
     Step,
     agent_key,
     decoded,
+    joined,
     lua_function,
 )
 from toolrun.tools.model import ToolResult, ToolStatus
@@ -144,24 +145,21 @@ end
 return 1
 """,
 )
-# The ending, then (when KEYS go on past the ending's ARGV[1] keys) a pump of the queue
-# whose slot it freed (`calls.fairness`), whether or not this ending was the first: the
-# slot is free either way. ARGV[2]: how many of ARGV (from ARGV[3] on) are the ending's.
-# Returns {1 when stored, else 0; the envelopes the pump took}.
+# The ending, then (a second step with keys) a pump of the queue whose slot it freed
+# (`calls.fairness`), whether or not this ending was the first: the slot is free either
+# way. Steps as `fairness.joined` gives them. Returns {1 when stored, else 0; the
+# envelopes the pump took}.
 _FINISH = (
     _FINISH_STEP
     + LUA_PUMP
-    + LUA_PART
+    + LUA_STEPS
     + """
-local ending_keys, ending_args = tonumber(ARGV[1]), tonumber(ARGV[2])
-local stored = finish(part(KEYS, 1, ending_keys), part(ARGV, 3, ending_args))
-if #KEYS == ending_keys then
+local ending, pumped = unpack(steps(2))
+local stored = finish(ending.keys, ending.args)
+if #pumped.keys == 0 then
     return {stored}
 end
-local pumped_keys = part(KEYS, ending_keys + 1, #KEYS - ending_keys)
-local pumped_args = part(ARGV, ending_args + 3, #ARGV - ending_args - 2)
-local taken = pump(pumped_keys, pumped_args)
-return {stored, unpack(taken)}
+return {stored, unpack(pump(pumped.keys, pumped.args))}
 """
 )
 _HANDED_OUT = tuple(keys.fair_sent(queue) for queue in sorted(FAIR_QUEUES))
@@ -384,9 +382,8 @@ class CallStore:
         then = pump or Step("pump", [])
         if then.function != "pump":
             raise ValueError(f"an ending pumps its queue, not {then.function}")
-        answer: Any = self._finish(
-            keys=[*call_keys, *then.keys], args=[len(call_keys), len(args), *args, *then.args]
-        )
+        script_keys, script_args = joined(Step("finish", call_keys, args), then)
+        answer: Any = self._finish(keys=script_keys, args=script_args)
         return Finished(stored=bool(answer[0]), handed_out=decoded(answer[1:]))
 
     def hold(self, call_id: str, worker: str) -> None:

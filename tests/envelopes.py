@@ -6,12 +6,19 @@ import functools
 import time
 from typing import Any
 
+import redis
+
 from toolrun.calls.envelope import Envelope
+from toolrun.calls.fairness import FairQueues
+from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.permissions.policy import Policy, Risk
 from toolrun.tools.model import ToolCall
 from toolrun.tools.registry import ToolRegistry
 from toolrun.tools.validation import with_defaults
+from toolrun.workers.app import create_celery_app
+from toolrun.workers.dispatch import FairPublisher
+from toolrun.workers.messages import Messages
 
 
 def envelope(
@@ -40,6 +47,20 @@ def envelope(
         queued_at=time.time(),
         time_limit_s=time_limit_s,
     )
+
+
+def put_on_broker(redis_url: str, sent: Envelope, parameters: dict[str, Any] | None = None) -> None:
+    """Put `sent`'s message (and its task-sent event) on its queue as toolrun's publisher
+    builds it, with no admission, no record and no turn (`workers.messages`)."""
+    app = create_celery_app(Settings(redis_url=redis_url))
+    client = redis.Redis.from_url(redis_url)
+    try:
+        queues = FairQueues(client, ahead=0, batch_every=4)
+        publisher = FairPublisher(Messages(app), queues, kill_grace_s=0.5)
+        publisher.delivery(sent, parameters).push(client)
+    finally:
+        client.close()
+        app.close()
 
 
 @functools.cache

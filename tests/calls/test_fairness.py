@@ -21,6 +21,7 @@ from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.presence import Presence
 
 QUEUE = "tools.read_only"
+BROKER = "tests:broker"  # where the calls' deliveries put their messages here
 
 
 @pytest.fixture
@@ -68,12 +69,22 @@ def add(
     taken = []
     for number in range(count):
         call_id = queued(store, agent, number, priority)
-        taken += queues.add(call_id, QUEUE, priority, agent)
-    return [json.loads(raw)["call"]["id"] for raw in taken]
+        taken += queues.add(call_id, QUEUE, priority, agent, delivery(call_id))
+    return taken
+
+
+def delivery(call_id: str) -> str:
+    """A stand-in for a call's delivery (`workers.messages`): its id, on BROKER."""
+    return json.dumps({"queue": BROKER, "message": call_id})
+
+
+def on_broker(client: redis.Redis) -> list[str]:
+    """The messages the deliveries put on BROKER, first first."""
+    return [raw.decode() for raw in reversed(client.lrange(BROKER, 0, -1))]
 
 
 def pumped(queues: FairQueues) -> list[str]:
-    return [json.loads(raw)["call"]["id"] for raw in queues.pump(QUEUE)]
+    return queues.pump(QUEUE)
 
 
 def end(
@@ -90,11 +101,14 @@ def test_nothing_is_handed_out_while_no_worker_is_live(
     queues = fair(redis_client, ahead=2)
     assert add(queues, store, "a", 3) == []
     assert queues.waiting(QUEUE) == 3
+    assert on_broker(redis_client) == []
 
     workers(redis_client, 2)
 
     assert pumped(queues) == ["a-0", "a-1", "a-2"]  # 2 slots and 2 ahead: room for all
     assert queues.waiting(QUEUE) == 0
+    assert on_broker(redis_client) == ["a-0", "a-1", "a-2"]  # put there by the pump
+    assert redis_client.hlen(keys.SENT_MESSAGES) == 0
 
 
 def test_a_flooding_agent_waits_its_turn(redis_client: redis.Redis, store: CallStore) -> None:
@@ -180,6 +194,8 @@ def test_a_call_that_ends_while_it_waits_leaves_its_agents_list_at_once(
     assert redis_client.smembers(keys.AGENTS_OPEN) == set()
     workers(redis_client, 4)
     assert pumped(queues) == []
+    assert redis_client.hlen(keys.SENT_MESSAGES) == 0  # their deliveries went with them
+    assert on_broker(redis_client) == []
 
 
 def test_a_handed_out_call_whose_record_is_gone_frees_its_slot_after_a_while(
@@ -297,7 +313,8 @@ def test_an_ending_hands_out_the_next_call_in_the_same_round_trip(
     finished = store.finish(first, pump=queues.pump_step(QUEUE))
 
     assert finished.stored
-    assert [json.loads(raw)["call"]["id"] for raw in finished.handed_out] == ["b-0"]
+    assert finished.handed_out == ["b-0"]
+    assert on_broker(redis_client) == ["a-0", "b-0"]  # b-0 put there by the ending
     assert pumped(queues) == []  # b-0 holds the one slot now
     again = store.finish(first, pump=queues.pump_step(QUEUE))
     assert (again.stored, again.handed_out) == (False, [])  # the first ending wins

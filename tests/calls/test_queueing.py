@@ -1,7 +1,8 @@
 """Queueing a new call in one round trip on a real Redis: a call refused by a quota writes
 nothing, a call whose id is taken takes no place in line, a call on a shared queue joins
 its agent's list and is handed out when a worker has room, and a call on a machine's queue
-is counted among its agent's open calls."""
+is counted among its agent's open calls and put on the broker at once; a call handed
+out is on the broker when the script returns."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.presence import Presence
 
 QUEUE = "tools.read_only"
+BROKER = "tests:broker"  # where the calls' deliveries put their messages here
 ONE_WAITING = Quota(rate_per_s=0, burst=0, max_in_flight=0, max_queued=1)
 
 
@@ -43,6 +45,15 @@ def new_call(store: CallStore, call_id: str, agent: str) -> Step:
     return store.create_step(queued, request="r", envelope=envelope)
 
 
+def delivery(call_id: str) -> str:
+    """A stand-in for a call's delivery (`workers.messages`): its id, on BROKER."""
+    return json.dumps({"queue": BROKER, "message": call_id})
+
+
+def on_broker(client: redis.Redis) -> list[str]:
+    return [raw.decode() for raw in reversed(client.lrange(BROKER, 0, -1))]
+
+
 def in_line(
     redis_client: redis.Redis,
     store: CallStore,
@@ -52,7 +63,7 @@ def in_line(
     check: Step | None = None,
 ) -> Queued:
     """Queue a new call of `agent` on QUEUE, as the lifecycle does."""
-    place = queues.add_step(call_id, QUEUE, Priority.INTERACTIVE, agent)
+    place = queues.add_step(call_id, QUEUE, Priority.INTERACTIVE, agent, delivery(call_id))
     return Queueing(redis_client).queue(check, new_call(store, call_id, agent), place)
 
 
@@ -93,19 +104,22 @@ def test_a_call_is_handed_out_when_a_worker_has_room(
     for call_id in ("d-1", "d-2"):
         handed += in_line(redis_client, store, queues, call_id, "d").handed_out
 
-    assert [json.loads(raw)["call"]["id"] for raw in handed] == ["d-1"]
+    assert handed == ["d-1"]
+    assert on_broker(redis_client) == ["d-1"]  # in the same script
     assert queues.of_agent("d").queued == 1
 
 
-def test_a_machines_call_is_counted_open_and_handed_back_to_send(
+def test_a_machines_call_is_counted_open_and_put_on_the_broker_at_once(
     redis_client: redis.Redis, store: CallStore, queues: FairQueues
 ) -> None:
     create = new_call(store, "e-1", "e")
 
-    outcome = Queueing(redis_client).queue(None, create, queues.open_step("e-1", "e"))
+    place = queues.open_step("e-1", "e", delivery("e-1"))
+    outcome = Queueing(redis_client).queue(None, create, place)
 
     assert outcome.created
-    assert outcome.handed_out == []
+    assert outcome.handed_out == ["e-1"]
+    assert on_broker(redis_client) == ["e-1"]
     assert queues.of_agent("e").in_flight == 1
     assert redis_client.sismember(keys.AGENTS_OPEN, "e")
 
@@ -116,7 +130,7 @@ def test_steps_out_of_place_are_refused_before_anything_is_written(
     """A pump that does not add the call would record it with no place in line."""
     queueing = Queueing(redis_client)
     create = new_call(store, "f-1", "f")
-    add = queues.add_step("f-1", QUEUE, Priority.INTERACTIVE, "f")
+    add = queues.add_step("f-1", QUEUE, Priority.INTERACTIVE, "f", delivery("f-1"))
     with pytest.raises(ValueError, match="placed by a pump that adds it"):
         queueing.queue(None, create, create)
     with pytest.raises(ValueError, match="placed by a pump that adds it"):
@@ -126,3 +140,4 @@ def test_steps_out_of_place_are_refused_before_anything_is_written(
     with pytest.raises(ValueError, match="expected a create step"):
         queueing.queue(None, add, add)
     assert store.get("f-1") is None
+    assert on_broker(redis_client) == []

@@ -5,6 +5,7 @@ whose endings were lost are dropped, their agent with them once it has none."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import anyio
@@ -38,7 +39,8 @@ def queue_calls(client: redis.Redis, agent: str, count: int) -> None:
     for number in range(count):
         call = ToolCall(id=f"{agent}-{number}", tool_name="read", version="1.0.0")
         assert store.create(ToolResult.accepted(call, ToolStatus.QUEUED), request="r")
-        queues.add(call.id, QUEUE, Priority.INTERACTIVE, agent)
+        delivery = json.dumps({"queue": "tests:broker", "message": call.id})  # never sent
+        queues.add(call.id, QUEUE, Priority.INTERACTIVE, agent, delivery)
 
 
 def test_no_quota_refuses_nothing(redis_client: redis.Redis) -> None:

@@ -11,14 +11,14 @@ import httpx
 import pytest
 import redis
 
-from tests.envelopes import envelope
+from tests.envelopes import envelope, put_on_broker
 from tests.integration.platform import Platform, record_keys, wait_for
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.app import create_celery_app
-from toolrun.workers.dispatch import EXECUTE_TASK, enqueue
+from toolrun.workers.messages import EXECUTE_TASK
 from toolrun.workers.tasks import OLDER_MESSAGE
 
 
@@ -90,16 +90,13 @@ def test_the_level_delegation_and_machine_queues_exist_and_only_they(platform: P
 def test_a_message_put_on_a_lower_queue_by_hand_is_refused(
     platform: Platform, api: httpx.Client, platform_workspace: Path
 ) -> None:
-    app = create_celery_app(Settings(redis_url=platform.redis_url))
     call = ToolCall(tool_name="bash", arguments={"command": "touch pwned"})
 
-    enqueue(
-        app,
+    put_on_broker(
+        platform.redis_url,
         envelope(
             call, queue=PermissionLevel.READ_ONLY.queue_name, approved_by="test", time_limit_s=5
         ),
-        parameters=None,
-        kill_grace_s=0.5,
     )
 
     wait_for(lambda: api.get(f"/v1/calls/{call.id}").status_code == 200, 30, "the refusal")
@@ -108,7 +105,6 @@ def test_a_message_put_on_a_lower_queue_by_hand_is_refused(
     assert result["error"] == "a read_only worker may not run bash@1.0.0 (needs execute)"
     assert result["metadata"]["worker"].startswith("read_only@")
     assert not (platform_workspace / "pwned").exists()
-    app.close()
 
 
 @pytest.mark.parametrize("older", [True, False])
@@ -153,20 +149,13 @@ def test_a_message_reaches_only_its_own_queue(redis_url: str, level: PermissionL
     idle_url = redis_url.rsplit("/", 1)[0] + "/14"
     idle = redis.Redis.from_url(idle_url)
     idle.flushdb()
-    app = create_celery_app(Settings(redis_url=idle_url))
     try:
         call = ToolCall(tool_name="read", arguments={"file_path": "hello.txt"})
-        enqueue(
-            app,
-            envelope(call, queue=level.queue_name, time_limit_s=5),
-            parameters=None,
-            kill_grace_s=0.5,
-        )
+        put_on_broker(idle_url, envelope(call, queue=level.queue_name, time_limit_s=5))
 
         lengths = {other: idle.llen(other.queue_name) for other in PermissionLevel}
         assert lengths == {other: int(other is level) for other in PermissionLevel}
     finally:
-        app.close()
         idle.flushdb()
         idle.close()
 

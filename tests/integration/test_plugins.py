@@ -13,16 +13,13 @@ import httpx
 import pytest
 import wasmtime
 
-from tests.envelopes import envelope
+from tests.envelopes import envelope, put_on_broker
 from tests.integration.platform import Platform, wait_for
 from tests.plugins.conftest import EXAMPLES, build_examples
 from tests.scripted_model import ScriptedModel, answer, tool_calls
-from toolrun.config import Settings
 from toolrun.embedded import terminate
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall
-from toolrun.workers.app import create_celery_app
-from toolrun.workers.dispatch import enqueue
 
 
 @pytest.fixture(scope="module")
@@ -252,17 +249,12 @@ def test_a_call_queued_for_a_removed_plugin_ends_with_an_error(
         register(api, modules["wordcount"], descriptor("wordcount", name=name)).status_code == 201
     )
     assert api.delete(f"/v1/tools/{name}").status_code == 200
-    app = create_celery_app(Settings(redis_url=platform.redis_url))
     queued = ToolCall(tool_name=name, version="1.0.0", arguments={"text": "late"})
-    try:  # as if it had been queued just before the removal
-        enqueue(
-            app,
-            envelope(queued, queue=PermissionLevel.READ_ONLY.queue_name, time_limit_s=5),
-            parameters=None,
-            kill_grace_s=0.5,
-        )
-    finally:
-        app.close()
+    # As if it had been queued just before the removal.
+    put_on_broker(
+        platform.redis_url,
+        envelope(queued, queue=PermissionLevel.READ_ONLY.queue_name, time_limit_s=5),
+    )
 
     wait_for(lambda: api.get(f"/v1/calls/{queued.id}").status_code == 200, 30, "the call's end")
     result = api.get(f"/v1/calls/{queued.id}").json()

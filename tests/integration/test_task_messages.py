@@ -1,7 +1,9 @@
-"""What a published call looks like on the broker: the raw kombu message in Redis.
+"""What a call looks like on the broker: the raw kombu message in Redis.
 
 Flower shows a task's `argsrepr`/`kwargsrepr` headers (the task-sent and task-received
-events carry them); the body keeps the real arguments for the worker.
+events carry them); the body keeps the real arguments for the worker. toolrun builds the
+message and its event itself (`workers.messages`), so they are compared here with what
+Celery's own `send_task` writes for the same call.
 """
 
 from __future__ import annotations
@@ -14,21 +16,25 @@ from typing import Any
 
 import pytest
 import redis
-from kombu.exceptions import BatchPublishError
-from kombu.transport.redis import PublishBatch
 
-from tests.envelopes import envelope
+from tests.envelopes import envelope, put_on_broker
+from toolrun.calls.envelope import Envelope
+from toolrun.calls.fairness import FairQueues
+from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.tools.model import ToolCall
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.app import create_celery_app
-from toolrun.workers.dispatch import MAX_REPR_CHARS, enqueue
+from toolrun.workers.dispatch import MAX_REPR_CHARS, FairPublisher, task_options
+from toolrun.workers.messages import EXECUTE_TASK, Messages
+from toolrun.workers.presence import Presence
 
 HIDDEN = "s3cret-value"
 SECRET_SCHEMA = {
     "type": "object",
     "properties": {"url": {"type": "string"}, "token": {"type": "string", "writeOnly": True}},
 }
+READ_WRITE = PermissionLevel.READ_WRITE.queue_name
 
 
 @pytest.fixture
@@ -42,30 +48,26 @@ def idle_url(redis_url: str) -> Iterator[str]:
     client.close()
 
 
-def published(url: str, call: ToolCall, parameters: dict[str, Any] | None) -> dict[str, Any]:
-    """Enqueue `call` on the read_write queue and return the raw message found there."""
-    app = create_celery_app(Settings(redis_url=url))
-    try:
-        enqueue(
-            app,
-            envelope(
-                call,
-                queue=PermissionLevel.READ_WRITE.queue_name,
-                approved_by="rule r1",
-                time_limit_s=5,
-            ),
-            parameters=parameters,
-            kill_grace_s=0.5,
-        )
-    finally:
-        app.close()
+def admitted(call: ToolCall) -> Envelope:
+    return envelope(call, queue=READ_WRITE, approved_by="rule r1", time_limit_s=5)
+
+
+def only_message(url: str) -> dict[str, Any]:
+    """The one message on the read_write queue, taken off it."""
     client = redis.Redis.from_url(url)
     try:
-        [raw] = client.lrange(PermissionLevel.READ_WRITE.queue_name, 0, -1)
+        [raw] = client.lrange(READ_WRITE, 0, -1)
+        client.delete(READ_WRITE)
     finally:
         client.close()
     message: dict[str, Any] = json.loads(raw)
     return message
+
+
+def published(url: str, call: ToolCall, parameters: dict[str, Any] | None) -> dict[str, Any]:
+    """Put `call` on the read_write queue and return the raw message found there."""
+    put_on_broker(url, admitted(call), parameters)
+    return only_message(url)
 
 
 def test_headers_show_the_arguments_as_json_with_secrets_redacted(idle_url: str) -> None:
@@ -112,40 +114,106 @@ def next_message(listener: Any, timeout_s: float) -> dict[str, Any] | None:
     return None
 
 
-def test_the_message_and_its_task_sent_event_are_published_together(idle_url: str) -> None:
-    """One pipeline carries both: the message in its queue's list, and the task-sent event
-    Flower reads, on the events' channel."""
+def sent_event(listener: Any) -> dict[str, Any]:
+    """The next task-sent event on `listener`: its channel, its message and its body."""
+    event = next_message(listener, timeout_s=5)
+    assert event is not None, "no task-sent event"
+    message = json.loads(event["data"])
+    body = json.loads(base64.b64decode(message["body"]))
+    return {"channel": event["channel"].decode(), "message": message, "body": body}
+
+
+def without(found: dict[str, Any], *paths: str) -> dict[str, Any]:
+    """`found` (a copy) without the values at these dotted paths."""
+    copy = json.loads(json.dumps(found))
+    for path in paths:
+        *parents, last = path.split(".")
+        inner = copy
+        for parent in parents:
+            inner = inner[parent]
+        inner.pop(last)
+    return copy
+
+
+def test_the_message_and_its_event_are_those_celery_would_send(idle_url: str) -> None:
+    """Field for field, but for what differs from one send to the next: the delivery
+    tag, the clock, the time, and the sending app's reply address."""
+    call = ToolCall(
+        tool_name="http_fetch",
+        version="1.0.0",
+        arguments={"url": "https://example.com/x", "token": HIDDEN},
+        agent_id="agent-1",
+    )
+    sent = admitted(call)
+    options = task_options(sent, SECRET_SCHEMA, 0.5)
     client = redis.Redis.from_url(idle_url)
     listener = client.pubsub(ignore_subscribe_messages=True)
     listener.psubscribe("*celeryev/task.sent")
+    app = create_celery_app(Settings(redis_url=idle_url))
     try:
-        call = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "a.txt"})
-        headers = published(idle_url, call, None)["headers"]
-        event = next_message(listener, timeout_s=5)
+        app.send_task(
+            EXECUTE_TASK,
+            args=[sent.model_dump(mode="json")],
+            task_id=call.id,
+            queue=READ_WRITE,
+            soft_time_limit=options.soft_time_limit,
+            time_limit=options.time_limit,
+            shadow=options.shadow,
+            argsrepr=options.argsrepr,
+            kwargsrepr=options.kwargsrepr,
+        )
+        celerys = only_message(idle_url), sent_event(listener)
+        put_on_broker(idle_url, sent, SECRET_SCHEMA)
+        ours = only_message(idle_url), sent_event(listener)
     finally:
+        app.close()
         listener.close()
         client.close()
 
-    assert event is not None
-    assert json.loads(base64.b64decode(json.loads(event["data"])["body"]))["uuid"] == headers["id"]
+    (celery_message, celery_event), (message, event) = celerys, ours
+    varying = ("properties.delivery_tag", "properties.reply_to", "body")
+    assert without(message, *varying) == without(celery_message, *varying)
+    decoded = [json.loads(base64.b64decode(m["body"])) for m in (message, celery_message)]
+    assert decoded[0] == decoded[1]
+    assert event["channel"] == celery_event["channel"]
+    assert without(event["message"], "properties.delivery_tag", "body") == without(
+        celery_event["message"], "properties.delivery_tag", "body"
+    )
+    assert without(event["body"], "clock", "timestamp") == without(
+        celery_event["body"], "clock", "timestamp"
+    )
+    assert abs(event["body"]["timestamp"] - time.time()) < 60
 
 
-def test_a_failed_pipeline_is_sent_again_the_usual_way(
-    idle_url: str, monkeypatch: pytest.MonkeyPatch
+def test_the_script_that_hands_a_call_out_puts_it_and_its_event_on_the_broker(
+    idle_url: str,
 ) -> None:
-    """kombu cannot say whether a failed pipeline reached Redis; the call is sent again,
-    through Celery's own (retried) publish, rather than lost."""
-    failures = []
-
-    def fail(batch: PublishBatch) -> None:
-        failures.append(batch)
-        batch.discard()
-        raise BatchPublishError("Redis publish batch failed; delivery is uncertain")
-
-    monkeypatch.setattr(PublishBatch, "flush", fail)
+    """A call waiting its turn is put on the broker by the pump that hands it out, with
+    its task-sent event, in the pump's own round trip."""
+    client = redis.Redis.from_url(idle_url)
+    listener = client.pubsub(ignore_subscribe_messages=True)
+    listener.psubscribe("*celeryev/task.sent")
+    app = create_celery_app(Settings(redis_url=idle_url))
+    queues = FairQueues(client, ahead=0, batch_every=4)
+    publisher = FairPublisher(Messages(app), queues, kill_grace_s=0.5)
     call = ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "a.txt"})
+    sent = admitted(call)
+    try:
+        queued = ToolResult.accepted(call, ToolStatus.QUEUED)
+        assert CallStore(client, ttl_s=60).create(
+            queued, request="r", envelope=sent.model_dump_json()
+        )
+        publisher.send(sent, None)  # no worker yet: it waits its turn
+        assert client.llen(READ_WRITE) == 0
+        Presence(client, "w", ttl_s=30, machine_key=None, queue=READ_WRITE, slots=1).renew()
 
-    headers = published(idle_url, call, None)["headers"]
+        assert publisher.pump(READ_WRITE) == 1
+        headers = only_message(idle_url)["headers"]
+        event = sent_event(listener)
+    finally:
+        app.close()
+        listener.close()
+        client.close()
 
-    assert len(failures) == 1
     assert headers["id"] == call.id
+    assert event["body"]["uuid"] == call.id

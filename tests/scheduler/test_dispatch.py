@@ -1,11 +1,10 @@
-"""Node calls through the platform's lifecycle (real Redis, a SQLite database, no broker
-needed while no worker is live): a plan's nodes are batch work, queued behind the calls
-agents wait for (`calls.fairness`)."""
+"""Node calls through the platform's lifecycle (real Redis, the broker too, a SQLite
+database, no worker): a plan's nodes are batch work, queued behind the calls agents wait
+for (`calls.fairness`)."""
 
 from __future__ import annotations
 
 import redis
-from celery import Celery
 from sqlalchemy.engine import Engine
 
 from toolrun.calls import keys
@@ -17,14 +16,20 @@ from toolrun.config import Settings
 from toolrun.dag import parse_plan
 from toolrun.scheduler.dispatch import Admitted, NodeDispatcher
 from toolrun.tools import ToolRegistry
+from toolrun.workers.app import create_celery_app
 
 
 def test_a_plans_nodes_are_queued_as_batch_work(
-    settings: Settings, registry: ToolRegistry, engine: Engine, redis_client: redis.Redis
+    settings: Settings,
+    registry: ToolRegistry,
+    engine: Engine,
+    redis_url: str,
+    redis_client: redis.Redis,
 ) -> None:
     ended = platform_endings(settings, CallStore(redis_client, ttl_s=600), None)
+    celery = create_celery_app(settings.model_copy(update={"redis_url": redis_url}))
     lifecycle = platform_lifecycle(
-        settings, registry, client=redis_client, database=engine, celery=Celery(), ended=ended
+        settings, registry, client=redis_client, database=engine, celery=celery, ended=ended
     )
     dispatcher = NodeDispatcher(lifecycle)
     plan = parse_plan({"nodes": [{"id": "n", "tool": "read", "arguments": {"file_path": "a"}}]})

@@ -17,6 +17,7 @@ from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.app import create_celery_app
 from toolrun.workers.dispatch import FairPublisher
+from toolrun.workers.messages import Messages
 from toolrun.workers.presence import Presence
 from toolrun.workers.runtime import WorkerRuntime
 
@@ -158,7 +159,8 @@ def test_an_ending_sends_the_next_call_waiting_its_turn(
     """One slot on the queue: the first call holds it; as it ends, the call waiting its
     turn is taken in the same round trip and its message is on the broker's queue."""
     queues = FairQueues(redis_client, ahead=0, batch_every=4)  # nothing handed out ahead
-    publisher = FairPublisher(create_celery_app(runtime.settings), queues, kill_grace_s=1.0)
+    app = create_celery_app(runtime.settings)
+    publisher = FairPublisher(Messages(app), queues, kill_grace_s=1.0)
     Presence(
         redis_client, "w", ttl_s=30, machine_key=None, queue=READ_WRITE.queue_name, slots=1
     ).renew()
@@ -168,8 +170,9 @@ def test_an_ending_sends_the_next_call_waiting_its_turn(
     for sent in (first, second):
         queued = ToolResult.accepted(sent.call, ToolStatus.QUEUED)
         assert runtime.store.create(queued, request="r", envelope=sent.model_dump_json())
-        publisher.queues.add(sent.call.id, sent.queue, sent.priority, None)
-    redis_client.delete(READ_WRITE.queue_name)  # no message yet: the broker's queue is a list
+        publisher.send(sent, None)
+    # The first call's message, taken by its worker (the broker's queue is a list).
+    redis_client.delete(READ_WRITE.queue_name)
 
     result = runtime.run(first, next_calls=publisher)
 

@@ -15,7 +15,7 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.app import create_celery_app
-from toolrun.workers.dispatch import EXECUTE_TASK
+from toolrun.workers.messages import EXECUTE_TASK
 from toolrun.workers.runtime import WorkerRuntime
 from toolrun.workers.tasks import REDELIVERY_IGNORED, UNREAD, ToolCallFailed, register_tasks
 

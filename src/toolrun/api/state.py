@@ -40,10 +40,9 @@ class ApiState:
     lifecycle: Lifecycle
     queues: FairQueues  # the calls waiting their agents' turns (`calls.fairness`)
     context: ToolContext  # the workspace, for the sub-agent catalog
-    # Admission blocks (kombu publishes, Redis), so it runs off the event loop, on a few
-    # long-lived threads of its own: each thread's first publish sets up Celery state
-    # (backend, producer connection) that a fresh thread per call would pay again and
-    # again. Approvals and the expiry sweep run on anyio's pool, never in its way.
+    # Admission blocks (Redis round trips on the synchronous client), so it runs off the
+    # event loop, on a few long-lived threads of its own. Approvals and the expiry sweep
+    # run on anyio's pool, never in its way.
     admission: ThreadPoolExecutor
     database: Engine
     agents: AgentStore

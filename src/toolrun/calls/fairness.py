@@ -20,15 +20,17 @@ API as it queues a call (in the script that records it: `calls.queueing`), a wor
 ends one (in the script that stores the ending: `CallStore.finish`), a worker as it
 starts, the reapers every few seconds (a pump lost to a crash is made up there).
 Everything happens in one Lua script per pump, so concurrent pumps never hand out a slot
-twice.
+twice. The script also puts each call it hands out on the broker: a call waits in its
+list with its delivery (`workers.messages`, built when it was admitted), which the pump
+pushes on the queue's list, so a call is never handed out and then lost on its way.
 
 A call recorded but not yet in its agent's list (an approved call whose sender died in
-between), and a call handed out and then lost before it reaches the broker, are in
-`keys.SENT`, which the reapers resend from; a call waiting its turn is not. A call handed
-out counts until its ending removes it (`CallStore.finish`, which also takes a call
-ending while it waits out of its list); one whose ending was lost (its record expired)
-is dropped after `recheck_s` by the pump that finds it. A worker gone for DEAD_WORKER_S
-is forgotten.
+between), and a call handed out whose message the broker then lost (a worker killed as
+it took it), are in `keys.SENT`, which the reapers resend from; a call waiting its turn
+is not. A call handed out counts until its ending removes it (`CallStore.finish`, which
+also takes a call ending while it waits out of its list, with its delivery); one whose
+ending was lost (its record expired) is dropped after `recheck_s` by the pump that finds
+it. A worker gone for DEAD_WORKER_S is forgotten.
 
 Keys are made inside the scripts from the agent names (one Redis, not a cluster).
 """
@@ -111,6 +113,17 @@ local function withdraw(raw, id, counts)
 end
 """
 )
+# `deliver`: put a call on the broker, given its delivery (`workers.messages.Delivery`,
+# as JSON): its message on its queue's list, its task-sent event on the events' channel.
+LUA_DELIVER = """
+local function deliver(raw)
+    local delivery = cjson.decode(raw)
+    redis.call('LPUSH', delivery['queue'], delivery['message'])
+    if delivery['event'] then
+        redis.call('PUBLISH', delivery['channel'], delivery['event'])
+    end
+end
+"""
 
 
 def lua_function(name: str, body: str) -> str:
@@ -164,15 +177,17 @@ def joined(*steps: Step) -> tuple[list[str], list[str | int | float]]:
 
 
 # KEYS: interactive ring, batch ring, workers, slots, sent (handed out), turn, waiting
-# counts, keys.SENT, keys.SENT_ENVELOPES, [the agent's open calls, keys.AGENTS_OPEN].
-# ARGV: ahead, batch_every, recheck_s, queue, [call id, priority, agent].
+# counts, keys.SENT, keys.SENT_ENVELOPES, keys.SENT_MESSAGES, [the agent's open calls,
+# keys.AGENTS_OPEN]. ARGV: ahead, batch_every, recheck_s, queue, [call id, priority,
+# agent, its delivery].
 # An agent joining a priority goes on the ring's `:new` list; the ring and it take turns.
-# Returns the envelopes of the calls taken for the workers.
+# A call taken is put on the broker here (its delivery). Returns the ids taken.
 LUA_PUMP = lua_function(
     "pump",
     LUA_NOW
     + LUA_COUNT
     + LUA_RECHECK
+    + LUA_DELIVER
     + f"""
 if ARGV[5] then
     local ring = KEYS[1]
@@ -182,8 +197,9 @@ if ARGV[5] then
     end
     count(KEYS[7], 'q:' .. ARGV[4], 1)
     count(KEYS[7], 'a:' .. ARGV[7], 1)
-    redis.call('ZADD', KEYS[10], 'NX', now, ARGV[5])
-    redis.call('SADD', KEYS[11], ARGV[7])
+    redis.call('HSET', KEYS[10], ARGV[5], ARGV[8])
+    redis.call('ZADD', KEYS[11], 'NX', now, ARGV[5])
+    redis.call('SADD', KEYS[12], ARGV[7])
     redis.call('ZREM', KEYS[8], ARGV[5])
 end
 for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - {DEAD_WORKER_S})) do
@@ -228,12 +244,17 @@ while room > 0 do
     if id then
         count(KEYS[7], 'q:' .. ARGV[4], -1)
         count(KEYS[7], 'a:' .. agent, -1)
-        local envelope = redis.call('HGET', KEYS[9], id)
+        local delivery = redis.call('HGET', KEYS[10], id)
+        redis.call('HDEL', KEYS[10], id)
         local raw = redis.call('GET', '{keys.RECORD_PREFIX}' .. id)
-        if envelope and raw and cjson.decode(raw)['status'] == 'queued' then
+        if redis.call('HEXISTS', KEYS[9], id) == 1 and raw
+            and cjson.decode(raw)['status'] == 'queued' then
             redis.call('ZADD', KEYS[5], now, id)
             redis.call('ZADD', KEYS[8], now, id)
-            taken[#taken + 1] = envelope
+            if delivery then  -- else (queued by an older toolrun) the reapers send it
+                deliver(delivery)
+            end
+            taken[#taken + 1] = id
             room = room - 1
         end
     end
@@ -242,14 +263,17 @@ return taken
 """,
 )
 # A call on a queue of one machine, sent straight to the broker: one of its agent's open
-# calls. KEYS: the agent's open calls, keys.AGENTS_OPEN. ARGV: call id, agent.
+# calls, then its delivery. KEYS: the agent's open calls, keys.AGENTS_OPEN. ARGV: call id,
+# agent, its delivery. Returns the call's id.
 LUA_OPEN = lua_function(
     "open",
     LUA_NOW
+    + LUA_DELIVER
     + """
 redis.call('ZADD', KEYS[1], 'NX', now, ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
-return {}
+deliver(ARGV[3])
+return {ARGV[1]}
 """,
 )
 _PUMP = LUA_PUMP + "return pump(KEYS, ARGV)"
@@ -291,23 +315,30 @@ class FairQueues:
     def is_fair(queue: str) -> bool:
         return queue in FAIR_QUEUES
 
-    def add(self, call_id: str, queue: str, priority: Priority, agent_id: str | None) -> list[str]:
+    def add(
+        self, call_id: str, queue: str, priority: Priority, agent_id: str | None, delivery: str
+    ) -> list[str]:
         """Put a queued call (its envelope kept with its record: `CallStore.create`) in
-        its agent's list on a shared `queue`, then take what the workers have room for.
-        Returns the envelopes (JSON) taken, for the broker."""
-        return self._run(self.add_step(call_id, queue, priority, agent_id))
+        its agent's list on a shared `queue`, with its `delivery` (JSON: see
+        `workers.messages.Delivery`), then hand out what the workers have room for.
+        Returns the ids handed out (their deliveries are on the broker)."""
+        return self._run(self.add_step(call_id, queue, priority, agent_id, delivery))
 
     def pump(self, queue: str) -> list[str]:
-        """The envelopes (JSON) of the calls a shared `queue`'s workers have room for, in
-        turn, now noted as handed out; empty when nothing waits or nothing is free."""
+        """Hand out the calls a shared `queue`'s workers have room for, in turn: each is
+        noted as handed out and its delivery put on the broker. Returns their ids; empty
+        when nothing waits or nothing is free."""
         return self._run(self.pump_step(queue))
 
-    def note_open(self, call_id: str, agent_id: str | None) -> None:
-        """A call about to be sent straight to the broker (a machine's queue)."""
-        step = self.open_step(call_id, agent_id)
+    def note_open(self, call_id: str, agent_id: str | None, delivery: str) -> None:
+        """Put a call straight on the broker (a machine's queue), among its agent's open
+        calls."""
+        step = self.open_step(call_id, agent_id, delivery)
         self._open(keys=step.keys, args=step.args)
 
-    def add_step(self, call_id: str, queue: str, priority: Priority, agent_id: str | None) -> Step:
+    def add_step(
+        self, call_id: str, queue: str, priority: Priority, agent_id: str | None, delivery: str
+    ) -> Step:
         """`add` as a step of another script (`LUA_PUMP`, named "add": a pump that adds a
         call, not one that only takes what waits)."""
         agent = agent_key(agent_id)
@@ -315,7 +346,7 @@ class FairQueues:
         return Step(
             "add",
             [*step.keys, keys.agent_open(agent), keys.AGENTS_OPEN],
-            [*step.args, call_id, priority.value, agent],
+            [*step.args, call_id, priority.value, agent, delivery],
         )
 
     def pump_step(self, queue: str) -> Step:
@@ -330,14 +361,15 @@ class FairQueues:
             keys.FAIR_WAITING,
             keys.SENT,
             keys.SENT_ENVELOPES,
+            keys.SENT_MESSAGES,
         ]
         return Step("pump", script_keys, [self.ahead, self.batch_every, self.recheck_s, queue])
 
     @staticmethod
-    def open_step(call_id: str, agent_id: str | None) -> Step:
+    def open_step(call_id: str, agent_id: str | None, delivery: str) -> Step:
         """`note_open` as a step of another script (`LUA_OPEN`)."""
         agent = agent_key(agent_id)
-        return Step("open", [keys.agent_open(agent), keys.AGENTS_OPEN], [call_id, agent])
+        return Step("open", [keys.agent_open(agent), keys.AGENTS_OPEN], [call_id, agent, delivery])
 
     def handed_out(self, queue: str, call_id: str) -> bool:
         """True when the call was taken for `queue`'s workers (and has not ended)."""

@@ -41,6 +41,9 @@ REAPER_LOCK = f"{PREFIX}:reaper"  # held by the worker whose reaper is sweeping
 # hash), so that a message the broker lost (a worker killed as it took it) is sent again.
 SENT = f"{PREFIX}:sent"
 SENT_ENVELOPES = f"{PREFIX}:sent:envelopes"
+# A call waiting its turn on a shared queue → its delivery (`workers.messages`), which
+# the pump that hands it out puts on the broker (`calls.fairness`).
+SENT_MESSAGES = f"{PREFIX}:sent:messages"
 # Call id → the worker process that took its message, until the call ends.
 HOLDERS = f"{PREFIX}:holders"
 

@@ -51,14 +51,11 @@ class Publisher(Protocol):
     def send(self, envelope: Envelope, parameters: dict[str, Any] | None) -> None:
         """Queue a call whose record is stored (an approved call)."""
 
-    def place_step(self, envelope: Envelope) -> Step:
-        """The step that puts a new call in line, run with its record's creation."""
-
-    def publish_placed(
-        self, envelope: Envelope, parameters: dict[str, Any] | None, handed_out: list[str]
-    ) -> None:
-        """Send to the broker what placing the call handed out (raises when the call
-        itself was not sent)."""
+    def place_step(
+        self, envelope: Envelope, parameters: dict[str, Any] | None, encoded: str
+    ) -> Step:
+        """The step that puts a new call in line (and on the broker, when it is handed
+        out), run with its record's creation; `encoded`: the envelope as JSON."""
 
 
 class CallIdTaken(CallConflict):
@@ -208,7 +205,7 @@ class Lifecycle:
         queueing = self._queueing.queue(
             check,
             self.calls.create_step(queued, request=admitted.request, envelope=sent),
-            self.publisher.place_step(envelope),
+            self.publisher.place_step(envelope, admitted.parameters, sent),
         )
         if queueing.refused is not None:
             agent = admitted.agent_name or agent_key(call.agent_id)
@@ -217,11 +214,6 @@ class Lifecycle:
                 self._refused(admitted, refusal)
         if not queueing.created:
             raise CallIdTaken(queued)
-        try:
-            self.publisher.publish_placed(envelope, admitted.parameters, queueing.handed_out)
-        except Exception:
-            self.calls.forget(call.id)  # not queued after all: the id is free again
-            raise
         return queued
 
     def _refused(self, admitted: Admitted, refused: TryLater) -> NoReturn:

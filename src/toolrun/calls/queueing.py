@@ -22,7 +22,7 @@ from toolrun.calls.store import LUA_CREATE
 # metered), the record's creation, the call's place in line (add: a pump that adds it to
 # its agent's list, or open).
 # Returns {'refused', quota, retry in ms, first}, {'taken'} (the id), or {'queued', the
-# envelopes handed out for the broker...}.
+# ids handed out (their deliveries put on the broker)...}.
 _QUEUE = (
     LUA_CHECK
     + LUA_CREATE
@@ -50,7 +50,7 @@ _PLACES = frozenset({"add", "open"})
 @dataclass(frozen=True)
 class Queued:
     """How queueing went: `refused` (the quota check's answer, for `quotas.refusal_of`),
-    else `created` (False: the id is taken) and the envelopes `handed_out` for the broker."""
+    else `created` (False: the id is taken) and the ids `handed_out` (put on the broker)."""
 
     refused: list[Any] | None = None
     created: bool = False

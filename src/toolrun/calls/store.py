@@ -97,7 +97,8 @@ _CREATE = LUA_CREATE + "return create(KEYS, ARGV)"
 # store the final state, hand it to the waiters, wake the scheduler for a DAG node's call,
 # add its history row's makings to the outbox (`calls.outbox`), forget which worker held
 # it, free its slot and its place among its agent's open calls, take it out of its agent's
-# list if it ends while it waits (`calls.fairness`: KEYS from 8 on, ARGV[8] the agent),
+# list if it ends while it waits, with its delivery (`calls.fairness`: KEYS from 8 on,
+# ARGV[8] the agent),
 # and add the call's counters (`Increment`s: key, field, amount, from ARGV[9] on). Only
 # from the states in ARGV[7] (",queued,running,": a cancel ends only what has not
 # started). Returns 1 when stored.
@@ -128,11 +129,12 @@ end
 redis.call('HDEL', KEYS[5], ARGV[6])
 redis.call('ZREM', KEYS[6], ARGV[6])
 redis.call('HDEL', KEYS[7], ARGV[6])
+redis.call('HDEL', KEYS[11], ARGV[6])
 redis.call('ZREM', KEYS[8], ARGV[6])
 if redis.call('EXISTS', KEYS[8]) == 0 then
     redis.call('SREM', KEYS[10], ARGV[8])
 end
-for i = 11, #KEYS do
+for i = 12, #KEYS do
     redis.call('ZREM', KEYS[i], ARGV[6])
 end
 for i = 9, #ARGV, 3 do
@@ -147,8 +149,8 @@ return 1
 )
 # The ending, then (a second step with keys) a pump of the queue whose slot it freed
 # (`calls.fairness`), whether or not this ending was the first: the slot is free either
-# way. Steps as `fairness.joined` gives them. Returns {1 when stored, else 0; the
-# envelopes the pump took}.
+# way. Steps as `fairness.joined` gives them. Returns {1 when stored, else 0; the ids
+# the pump handed out (and put on the broker)}.
 _FINISH = (
     _FINISH_STEP
     + LUA_PUMP
@@ -172,7 +174,7 @@ Increment = tuple[str, str, int | float]
 @dataclass(frozen=True)
 class Finished:
     """What `CallStore.finish` did: whether the ending was stored (the first one), and the
-    envelopes (JSON) of the calls its pump handed out, for the broker."""
+    ids of the calls its pump handed out (their deliveries are on the broker)."""
 
     stored: bool
     handed_out: list[str]
@@ -307,6 +309,7 @@ class CallStore:
     def _unsend(pipe: Any, call_id: str) -> None:
         pipe.zrem(keys.SENT, call_id)
         pipe.hdel(keys.SENT_ENVELOPES, call_id)
+        pipe.hdel(keys.SENT_MESSAGES, call_id)
 
     def get(self, call_id: str) -> ToolResult | None:
         raw = self.client.get(keys.record(call_id))
@@ -349,7 +352,7 @@ class CallStore:
         cancel). `arguments`: the call's arguments as JSON, secrets redacted, to put the
         call's history row in the outbox with its final state. `pump`: the queue whose
         slot the ending frees (`FairQueues.pump_step`), pumped in the same round trip:
-        what it took is `handed_out`, for the broker."""
+        what it handed out (and put on the broker) is `handed_out`."""
         result.metadata.setdefault("finished_at", time.time())
         encoded = result.model_dump_json()
         call_id = result.call_id
@@ -366,6 +369,7 @@ class CallStore:
             keys.agent_open(agent),
             keys.FAIR_WAITING,
             keys.AGENTS_OPEN,
+            keys.SENT_MESSAGES,
             *_HANDED_OUT,
         ]
         args = [

@@ -22,6 +22,7 @@ from toolrun.permissions.rules import RuleBook
 from toolrun.permissions.security_log import SecurityLog
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.dispatch import FairPublisher
+from toolrun.workers.messages import Messages
 from toolrun.workers.presence import has_workers
 
 
@@ -84,4 +85,6 @@ def fair_queues(settings: Settings, client: redis.Redis) -> FairQueues:
 
 def fair_publisher(settings: Settings, client: redis.Redis, celery: Celery) -> FairPublisher:
     """How calls reach the workers: in their agents' turns (`calls.fairness`)."""
-    return FairPublisher(celery, fair_queues(settings, client), kill_grace_s=settings.kill_grace_s)
+    return FairPublisher(
+        Messages(celery), fair_queues(settings, client), kill_grace_s=settings.kill_grace_s
+    )

@@ -49,7 +49,7 @@ from toolrun.calls.wiring import fair_publisher, platform_endings
 from toolrun.config import Settings
 from toolrun.tools.model import ToolResult, ToolStatus
 from toolrun.workers.broker import held_task_ids
-from toolrun.workers.dispatch import FairPublisher, enqueue
+from toolrun.workers.dispatch import FairPublisher
 from toolrun.workers.presence import alive_workers
 from toolrun.workers.runtime import WorkerRuntime, lost_after_start
 
@@ -187,12 +187,7 @@ class Reaper:
                 self.publisher.send(envelope, envelope.redaction())
                 log.warning("call %s: recorded but never queued; queued now", call_id)
             else:
-                enqueue(
-                    self.celery,
-                    envelope,
-                    parameters=envelope.redaction(),
-                    kill_grace_s=self.settings.kill_grace_s,
-                )
+                self.publisher.send_again(envelope)
                 self.store.sent_again(call_id, time.time())
                 log.warning("call %s: its message was lost; sent again", call_id)
             sent.append(call_id)

@@ -119,8 +119,8 @@ class WorkerRuntime:
     def run(self, envelope: Envelope, next_calls: FairPublisher | None = None) -> ToolResult | None:
         """Run one delivery of an admitted call and store its final state (None: it had
         already ended). `next_calls`: the call's slot is free once it ends, so the calls
-        waiting their turn on its queue are taken in the same round trip as the ending and
-        published with this (`calls.fairness`).
+        waiting their turn on its queue are handed out (and put on the broker) in the same
+        round trip as the ending (`calls.fairness`).
 
         Every line logged meanwhile carries the call's id.
         """
@@ -189,9 +189,7 @@ class WorkerRuntime:
             )
         pump = None if next_calls is None else next_calls.pump_step(envelope.queue)
         with tracing.span(f"record {call.tool_name}", attributes=call_attributes(call)):
-            finished = self.end(call, result, tool, pump=pump)
-        if next_calls is not None:
-            next_calls.publish(finished.handed_out)
+            self.end(call, result, tool, pump=pump)
         return result
 
     def end(

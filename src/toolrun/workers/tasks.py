@@ -24,7 +24,8 @@ from toolrun.calls.wiring import fair_publisher
 from toolrun.monitoring import configure_logging, tracing
 from toolrun.sandbox.tracking import kill_labelled, label_for
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
-from toolrun.workers.dispatch import EXECUTE_TASK, FairPublisher
+from toolrun.workers.dispatch import FairPublisher
+from toolrun.workers.messages import EXECUTE_TASK
 from toolrun.workers.runtime import WorkerRuntime
 
 log = logging.getLogger(__name__)

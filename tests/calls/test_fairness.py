@@ -7,6 +7,7 @@ end after they were handed out leaving that list alone."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable
 
@@ -318,3 +319,18 @@ def test_an_ending_hands_out_the_next_call_in_the_same_round_trip(
     assert pumped(queues) == []  # b-0 holds the one slot now
     again = store.finish(first, pump=queues.pump_step(QUEUE))
     assert (again.stored, again.handed_out) == (False, [])  # the first ending wins
+
+
+def test_a_call_queued_without_its_delivery_is_left_to_the_reapers_at_once(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    """Queued by an older toolrun (no delivery kept with it): handed out all the same,
+    and noted as sent long ago, so the reapers' next round sends it (`send_lost`)."""
+    queues = fair(redis_client)
+    add(queues, store, "a", 1)
+    redis_client.hdel(keys.SENT_MESSAGES, "a-0")
+    workers(redis_client, 1)
+
+    assert pumped(queues) == ["a-0"]
+    assert on_broker(redis_client) == []
+    assert list(store.sent_before(time.time() - 3600)) == ["a-0"]

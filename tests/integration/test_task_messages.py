@@ -18,6 +18,7 @@ import pytest
 import redis
 
 from tests.envelopes import envelope, put_on_broker
+from toolrun.calls import keys
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.fairness import FairQueues
 from toolrun.calls.store import CallStore
@@ -26,7 +27,7 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.app import create_celery_app
 from toolrun.workers.dispatch import MAX_REPR_CHARS, FairPublisher, task_options
-from toolrun.workers.messages import EXECUTE_TASK, Messages
+from toolrun.workers.messages import EXECUTE_TASK, Messages, events_channel
 from toolrun.workers.presence import Presence
 
 HIDDEN = "s3cret-value"
@@ -135,21 +136,24 @@ def without(found: dict[str, Any], *paths: str) -> dict[str, Any]:
     return copy
 
 
-def test_the_message_and_its_event_are_those_celery_would_send(idle_url: str) -> None:
+@pytest.mark.parametrize("way", ["handed out by the pump", "sent again"])
+def test_the_message_and_its_event_are_those_celery_would_send(idle_url: str, way: str) -> None:
     """Field for field, but for what differs from one send to the next: the delivery
-    tag, the clock, the time, and the sending app's reply address."""
+    tag, the clock, the time, and the sending app's reply address; whether the Lua
+    script that hands the call out pushes them or the reapers send them again."""
     call = ToolCall(
         tool_name="http_fetch",
         version="1.0.0",
         arguments={"url": "https://example.com/x", "token": HIDDEN},
         agent_id="agent-1",
     )
-    sent = admitted(call)
-    options = task_options(sent, SECRET_SCHEMA, 0.5)
+    sent = admitted(call).model_copy(update={"secrets": ["token"]})
+    options = task_options(sent, sent.redaction(), 0.5)
     client = redis.Redis.from_url(idle_url)
     listener = client.pubsub(ignore_subscribe_messages=True)
-    listener.psubscribe("*celeryev/task.sent")
+    listener.subscribe(events_channel(idle_url))
     app = create_celery_app(Settings(redis_url=idle_url))
+    publisher = FairPublisher(Messages(app), FairQueues(client, ahead=0, batch_every=4), 0.5)
     try:
         app.send_task(
             EXECUTE_TASK,
@@ -163,7 +167,11 @@ def test_the_message_and_its_event_are_those_celery_would_send(idle_url: str) ->
             kwargsrepr=options.kwargsrepr,
         )
         celerys = only_message(idle_url), sent_event(listener)
-        put_on_broker(idle_url, sent, SECRET_SCHEMA)
+        if way == "sent again":
+            publisher.send_again(sent)
+        else:
+            queue_with_room(client, sent)
+            publisher.send(sent, sent.redaction())
         ours = only_message(idle_url), sent_event(listener)
     finally:
         app.close()
@@ -171,6 +179,7 @@ def test_the_message_and_its_event_are_those_celery_would_send(idle_url: str) ->
         client.close()
 
     (celery_message, celery_event), (message, event) = celerys, ours
+    assert HIDDEN not in json.dumps(message["headers"])
     varying = ("properties.delivery_tag", "properties.reply_to", "body")
     assert without(message, *varying) == without(celery_message, *varying)
     decoded = [json.loads(base64.b64decode(m["body"])) for m in (message, celery_message)]
@@ -185,6 +194,49 @@ def test_the_message_and_its_event_are_those_celery_would_send(idle_url: str) ->
     assert abs(event["body"]["timestamp"] - time.time()) < 60
 
 
+def queue_with_room(client: redis.Redis, sent: Envelope) -> None:
+    """`sent` recorded as queued (as the lifecycle does), and a live worker of its queue
+    with a free slot: the pump hands it out at once."""
+    queued = ToolResult.accepted(sent.call, ToolStatus.QUEUED)
+    assert CallStore(client, ttl_s=60).create(queued, request="r", envelope=sent.model_dump_json())
+    Presence(client, "w", ttl_s=30, machine_key=None, queue=sent.queue, slots=1).renew()
+
+
+def test_with_events_off_no_event_is_sent(idle_url: str) -> None:
+    client = redis.Redis.from_url(idle_url)
+    listener = client.pubsub(ignore_subscribe_messages=True)
+    listener.psubscribe(events_channel(idle_url).rsplit("/", 1)[0] + "/*")  # any event here
+    app = create_celery_app(Settings(redis_url=idle_url))
+    app.conf.task_send_sent_event = False
+    publisher = FairPublisher(Messages(app), FairQueues(client, ahead=0, batch_every=4), 0.5)
+    sent = admitted(ToolCall(tool_name="read", version="1.0.0", arguments={"file_path": "a"}))
+    try:
+        queue_with_room(client, sent)
+        publisher.send(sent, None)
+        headers = only_message(idle_url)["headers"]
+        event = next_message(listener, timeout_s=1)
+    finally:
+        app.close()
+        listener.close()
+        client.close()
+
+    assert headers["id"] == sent.call.id
+    assert event is None
+
+
+@pytest.mark.parametrize(
+    ("url", "channel"),
+    [
+        ("redis://127.0.0.1:6379/11", "/11.celeryev/task.sent"),
+        ("redis://:secret@127.0.0.1:6379", "/0.celeryev/task.sent"),
+        ("redis://127.0.0.1:6379/", "/0.celeryev/task.sent"),
+    ],
+)
+def test_the_events_channel_is_named_from_the_url_alone(url: str, channel: str) -> None:
+    """Nothing connects: a broker that is away cannot hold up an admission here."""
+    assert events_channel(url) == channel
+
+
 def test_the_script_that_hands_a_call_out_puts_it_and_its_event_on_the_broker(
     idle_url: str,
 ) -> None:
@@ -192,7 +244,7 @@ def test_the_script_that_hands_a_call_out_puts_it_and_its_event_on_the_broker(
     its task-sent event, in the pump's own round trip."""
     client = redis.Redis.from_url(idle_url)
     listener = client.pubsub(ignore_subscribe_messages=True)
-    listener.psubscribe("*celeryev/task.sent")
+    listener.subscribe(events_channel(idle_url))
     app = create_celery_app(Settings(redis_url=idle_url))
     queues = FairQueues(client, ahead=0, batch_every=4)
     publisher = FairPublisher(Messages(app), queues, kill_grace_s=0.5)
@@ -204,6 +256,7 @@ def test_the_script_that_hands_a_call_out_puts_it_and_its_event_on_the_broker(
             queued, request="r", envelope=sent.model_dump_json()
         )
         publisher.send(sent, None)  # no worker yet: it waits its turn
+        assert client.hexists(keys.SENT_MESSAGES, call.id)
         assert client.llen(READ_WRITE) == 0
         Presence(client, "w", ttl_s=30, machine_key=None, queue=READ_WRITE, slots=1).renew()
 

@@ -18,8 +18,8 @@ T = TypeVar("T")
 
 
 async def admitted(state: ApiState, step: Callable[..., T], *args: object, **kwargs: object) -> T:
-    """Run an admission step on the admission threads (kombu and Redis block), with this
-    request's context (the call id on every line it logs)."""
+    """Run an admission step on the admission threads (its Redis round trips block), with
+    this request's context (the call id on every line it logs)."""
     context = contextvars.copy_context()
     bound = functools.partial(context.run, step, *args, **kwargs)
     return await asyncio.get_running_loop().run_in_executor(state.admission, bound)

@@ -250,9 +250,11 @@ while room > 0 do
         if redis.call('HEXISTS', KEYS[9], id) == 1 and raw
             and cjson.decode(raw)['status'] == 'queued' then
             redis.call('ZADD', KEYS[5], now, id)
-            redis.call('ZADD', KEYS[8], now, id)
-            if delivery then  -- else (queued by an older toolrun) the reapers send it
+            if delivery then
+                redis.call('ZADD', KEYS[8], now, id)
                 deliver(delivery)
+            else  -- queued by an older toolrun: noted as sent long ago, the reapers'
+                redis.call('ZADD', KEYS[8], 0, id)  -- next round sends it
             end
             taken[#taken + 1] = id
             room = room - 1

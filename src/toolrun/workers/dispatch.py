@@ -1,4 +1,5 @@
-"""Publishing a call on its tool's queue, with its time limits."""
+"""Sending an admitted call to its tool's queue: its time limits, what Flower shows of
+it, and its delivery (`workers.messages`), put on the broker in its agent's turn."""
 
 from __future__ import annotations
 

@@ -5,8 +5,10 @@ object LPUSHed on the queue's list, its body base64-encoded. The task-sent event
 Flower reads) is the same kind of object, published on the events' channel. Built here,
 at admission, they are put on the broker by the Lua script that hands the call to its
 workers (`calls.fairness`), in that script's round trip: no publish of its own, no
-second trip, no Redis client per publish. `tests/workers/test_messages.py` compares them
-with what Celery's own `send_task` writes, so a change of either format fails there.
+second trip, no Redis client per publish. `tests/integration/test_task_messages.py`
+compares them with what Celery's own `send_task` writes, so a change of either format
+fails there. kombu's Redis transport options are left at their defaults (no global key
+prefix; fanout prefix and patterns on), as `workers.app` leaves them.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ import os
 import time
 import uuid
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 import redis
 from celery import Celery
 from celery.utils.nodenames import anon_nodename
 from celery.utils.time import utcoffset
+from kombu import Connection
+from kombu.transport.redis import Channel
 
 from toolrun.calls.envelope import Envelope
 
@@ -36,7 +39,7 @@ _BODY_TAIL = '], {}, {"callbacks": null, "errbacks": null, "chain": null, "chord
 @dataclass(frozen=True)
 class Delivery:
     """What puts one call on the broker: its message for `queue`'s list and, unless
-    events are off, its task-sent event for `channel`."""
+    events are off (then `event` is None), its task-sent event for `channel`."""
 
     queue: str
     message: str
@@ -78,15 +81,8 @@ class Messages:
         self.origin = anon_nodename()
         self.reply_to = app.thread_oid
         self.events = bool(app.conf.task_send_sent_event)
+        self.channel = events_channel(str(app.conf.broker_url)) if self.events else ""
         self._clock: Any = app.clock  # type: ignore[attr-defined]  # not in celery-types
-
-    @cached_property
-    def channel(self) -> str:
-        """The task-sent events' channel, as kombu names it for this broker (its database
-        number is part of it); asked of kombu once."""
-        with self.app.connection_for_write() as connection:
-            channel: Any = connection.default_channel
-            return str(channel._get_publish_topic(*SENT_EVENT))
 
     def delivery(self, envelope: Envelope, options: TaskOptions, encoded: str) -> Delivery:
         """`envelope`'s delivery; `encoded`: the envelope as JSON (its task argument)."""
@@ -172,3 +168,13 @@ def _wrapped(body: str, headers: dict[str, Any], properties: dict[str, Any]) -> 
             },
         }
     )
+
+
+def events_channel(broker_url: str) -> str:
+    """The channel the task-sent events are published on, as kombu's Redis transport
+    names it for this broker (`/<database>.celeryev/task.sent`), worked out from the URL
+    alone: no connection, so a broker that is away fails the push, not this."""
+    database = Connection(broker_url).virtual_host
+    number = 0 if not database or database == "/" else int(database.lstrip("/"))
+    exchange, routing_key = SENT_EVENT
+    return f"{Channel.keyprefix_fanout.format(db=number)}{exchange}/{routing_key}"

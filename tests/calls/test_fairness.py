@@ -334,3 +334,18 @@ def test_a_call_queued_without_its_delivery_is_left_to_the_reapers_at_once(
     assert pumped(queues) == ["a-0"]
     assert on_broker(redis_client) == []
     assert list(store.sent_before(time.time() - 3600)) == ["a-0"]
+
+
+def test_the_calls_waiting_their_turn_are_told_apart(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    """What the scheduler asks at start, so as not to send again a node's call that only
+    waits its turn."""
+    queues = fair(redis_client)
+    add(queues, store, "a", 2)
+
+    assert store.waiting_their_turn(["a-0", "a-1", "other"]) == {"a-0", "a-1"}
+    workers(redis_client, 1)
+    assert pumped(queues) == ["a-0"]
+    assert store.waiting_their_turn(["a-0", "a-1"]) == {"a-1"}
+    assert store.waiting_their_turn([]) == set()

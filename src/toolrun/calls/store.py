@@ -295,6 +295,13 @@ class CallStore:
             if envelope is not None
         }
 
+    def waiting_their_turn(self, call_ids: Iterable[str]) -> set[str]:
+        """Those of these calls that wait their turn on a shared queue, their delivery kept
+        for the pump that hands them out (`calls.fairness`)."""
+        ids = list(call_ids)
+        kept: Any = self.client.hmget(keys.SENT_MESSAGES, ids) if ids else []
+        return {call_id for call_id, delivery in zip(ids, kept, strict=True) if delivery}
+
     def sent_again(self, call_id: str, at: float) -> None:
         """Note that a call whose message was lost was sent again at `at`."""
         self.client.zadd(keys.SENT, {call_id: at}, xx=True)

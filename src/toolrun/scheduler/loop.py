@@ -9,10 +9,8 @@ Crash safety: a node is stored as running with its call id *before* the call is 
 and sent, and call ids are deterministic per attempt (`keys.dag_call`). A restarted
 scheduler finds each running node's call: ended (the result is taken), present (waited
 for), or absent (it was never sent: it is sent now, under the same id); a record that
-says awaiting approval with no entry in the inbox is treated as absent
-(`drop_unparked_calls`). A call recorded as queued was queued whole: its record, its
-place in line and its message are written by one script (`calls.queueing`). A node that
-has ended is never run again.
+says queued while the broker holds no message for it and it does not wait its turn is
+treated as absent (`drop_unsent_calls`). A node that has ended is never run again.
 """
 
 from __future__ import annotations
@@ -31,11 +29,14 @@ from sqlalchemy.exc import DBAPIError
 from toolrun.calls import keys
 from toolrun.dag.run import NodeRun, NodeState, RunProgress, RunStatus
 from toolrun.monitoring import tracing
+from toolrun.permissions.levels import QUEUES
 from toolrun.scheduler.dispatch import Admitted, NodeDispatcher, Refused
 from toolrun.scheduler.store import RunStore
 from toolrun.tools.model import ToolResult, ToolStatus
+from toolrun.workers.broker import held_task_ids
 
 RECONCILE_S = 2.0
+UNSENT_RECHECK_S = 0.5
 MAX_NEWS = 1000  # run ids taken off the wake list at once
 _RETRYABLE = {ToolStatus.ERROR, ToolStatus.TIMEOUT}
 # Outages of the broker or database: the service loop backs off and resumes. Any other
@@ -65,7 +66,7 @@ class Scheduler:
     def serve(self, stop: threading.Event, leading: Callable[[], bool] = lambda: True) -> None:
         """Resume the running runs, then advance runs as news arrives, until `stop` or
         until it no longer leads (`leading`: see `scheduler.lease`)."""
-        self.drop_unparked_calls()
+        self.drop_unsent_calls()
         self.reconcile()
         reconciled = time.monotonic()
         while not stop.is_set() and leading():
@@ -87,24 +88,43 @@ class Scheduler:
             self.runs.pop(run_id, None)
             self.advance(run_id)
 
-    def drop_unparked_calls(self) -> None:
-        """At start: a call recorded as awaiting approval with no inbox entry was never
-        parked (the last scheduler died between the two); its record is dropped, so the
-        reconcile that follows parks it again."""
-        for call_id in self._parked_calls():
+    def drop_unsent_calls(self) -> None:
+        """At start: a call recorded as queued whose message the broker does not hold, and
+        which does not wait its turn (`calls.fairness`), was never sent (recorded by an
+        older toolrun, whose scheduler died between the two: now the record, the place in
+        line and the message are one script), and a call recorded as awaiting approval
+        with no inbox entry was never parked; their records are dropped, so the reconcile
+        that follows sends them. A queued call is checked twice, half a second apart, so
+        that a message a worker is just taking is not mistaken for one never sent."""
+        queued, parked = self._waiting_calls()
+        for call_id in parked:
             if self.dispatcher.lifecycle.inbox.get(call_id) is None:
                 log.warning("call %s was recorded but never parked; parking it now", call_id)
                 self.dispatcher.calls.forget(call_id)
+        for attempt in range(2):
+            if not queued:
+                return
+            if attempt:
+                time.sleep(UNSENT_RECHECK_S)
+                queued &= self._waiting_calls()[0]
+            queued -= held_task_ids(self.client, QUEUES)
+            queued -= self.dispatcher.calls.waiting_their_turn(queued)
+        for call_id in queued:
+            log.warning("call %s was recorded but never sent; sending it now", call_id)
+            self.dispatcher.calls.forget(call_id)
 
-    def _parked_calls(self) -> set[str]:
-        """The calls of running nodes whose record says awaiting approval."""
+    def _waiting_calls(self) -> tuple[set[str], set[str]]:
+        """The calls of running nodes whose record says queued, and awaiting approval."""
         call_ids = []
         for run_id in self.store.running_ids():
             loaded = self.store.load(run_id)
             if loaded is not None:
                 call_ids += [run.call_id for run in loaded[1].running if run.call_id]
         results = [r for r in self.dispatcher.calls.get_many(call_ids) if r is not None]
-        return {r.call_id for r in results if r.status is ToolStatus.AWAITING_APPROVAL}
+        return (
+            {r.call_id for r in results if r.status is ToolStatus.QUEUED},
+            {r.call_id for r in results if r.status is ToolStatus.AWAITING_APPROVAL},
+        )
 
     def news(self, timeout_s: float) -> dict[str, set[str] | None]:
         """What the wake list says, waiting up to `timeout_s` for its first item: per run,

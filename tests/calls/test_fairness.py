@@ -349,3 +349,17 @@ def test_the_calls_waiting_their_turn_are_told_apart(
     assert pumped(queues) == ["a-0"]
     assert store.waiting_their_turn(["a-0", "a-1"]) == {"a-1"}
     assert store.waiting_their_turn([]) == set()
+
+
+def test_a_machines_call_placed_alone_is_on_the_broker_at_once(
+    redis_client: redis.Redis, store: CallStore
+) -> None:
+    """An approved call for a machine's queue (`FairPublisher.send`): no turn to wait."""
+    queues = fair(redis_client)
+    placed = queues.place(queues.open_step("m-0", "m", delivery("m-0")))
+
+    assert placed == ["m-0"]
+    assert on_broker(redis_client) == ["m-0"]
+    assert queues.of_agent("m") == AgentUse(queued=0, in_flight=1)
+    with pytest.raises(ValueError, match="placed by add or open"):
+        queues.place(queues.pump_step(QUEUE))

@@ -332,11 +332,13 @@ class FairQueues:
         when nothing waits or nothing is free."""
         return self._run(self.pump_step(queue))
 
-    def note_open(self, call_id: str, agent_id: str | None, delivery: str) -> None:
-        """Put a call straight on the broker (a machine's queue), among its agent's open
-        calls."""
-        step = self.open_step(call_id, agent_id, delivery)
-        self._open(keys=step.keys, args=step.args)
+    def place(self, step: Step) -> list[str]:
+        """Run a step that places a call (`add_step`, `open_step`) on its own; returns the
+        ids handed out (their deliveries are on the broker)."""
+        script = {"add": self._pump, "open": self._open}.get(step.function)
+        if script is None:
+            raise ValueError(f"a call is placed by add or open, not {step.function}")
+        return decoded(script(keys=step.keys, args=step.args))
 
     def add_step(
         self, call_id: str, queue: str, priority: Priority, agent_id: str | None, delivery: str
@@ -369,7 +371,8 @@ class FairQueues:
 
     @staticmethod
     def open_step(call_id: str, agent_id: str | None, delivery: str) -> Step:
-        """`note_open` as a step of another script (`LUA_OPEN`)."""
+        """A call put straight on the broker (a machine's queue), among its agent's open
+        calls: a step of a script (`LUA_OPEN`)."""
         agent = agent_key(agent_id)
         return Step("open", [keys.agent_open(agent), keys.AGENTS_OPEN], [call_id, agent, delivery])
 

@@ -89,12 +89,7 @@ class FairPublisher:
         Raises:
             redis.RedisError: the call was not queued.
         """
-        call = envelope.call
-        delivery = self.delivery(envelope, parameters).encoded()
-        if not self.queues.is_fair(envelope.queue):
-            self.queues.note_open(call.id, call.agent_id, delivery)
-            return
-        self.queues.add(call.id, envelope.queue, envelope.priority, call.agent_id, delivery)
+        self.queues.place(self.place_step(envelope, parameters, envelope.model_dump_json()))
 
     def place_step(
         self, envelope: Envelope, parameters: dict[str, Any] | None, encoded: str

@@ -345,6 +345,8 @@ def test_the_calls_waiting_their_turn_are_told_apart(
     add(queues, store, "a", 2)
 
     assert store.waiting_their_turn(["a-0", "a-1", "other"]) == {"a-0", "a-1"}
+    redis_client.hdel(keys.SENT_MESSAGES, "a-1")  # as if queued by an older toolrun
+    assert store.waiting_their_turn(["a-1"]) == {"a-1"}  # waiting all the same
     workers(redis_client, 1)
     assert pumped(queues) == ["a-0"]
     assert store.waiting_their_turn(["a-0", "a-1"]) == {"a-1"}

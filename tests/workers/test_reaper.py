@@ -68,7 +68,25 @@ def test_a_lost_message_is_sent_again_and_a_held_one_is_not(
     assert reaper.send_lost() == [lost.id]
 
     assert held_task_ids(redis_client, queues) == {waiting.id, lost.id}
-    assert reaper.send_lost() == []  # sent again just now: not again at once
+    redis_client.delete(*queues)  # both messages lost now
+    assert reaper.send_lost() == [waiting.id]  # not the one sent again just now
+
+
+def test_a_call_handed_out_without_its_message_is_sent_at_the_next_round(
+    reaper: Reaper, store: CallStore, redis_client: redis.Redis
+) -> None:
+    """Queued by an older toolrun, which kept no message with it: the pump hands it out
+    and notes it as sent long ago (`calls.fairness`), so the next round sends it, once."""
+    older = ToolCall(tool_name="read", version="1.0.0", agent_id="bot")
+    queued_long_ago(store, older)
+    redis_client.zadd(keys.SENT, {older.id: 0})  # as the pump notes it
+    queues = {PermissionLevel.READ_ONLY.queue_name}
+
+    assert reaper.send_lost() == [older.id]
+
+    assert held_task_ids(redis_client, queues) == {older.id}
+    redis_client.delete(*queues)
+    assert reaper.send_lost() == []  # noted as sent now, not long ago
 
 
 def test_a_call_recorded_but_never_put_in_its_agents_list_is_put_there(

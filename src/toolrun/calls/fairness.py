@@ -27,10 +27,12 @@ pushes on the queue's list, so a call is never handed out and then lost on its w
 A call recorded but not yet in its agent's list (an approved call whose sender died in
 between), and a call handed out whose message the broker then lost (a worker killed as
 it took it), are in `keys.SENT`, which the reapers resend from; a call waiting its turn
-is not. A call handed out counts until its ending removes it (`CallStore.finish`, which
-also takes a call ending while it waits out of its list, with its delivery); one whose
-ending was lost (its record expired) is dropped after `recheck_s` by the pump that finds
-it. A worker gone for DEAD_WORKER_S is forgotten.
+is not. A call handed out with no delivery kept (queued by an older toolrun) is noted
+there as sent at time 0, so the reapers' next round sends it. A call handed out counts
+until its ending removes it (`CallStore.finish`, which also takes a call ending while it
+waits out of its list, with its delivery); one whose ending was lost (its record
+expired) is dropped after `recheck_s` by the pump that finds it. A worker gone for
+DEAD_WORKER_S is forgotten.
 
 Keys are made inside the scripts from the agent names (one Redis, not a cluster).
 """

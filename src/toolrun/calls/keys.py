@@ -37,8 +37,9 @@ HISTORY_WRITERS = "history-writers"
 # Every worker process (by name) → until when it counts as alive (`workers.presence`).
 WORKERS = f"{PREFIX}:workers"
 REAPER_LOCK = f"{PREFIX}:reaper"  # held by the worker whose reaper is sweeping
-# Calls queued and not yet started: id → when queued (a sorted set), id → its envelope (a
-# hash), so that a message the broker lost (a worker killed as it took it) is sent again.
+# Calls queued and not yet started: id → when queued or handed out (a sorted set; 0 for
+# one handed out with no message kept: `calls.fairness`), id → its envelope (a hash), so
+# that a message the broker lost (a worker killed as it took it) is sent again.
 SENT = f"{PREFIX}:sent"
 SENT_ENVELOPES = f"{PREFIX}:sent:envelopes"
 # A call waiting its turn on a shared queue → its delivery (`workers.messages`), which

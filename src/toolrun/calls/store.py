@@ -296,11 +296,21 @@ class CallStore:
         }
 
     def waiting_their_turn(self, call_ids: Iterable[str]) -> set[str]:
-        """Those of these calls that wait their turn on a shared queue, their delivery kept
-        for the pump that hands them out (`calls.fairness`)."""
+        """Those of these calls that wait their turn on a shared queue: their envelope is
+        kept, and they are not noted as sent (a call put in its agent's list leaves
+        `keys.SENT`, a call handed out is noted there again: `calls.fairness`)."""
         ids = list(call_ids)
-        kept: Any = self.client.hmget(keys.SENT_MESSAGES, ids) if ids else []
-        return {call_id for call_id, delivery in zip(ids, kept, strict=True) if delivery}
+        if not ids:
+            return set()
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hmget(keys.SENT_ENVELOPES, ids)
+        pipe.zmscore(keys.SENT, ids)
+        kept, noted = pipe.execute()
+        return {
+            call_id
+            for call_id, envelope, sent in zip(ids, kept, noted, strict=True)
+            if envelope is not None and sent is None
+        }
 
     def sent_again(self, call_id: str, at: float) -> None:
         """Note that a call whose message was lost was sent again at `at`."""

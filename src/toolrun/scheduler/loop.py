@@ -107,8 +107,10 @@ class Scheduler:
             if attempt:
                 time.sleep(UNSENT_RECHECK_S)
                 queued &= self._waiting_calls()[0]
-            queued -= held_task_ids(self.client, QUEUES)
+            # Waiting first: a pump may hand a call out (its message then on the broker)
+            # between the two looks, never the other way round.
             queued -= self.dispatcher.calls.waiting_their_turn(queued)
+            queued -= held_task_ids(self.client, QUEUES)
         for call_id in queued:
             log.warning("call %s was recorded but never sent; sending it now", call_id)
             self.dispatcher.calls.forget(call_id)

@@ -9,8 +9,9 @@
         step 4's judge (`toolrun.selection.judge`) on every development set at once:
         each set left out in turn (fitted on the others, scored on it), then fitted on
         all; one table of top-1 (or "no suitable tool") and argument accuracy per set,
-        by words and, with the model, by meaning. --write stores the judges fitted on
-        all sets in src/toolrun/selection/judge.json (or FILE).
+        by words and, with the model, by meaning; then a table of each set scored by
+        the judge fitted on all with its bar moved (the `min_confidence` trade). --write
+        stores the judges fitted on all sets in src/toolrun/selection/judge.json (or FILE).
 
 With the embedding model installed (the `semantic` extra), selection goes by meaning as
 well as by words; --lexical measures words alone. Each prints a table (to stderr), then
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import statistics
 import sys
@@ -236,16 +238,19 @@ class Judges:
     words: Judge
     meaning: Judge | None = None
 
-    def fits(self, seen: Seen) -> bool:
+    def fits(self, seen: Seen, shift: float = 0.0) -> bool:
+        """As step 4 decides, its bar moved by `shift` (log-odds: a `min_confidence`)."""
         judge = self.meaning if "similarity" in seen.signals and self.meaning else self.words
-        return judge.logit(seen.signals) >= seen.evidence
+        return judge.logit(seen.signals) >= seen.evidence + shift
 
 
-def scored(judges: Judges, judged: list[Judged], group: str) -> tuple[float, float | None]:
+def scored(
+    judges: Judges, judged: list[Judged], group: str, shift: float = 0.0
+) -> tuple[float, float | None]:
     """The set's real questions decided as step 4 does (the first candidate if it fits,
     else the first of the next ones weighed by meaning that fits): the share answered
     right — the tool, or "no suitable tool" where none fits — and the share with the
-    right arguments too (None: the set has no arguments)."""
+    right arguments too (None: the set has no arguments). `shift`: the bar moved."""
     right = total = 0
     arguments: int | None = None
     for question in judged:
@@ -257,7 +262,7 @@ def scored(judges: Judges, judged: list[Judged], group: str) -> tuple[float, flo
             for place, seen in enumerate(question.candidates)
             if place == 0 or "similarity" in seen.signals
         ]
-        chosen = next((seen for seen in eligible if judges.fits(seen)), None)
+        chosen = next((seen for seen in eligible if judges.fits(seen, shift)), None)
         if not question.fits:
             right += chosen is None
         elif chosen is not None and chosen.right:
@@ -305,6 +310,7 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
             shown = "-" if arguments is None else f"{arguments:.3f}"
             table.add_row(name, group, str(n), kind, f"{out:.3f}", f"{all_in:.3f}", shown)
     Console(stderr=True).print(table)
+    measured["bars"] = bars(whole[1] or whole[0], by_meaning or by_words, groups)
     if write is not None:
         meaning = whole[1]
         if meaning is None or meaning.meaning is None:
@@ -319,6 +325,27 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
         partial.replace(write)
         sys.stderr.write(f"wrote {write}\n")
     sys.stdout.write(f"{json.dumps(measured)}\n")
+
+
+# `min_confidence` settings shown against each set: the trade the judge offers.
+BARS = (0.12, 0.27, 0.5, 0.73, 0.82, 0.88)
+
+
+def bars(judges: Judges, judged: list[Judged], groups: list[str]) -> dict[str, dict[str, float]]:
+    """Each set scored by the judges fitted on all, their bar moved to each of BARS (as
+    `min_confidence` moves it for a tool whose bar is 0.5): one table, returned too."""
+    table = Table(title="the judge fitted on all, its bar moved (min_confidence)")
+    table.add_column("bar", justify="right")
+    for group in groups:
+        table.add_column(group, justify="right")
+    found: dict[str, dict[str, float]] = {}
+    for bar in BARS:
+        shift = math.log(bar / (1 - bar))
+        row = {group: round(scored(judges, judged, group, shift)[0], 4) for group in groups}
+        found[str(bar)] = row
+        table.add_row(f"{bar:.2f}", *(f"{row[group]:.3f}" for group in groups))
+    Console(stderr=True).print(table)
+    return found
 
 
 def main() -> None:

@@ -114,8 +114,15 @@ def test_calibrate_scores_every_set_left_out_and_writes_judges_that_load(
 
     assert done.returncode == 0, done.stderr
     measured = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(measured) == {"words", "meaning"}
-    for by in measured.values():
+    assert set(measured) == {"words", "meaning", "bars"}
+    bars = measured["bars"]
+    assert (
+        bars["0.5"]["irrelevance"]
+        == measured["meaning"]["irrelevance"]["no suitable tool"]["fitted"]
+    )  # the default bar is the fitted judge's
+    no_tool = [row["irrelevance"] for _, row in sorted(bars.items(), key=lambda i: float(i[0]))]
+    assert no_tool == sorted(no_tool)  # a higher bar never gives a tool more often
+    for by in (measured["words"], measured["meaning"]):
         assert set(by) == {"multiple", "live_simple", "simple_python", "irrelevance", "toolrun"}
         assert by["multiple"]["n"] == 30
         for figures in (by["multiple"]["top-1"], by["irrelevance"]["no suitable tool"]):

@@ -27,7 +27,16 @@ from rich.console import Console
 from rich.table import Table
 
 from bench._http import Connection
-from bench.platform_roundtrip import CHECKOUT_PATH, CONCURRENCY, ROOT, start, stop, wait_ready
+from bench.platform_roundtrip import (
+    CHECKOUT_PATH,
+    CONCURRENCY,
+    READ_BODY,
+    ROOT,
+    small_workspace,
+    start,
+    stop,
+    wait_ready,
+)
 from toolrun.config import Settings
 from toolrun.database import open_database
 from toolrun.embedded import RedisServer
@@ -36,7 +45,6 @@ from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 
 RESULTS = ROOT / "bench" / "results" / "call_cpu.json"
-BODY = {"tool_name": "read", "arguments": {"file_path": "small.txt"}}
 Groups = dict[str, Callable[[], list[psutil.Process]]]
 
 
@@ -77,9 +85,7 @@ def per_call(groups: Groups, load: Callable[[], int]) -> dict[str, float]:
 def toolrun_side(
     env: dict[str, str], logs: Path, seconds: float, redis_pid: int
 ) -> dict[str, float]:
-    workspace = logs / "workspace"
-    workspace.mkdir()
-    (workspace / "small.txt").write_text("a small file\n" * 20)
+    workspace = small_workspace(logs)
     home = logs / "home"
     toolrun_env = {
         **env,
@@ -121,7 +127,7 @@ async def _calls(port: int, token: str, clients: int, budget: float) -> int:
     async def loop(connection: Connection) -> None:
         nonlocal made
         while (made < budget) if clients == 1 else (time.perf_counter() < deadline):
-            status, answer = await connection.post_json("127.0.0.1", "/v1/calls?wait=10", BODY)
+            status, answer = await connection.post_json("127.0.0.1", "/v1/calls?wait=10", READ_BODY)
             if status != 200 or b'"status":"success"' not in answer:
                 raise SystemExit(f"call failed: {status} {answer[:300]!r}")
             made += 1

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import redis
 
-from bench.platform_roundtrip import ROOT
+from bench.platform_roundtrip import ROOT, small_workspace
 from toolrun.calls import keys
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.store import CallStore
@@ -59,9 +59,7 @@ def per_call(step: Callable[[int], object], count: int) -> tuple[float, float]:
 def one_round(url: str, home: Path, calls: int) -> dict[str, float]:
     client = redis.Redis.from_url(url)
     client.flushdb()
-    workspace = home / "workspace"
-    workspace.mkdir(parents=True, exist_ok=True)
-    (workspace / "small.txt").write_text("a small file\n" * 20)
+    workspace = small_workspace(home)
     settings = Settings(redis_url=url, home=home, workspace=workspace, network_isolation="off")
     engine = open_database(settings.database)
     agents = AgentStore(engine)

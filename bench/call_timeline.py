@@ -33,8 +33,10 @@ import httpx
 from bench._http import Connection
 from bench.platform_roundtrip import (
     CHECKOUT_PATH,
+    READ_BODY,
     ROOT,
     percentile,
+    small_workspace,
     start,
     stop,
     wait_ready,
@@ -47,7 +49,6 @@ from toolrun.permissions.agents import AgentStore
 from toolrun.permissions.levels import PermissionLevel
 
 RESULTS = ROOT / "bench" / "results" / "call_timeline.json"
-BODY = {"tool_name": "read", "arguments": {"file_path": "small.txt"}}
 PARTS = ("to queued", "queued → started", "started → finished", "finished → answered", "total")
 
 
@@ -56,12 +57,12 @@ async def timeline(port: int, token: str, calls: int) -> dict[str, list[float]]:
     connection = await Connection.open("127.0.0.1", port, token)
     parts: dict[str, list[float]] = {name: [] for name in PARTS}
     try:
-        status, _answer = await connection.post_json("127.0.0.1", "/v1/calls?wait=60", BODY)
+        status, _answer = await connection.post_json("127.0.0.1", "/v1/calls?wait=60", READ_BODY)
         if status != 200:  # the worker is still starting
             raise SystemExit(f"the worker did not answer: {status}")
         for _ in range(calls):
             sent, clock = time.time(), time.perf_counter()
-            status, answer = await connection.post_json("127.0.0.1", "/v1/calls?wait=10", BODY)
+            status, answer = await connection.post_json("127.0.0.1", "/v1/calls?wait=10", READ_BODY)
             elapsed = time.perf_counter() - clock
             answered = sent + elapsed
             if status != 200:
@@ -84,9 +85,7 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        workspace = root / "workspace"
-        workspace.mkdir()
-        (workspace / "small.txt").write_text("a small file\n" * 20)
+        workspace = small_workspace(root)
         server = RedisServer(root / "redis")
         server.start()
         env = {

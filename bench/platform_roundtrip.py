@@ -57,6 +57,16 @@ CHECKOUT_PATH = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
 RESULTS = ROOT / "bench" / "results" / "platform_roundtrip.json"
 CONCURRENCY = 32
 API_PROCESSES = int(os.environ.get("BENCH_API_PROCESSES", "1"))
+# The call every round-trip bench makes: a `read` of the small file of `small_workspace`.
+READ_BODY = {"tool_name": "read", "arguments": {"file_path": "small.txt"}}
+
+
+def small_workspace(parent: Path) -> Path:
+    """`parent`/workspace, holding the small file READ_BODY reads."""
+    workspace = parent / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    (workspace / "small.txt").write_text("a small file\n" * 20)
+    return workspace
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -239,7 +249,7 @@ def bench_toolrun(
         logs / "api.log",
     )
     base = f"http://127.0.0.1:{port}"
-    body = {"tool_name": "read", "arguments": {"file_path": "small.txt"}}
+    body = READ_BODY
     samplers: list[subprocess.Popen[bytes]] = []
     try:
         wait_ready(lambda: httpx.get(f"{base}/healthz").status_code == 200, "toolrun API")
@@ -319,9 +329,7 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         scratch_path = Path(scratch)
-        workspace = scratch_path / "workspace"
-        workspace.mkdir()
-        (workspace / "small.txt").write_text("a small file\n" * 20)
+        workspace = small_workspace(scratch_path)
         logs = scratch_path / "logs"
         logs.mkdir()
         server = RedisServer(scratch_path / "redis")

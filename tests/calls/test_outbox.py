@@ -4,7 +4,8 @@ written once each, whichever drainer writes them and whatever dies in between.""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
 import redis
@@ -84,7 +85,7 @@ def test_a_batch_the_database_refuses_stays_and_is_written_later(
     ids = end_calls(redis_client, 2)
 
     class Down(HistoryStore):
-        def write_batch(self, records: object) -> None:
+        def write_rows(self, rows: object) -> None:
             raise OperationalError("INSERT", {}, Exception("database is locked"))
 
     down = HistoryOutbox(redis_client, lambda: Down(engine), "a", block_s=0.1)
@@ -120,10 +121,10 @@ def test_a_row_the_database_refuses_holds_up_no_other(
     bad = ids[1]
 
     class Picky(HistoryStore):
-        def write_batch(self, records: Sequence[CallRecord]) -> None:
-            if any(record.call_id == bad for record in records):
+        def write_rows(self, rows: Sequence[Mapping[str, Any]]) -> None:
+            if any(row["call_id"] == bad for row in rows):
                 raise IntegrityError("INSERT", {}, Exception("refused"))
-            super().write_batch(records)
+            super().write_rows(rows)
 
     HistoryOutbox(redis_client, lambda: Picky(engine), "a", block_s=0.1).drain()
 

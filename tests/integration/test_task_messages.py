@@ -27,8 +27,9 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.app import create_celery_app
 from toolrun.workers.dispatch import MAX_REPR_CHARS, FairPublisher, task_options
-from toolrun.workers.messages import EXECUTE_TASK, Messages, events_channel
+from toolrun.workers.messages import EXECUTE_TASK, Messages
 from toolrun.workers.presence import Presence
+from toolrun.workers.wire import events_channel
 
 HIDDEN = "s3cret-value"
 SECRET_SCHEMA = {
@@ -151,7 +152,7 @@ def test_the_message_and_its_event_are_those_celery_would_send(idle_url: str, wa
     options = task_options(sent, sent.redaction(), 0.5)
     client = redis.Redis.from_url(idle_url)
     listener = client.pubsub(ignore_subscribe_messages=True)
-    listener.subscribe(events_channel(idle_url))
+    listener.subscribe(events_channel(idle_url, "task.sent"))
     app = create_celery_app(Settings(redis_url=idle_url))
     publisher = FairPublisher(Messages(app), FairQueues(client, ahead=0, batch_every=4), 0.5)
     try:
@@ -205,7 +206,7 @@ def queue_with_room(client: redis.Redis, sent: Envelope) -> None:
 def test_with_events_off_no_event_is_sent(idle_url: str) -> None:
     client = redis.Redis.from_url(idle_url)
     listener = client.pubsub(ignore_subscribe_messages=True)
-    listener.psubscribe(events_channel(idle_url).rsplit("/", 1)[0] + "/*")  # any event here
+    listener.psubscribe(events_channel(idle_url, "*"))  # any event here
     app = create_celery_app(Settings(redis_url=idle_url))
     app.conf.task_send_sent_event = False
     publisher = FairPublisher(Messages(app), FairQueues(client, ahead=0, batch_every=4), 0.5)
@@ -234,7 +235,7 @@ def test_with_events_off_no_event_is_sent(idle_url: str) -> None:
 )
 def test_the_events_channel_is_named_from_the_url_alone(url: str, channel: str) -> None:
     """Nothing connects: a broker that is away cannot hold up an admission here."""
-    assert events_channel(url) == channel
+    assert events_channel(url, "task.sent") == channel
 
 
 def test_the_script_that_hands_a_call_out_puts_it_and_its_event_on_the_broker(
@@ -244,7 +245,7 @@ def test_the_script_that_hands_a_call_out_puts_it_and_its_event_on_the_broker(
     its task-sent event, in the pump's own round trip."""
     client = redis.Redis.from_url(idle_url)
     listener = client.pubsub(ignore_subscribe_messages=True)
-    listener.subscribe(events_channel(idle_url))
+    listener.subscribe(events_channel(idle_url, "task.sent"))
     app = create_celery_app(Settings(redis_url=idle_url))
     queues = FairQueues(client, ahead=0, batch_every=4)
     publisher = FairPublisher(Messages(app), queues, kill_grace_s=0.5)

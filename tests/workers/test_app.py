@@ -36,7 +36,7 @@ def test_reliability_settings() -> None:
     assert conf.worker_prefetch_multiplier == 1
     assert conf.task_create_missing_queues is False
     assert conf.worker_cancel_long_running_tasks_on_connection_loss is True
-    assert conf.worker_send_task_events is True
+    assert conf.worker_send_task_events is False  # toolrun sends them: workers.task_events
     assert conf.task_send_sent_event is True
 
 

@@ -17,7 +17,8 @@ from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.app import create_celery_app
 from toolrun.workers.messages import EXECUTE_TASK
 from toolrun.workers.runtime import WorkerRuntime
-from toolrun.workers.tasks import REDELIVERY_IGNORED, UNREAD, ToolCallFailed, register_tasks
+from toolrun.workers.task_events import ToolCallFailed
+from toolrun.workers.tasks import REDELIVERY_IGNORED, UNREAD, register_tasks
 
 
 @pytest.fixture

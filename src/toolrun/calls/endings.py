@@ -27,7 +27,7 @@ from typing import Any
 import redis
 
 from toolrun.calls.fairness import Step
-from toolrun.calls.store import CallStore, Finished, Increment, add_increments
+from toolrun.calls.store import Broadcast, CallStore, Finished, Increment, add_increments
 from toolrun.history.records import CallRecord, record_of, redact
 from toolrun.tools.model import ToolResult
 
@@ -78,12 +78,13 @@ class Endings:
         *,
         unless_started: bool = False,
         pump: Step | None = None,
+        broadcast: Broadcast | None = None,
     ) -> Finished:
         """End a call that has a record: store its final state (retrying after each of
         `retry_delays_s`), hand it to its waiters, then notify. Not `stored`, with nothing
         stored, counted or told, when the call had already ended (or, `unless_started`,
         had started: a cancel). `pump`: the queue whose slot the ending frees, pumped in
-        the same round trip (`CallStore.finish`).
+        the same round trip, which also publishes `broadcast` (`CallStore.finish`).
 
         Raises:
             redis.RedisError: Redis still unreachable after the retries.
@@ -94,7 +95,12 @@ class Endings:
 
         def store() -> Finished:
             return self.store.finish(
-                result, increments, arguments=row, unless_started=unless_started, pump=pump
+                result,
+                increments,
+                arguments=row,
+                unless_started=unless_started,
+                pump=pump,
+                broadcast=broadcast,
             )
 
         failed = False

@@ -25,7 +25,7 @@ import redis
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from toolrun.calls import keys
-from toolrun.history.records import CallRecord, record_of
+from toolrun.history.records import row_of
 from toolrun.history.store import HistoryStore
 from toolrun.monitoring import tracing
 from toolrun.tools.model import ToolResult
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 BATCH = 500
 TRACED_IDS = 50  # the call ids a batch's span names: enough to find one, not a whole batch
 Entry = tuple[bytes, dict[bytes, bytes]]
+Row = dict[str, Any]  # a history row, column by column (`records.row_of`)
 
 
 @dataclass
@@ -86,7 +87,7 @@ class HistoryOutbox:
                 span,
                 {
                     "toolrun.history.rows": len(rows),
-                    "toolrun.history.call_ids": [row.call_id for row in rows[:TRACED_IDS]],
+                    "toolrun.history.call_ids": [row["call_id"] for row in rows[:TRACED_IDS]],
                 },
             )
             self._write(rows)
@@ -97,23 +98,23 @@ class HistoryOutbox:
         pipe.execute()
         return len(rows)
 
-    def _write(self, rows: list[CallRecord]) -> None:
+    def _write(self, rows: list[Row]) -> None:
         """Write `rows` in one transaction; if the database refuses the batch (not for
         being away: that is raised, and the rows stay pending), write them one by one,
         logging and dropping any it refuses: one bad row holds up no other."""
         try:
-            self.store.write_batch(rows)
+            self.store.write_rows(rows)
         except OperationalError:
             raise
         except SQLAlchemyError as exc:
             log.warning("history batch refused (%r); writing its rows one by one", exc)
             for row in rows:
                 try:
-                    self.store.write_batch([row])
+                    self.store.write_rows([row])
                 except OperationalError:
                     raise
                 except SQLAlchemyError:
-                    log.exception("history row of %s refused; dropped", row.call_id)
+                    log.exception("history row of %s refused; dropped", row["call_id"])
 
     def _ensure_group(self) -> None:
         try:
@@ -145,14 +146,14 @@ class HistoryOutbox:
         return [(entry_id, fields) for entry_id, fields in answer[1] if fields]
 
 
-def _row(entry: Entry) -> CallRecord | None:
+def _row(entry: Entry) -> Row | None:
     """The history row of an outbox entry; None (logged) for one that cannot be read,
     which is then acknowledged with the rest: one bad entry holds up no other."""
     entry_id, fields = entry
     try:
         result = ToolResult.model_validate_json(fields[b"result"])
         arguments = json.loads(fields[b"arguments"])
-        return record_of(result, arguments, None)  # redacted when it was put in
+        return row_of(result, arguments, None)  # redacted when it was put in
     except Exception:
         log.exception("history outbox entry %r cannot be read; dropped", entry_id)
         return None

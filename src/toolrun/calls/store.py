@@ -38,7 +38,11 @@ _DEAD_LETTERS_KEPT = 10_000
 # died between storing the result and acknowledging the message) or is back to waiting for
 # approval (its approval was undone), count the delivery and store the running state.
 # Returns the delivery count, or 0 for a call that must not run (no worker holds it then).
+# With ARGV[4], publishes ARGV[5] on channel ARGV[4] (a `Broadcast`) whatever it returns.
 _START = """
+if ARGV[4] ~= '' then
+    redis.call('PUBLISH', ARGV[4], ARGV[5])
+end
 redis.call('ZREM', KEYS[4], ARGV[3])
 redis.call('HDEL', KEYS[5], ARGV[3])
 local current = redis.call('GET', KEYS[1])
@@ -99,13 +103,17 @@ _CREATE = LUA_CREATE + "return create(KEYS, ARGV)"
 # it, free its slot and its place among its agent's open calls, take it out of its agent's
 # list if it ends while it waits, with its delivery (`calls.fairness`: KEYS from 8 on,
 # ARGV[8] the agent),
-# and add the call's counters (`Increment`s: key, field, amount, from ARGV[9] on). Only
+# and add the call's counters (`Increment`s: key, field, amount, from ARGV[11] on). Only
 # from the states in ARGV[7] (",queued,running,": a cancel ends only what has not
-# started). Returns 1 when stored.
+# started). With ARGV[9], publishes ARGV[10] on channel ARGV[9] (a `Broadcast`) whether
+# or not the ending is stored. Returns 1 when stored.
 _FINISH_STEP = lua_function(
     "finish",
     LUA_WITHDRAW
     + """
+if ARGV[9] ~= '' then
+    redis.call('PUBLISH', ARGV[9], ARGV[10])
+end
 local current = redis.call('GET', KEYS[1])
 if current then
     local status = cjson.decode(current)['status']
@@ -137,7 +145,7 @@ end
 for i = 12, #KEYS do
     redis.call('ZREM', KEYS[i], ARGV[6])
 end
-for i = 9, #ARGV, 3 do
+for i = 11, #ARGV, 3 do
     if string.find(ARGV[i + 2], '[.eEn]') then
         redis.call('HINCRBYFLOAT', ARGV[i], ARGV[i + 1], ARGV[i + 2])
     else
@@ -172,6 +180,19 @@ Increment = tuple[str, str, int | float]
 
 
 @dataclass(frozen=True)
+class Broadcast:
+    """A message published on a channel in the round trip of a change of a call's state
+    (the workers' Celery task events: `workers.task_events`)."""
+
+    channel: str
+    message: str
+
+
+def _broadcast_args(broadcast: Broadcast | None) -> list[str]:
+    return ["", ""] if broadcast is None else [broadcast.channel, broadcast.message]
+
+
+@dataclass(frozen=True)
 class Finished:
     """What `CallStore.finish` did: whether the ending was stored (the first one), and the
     ids of the calls its pump handed out (their deliveries are on the broker)."""
@@ -181,7 +202,7 @@ class Finished:
 
 
 def increments_args(increments: Iterable[Increment]) -> list[str | int | float]:
-    """`increments` as the flat arguments of an ending (`_FINISH_STEP`'s ARGV from 9 on;
+    """`increments` as the flat arguments of an ending (`_FINISH_STEP`'s ARGV from 11 on;
     a float keeps its point)."""
     flat: list[str | int | float] = []
     for key, field, amount in increments:
@@ -337,8 +358,9 @@ class CallStore:
         raw = self.client.mget([keys.record(call_id) for call_id in call_ids]) if call_ids else []
         return [None if item is None else ToolResult.model_validate_json(item) for item in raw]
 
-    def start(self, running: ToolResult) -> int:
-        """Count one more delivery and store the running state (one atomic round trip).
+    def start(self, running: ToolResult, broadcast: Broadcast | None = None) -> int:
+        """Count one more delivery and store the running state, and publish `broadcast`
+        (one atomic round trip).
 
         Returns how many deliveries there have been, this one included; 0 when the call
         has already ended and must not run again.
@@ -351,7 +373,13 @@ class CallStore:
             keys.SENT,
             keys.SENT_ENVELOPES,
         ]
-        count = self._start(keys=keys_, args=[running.model_dump_json(), self.ttl_s, call_id])
+        args: list[str | int] = [
+            running.model_dump_json(),
+            self.ttl_s,
+            call_id,
+            *_broadcast_args(broadcast),
+        ]
+        count = self._start(keys=keys_, args=args)
         return int(count)
 
     def finish(
@@ -362,13 +390,15 @@ class CallStore:
         arguments: str | None = None,
         unless_started: bool = False,
         pump: Step | None = None,
+        broadcast: Broadcast | None = None,
     ) -> Finished:
-        """Store the final state, hand it to every waiter and add the call's counters, in
-        one atomic round trip; not `stored`, with nothing written, when the call had
-        already ended (the first ending wins), or had started and `unless_started` (a
-        cancel). `arguments`: the call's arguments as JSON, secrets redacted, to put the
-        call's history row in the outbox with its final state. `pump`: the queue whose
-        slot the ending frees (`FairQueues.pump_step`), pumped in the same round trip:
+        """Store the final state, hand it to every waiter, add the call's counters and
+        publish `broadcast` (whether or not the ending is stored), in one atomic round
+        trip; not `stored`, with nothing written, when the call had already ended (the
+        first ending wins), or had started and `unless_started` (a cancel).
+        `arguments`: the call's arguments as JSON, secrets redacted, to put the call's
+        history row in the outbox with its final state. `pump`: the queue whose slot the
+        ending frees (`FairQueues.pump_step`), pumped in the same round trip:
         what it handed out (and put on the broker) is `handed_out`."""
         result.metadata.setdefault("finished_at", time.time())
         encoded = result.model_dump_json()
@@ -398,6 +428,7 @@ class CallStore:
             call_id,
             _NOT_STARTED if unless_started else _PENDING,
             agent,
+            *_broadcast_args(broadcast),
             *increments_args(increments),
         ]
         then = pump or Step("pump", [])
@@ -407,9 +438,16 @@ class CallStore:
         answer: Any = self._finish(keys=script_keys, args=script_args)
         return Finished(stored=bool(answer[0]), handed_out=decoded(answer[1:]))
 
-    def hold(self, call_id: str, worker: str) -> None:
-        """Note that `worker` took the call's message (until the call ends)."""
-        self.client.hset(keys.HOLDERS, call_id, worker)
+    def hold(self, call_id: str, worker: str, broadcast: Broadcast | None = None) -> None:
+        """Note that `worker` took the call's message (until the call ends), and publish
+        `broadcast`, in one round trip."""
+        if broadcast is None:
+            self.client.hset(keys.HOLDERS, call_id, worker)
+            return
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hset(keys.HOLDERS, call_id, worker)
+        pipe.publish(broadcast.channel, broadcast.message)
+        pipe.execute()
 
     def holders(self, call_ids: list[str]) -> list[str | None]:
         """Which worker took each call's message, None where none is noted."""

@@ -209,7 +209,6 @@ def _run_worker(app: Celery, role: str, queues: list[str], concurrency: int, log
             f"--loglevel={loglevel}",
             "--without-gossip",
             "--without-mingle",
-            "--task-events",
         ]
     )
 
@@ -235,7 +234,9 @@ def flower(
     settings = _platform_settings()
     app = create_celery_app(settings)
     chosen = settings.flower_port if port is None else port
-    app.start(["flower", f"--address={address}", f"--port={chosen}"])
+    # The workers send their task events themselves (`workers.task_events`): Flower must
+    # not turn Celery's on in them, which would send each one twice.
+    app.start(["flower", f"--address={address}", f"--port={chosen}", "--enable_events=False"])
 
 
 def up(

@@ -64,36 +64,44 @@ class CallRecord(CallFields, table=True):
 def record_of(
     result: ToolResult, arguments: dict[str, Any], parameters: dict[str, Any] | None
 ) -> CallRecord:
-    """The history row of `result`; `parameters` (the tool's schema) marks secret
-    arguments with ``"writeOnly": true``, whose values are never stored."""
+    """The history row of `result` (see `row_of`)."""
+    return CallRecord(**row_of(result, arguments, parameters))
+
+
+def row_of(
+    result: ToolResult, arguments: dict[str, Any], parameters: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The history row of `result`, column by column, as written (no model built: the
+    workers write one per call); `parameters` (the tool's schema) marks secret arguments
+    with ``"writeOnly": true``, whose values are never stored."""
     meta = result.metadata
     queued_at = meta.get("queued_at") or meta.get("started_at") or meta.get("finished_at")
     output = None if result.output is None else len(json.dumps(result.output, default=str))
     finished_at = meta.get("finished_at") or (time.time() if result.final else None)
-    return CallRecord(
-        call_id=result.call_id,
-        agent_id=meta.get("agent_id"),
-        tool_name=result.tool_name,
-        tool_version=result.tool_version,
-        arguments=redact(arguments, parameters),
-        status=result.status.value,
-        queued_at=float(queued_at or 0.0),
-        started_at=meta.get("started_at"),
-        finished_at=finished_at,
-        execution_time_ms=meta.get("execution_time_ms"),
-        queue_wait_ms=meta.get("queue_wait_ms"),
-        worker=meta.get("worker"),
-        deliveries=meta.get("deliveries"),
-        cpu_s=meta.get("cpu_s"),
-        peak_rss_bytes=meta.get("peak_rss_bytes"),
-        output_bytes=output,
-        error_type=meta.get("error_type"),
-        error=result.error,
-        traceback=meta.get("traceback"),
-        approved_by=meta.get("approved_by") or meta.get("decided_by"),
-        parent_call_id=meta.get("parent_call_id"),
-        subagent=meta.get("subagent"),
-    )
+    return {
+        "call_id": result.call_id,
+        "agent_id": meta.get("agent_id"),
+        "tool_name": result.tool_name,
+        "tool_version": result.tool_version,
+        "arguments": redact(arguments, parameters),
+        "status": result.status.value,
+        "queued_at": float(queued_at or 0.0),
+        "started_at": meta.get("started_at"),
+        "finished_at": finished_at,
+        "execution_time_ms": meta.get("execution_time_ms"),
+        "queue_wait_ms": meta.get("queue_wait_ms"),
+        "worker": meta.get("worker"),
+        "deliveries": meta.get("deliveries"),
+        "cpu_s": meta.get("cpu_s"),
+        "peak_rss_bytes": meta.get("peak_rss_bytes"),
+        "output_bytes": output,
+        "error_type": meta.get("error_type"),
+        "error": result.error,
+        "traceback": meta.get("traceback"),
+        "approved_by": meta.get("approved_by") or meta.get("decided_by"),
+        "parent_call_id": meta.get("parent_call_id"),
+        "subagent": meta.get("subagent"),
+    }
 
 
 def secret_names(parameters: dict[str, Any] | None) -> list[str]:

@@ -6,8 +6,9 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import tuple_
@@ -72,40 +73,48 @@ class HistoryStore:
             log.error("history rows not written (%s): calls %s", exc, lost)
 
     def write_batch(self, records: Sequence[CallRecord]) -> None:
-        """Insert or replace rows in one transaction, retrying a busy SQLite database a few
-        times (writing a row again changes nothing: a row per call id).
+        """`write_rows` of these records."""
+        self.write_rows([record.model_dump() for record in records])
+
+    def write_rows(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert or replace rows (column → value, as `records.row_of` gives them) in one
+        transaction, retrying a busy SQLite database a few times (writing a row again
+        changes nothing: a row per call id).
 
         Raises:
             sqlalchemy.exc.SQLAlchemyError: the rows could not be written.
         """
-        if not records:
+        if not rows:
             return
-        table = CallRecord.__table__  # type: ignore[attr-defined]
-        insert = postgresql_insert if self.engine.dialect.name == "postgresql" else sqlite_insert
-        statement = insert(table)
-        columns = [column.name for column in table.columns if column.name != "call_id"]
-        statement = statement.on_conflict_do_update(
-            index_elements=["call_id"], set_={name: statement.excluded[name] for name in columns}
-        )
-        values = [record.model_dump() for record in records]
-        ids = [record.call_id for record in records]
+        ids = [row["call_id"] for row in rows]
         earlier = select(col(CallRecord.finished_at)).where(col(CallRecord.call_id).in_(ids))
         for attempt in range(1, _WRITE_ATTEMPTS + 1):
             try:
                 with self.engine.begin() as connection:
-                    ends = [record.finished_at for record in records]
+                    ends = [row["finished_at"] for row in rows]
                     ends += connection.scalars(earlier).all()
                     # A rolled-up hour whose calls change is rolled up again when needed.
                     stale = sealed_hours(ends, time.time())
                     if stale:
                         take_rollup_lock(connection, time.time())
-                    connection.execute(statement, values)
+                    connection.execute(self._upsert, rows)
                     forget_hours(connection, stale)
                 return
             except OperationalError:  # "database is locked" past the busy timeout
                 if attempt == _WRITE_ATTEMPTS:
                     raise
                 time.sleep(0.05 * attempt)
+
+    @cached_property
+    def _upsert(self) -> Any:
+        """INSERT of a row, or UPDATE of every column of the row with its call id."""
+        table = CallRecord.__table__  # type: ignore[attr-defined]
+        insert = postgresql_insert if self.engine.dialect.name == "postgresql" else sqlite_insert
+        statement = insert(table)
+        columns = [column.name for column in table.columns if column.name != "call_id"]
+        return statement.on_conflict_do_update(
+            index_elements=["call_id"], set_={name: statement.excluded[name] for name in columns}
+        )
 
     def get(self, call_id: str) -> CallRecord | None:
         with Session(self.engine) as session:

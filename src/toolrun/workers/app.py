@@ -51,7 +51,9 @@ def create_celery_app(settings: Settings, *, longest_time_limit_s: float = 600.0
         task_ignore_result=True,  # results live in the call store, not Celery's backend
         task_serializer="json",
         accept_content=["json"],
-        worker_send_task_events=True,
+        # Task events (which Flower reads) are toolrun's own, sent with the state changes
+        # they stand for (`workers.task_events`); Celery's worker sends its heartbeats.
+        worker_send_task_events=False,
         task_send_sent_event=True,
         worker_hijack_root_logger=False,
         enable_utc=True,

@@ -19,7 +19,7 @@ from structlog.contextvars import bound_contextvars
 from toolrun.calls.endings import Endings
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.fairness import Step
-from toolrun.calls.store import CallStore, Finished
+from toolrun.calls.store import Broadcast, CallStore, Finished
 from toolrun.calls.traced import (
     arguments_attributes,
     call_attributes,
@@ -49,6 +49,7 @@ from toolrun.tools.registry import ToolRegistry
 from toolrun.tools.validation import validate_arguments, with_defaults
 from toolrun.workers.app import create_celery_app, longest_time_limit
 from toolrun.workers.dispatch import FairPublisher
+from toolrun.workers.task_events import DeliveryEvents
 
 log = logging.getLogger(__name__)
 _CHANGED = DenyApprover(
@@ -116,11 +117,17 @@ class WorkerRuntime:
     def executor(self) -> Executor:
         return Executor(self.registry, propagate=(SoftTimeLimitExceeded,))
 
-    def run(self, envelope: Envelope, next_calls: FairPublisher | None = None) -> ToolResult | None:
+    def run(
+        self,
+        envelope: Envelope,
+        next_calls: FairPublisher | None = None,
+        events: DeliveryEvents | None = None,
+    ) -> ToolResult | None:
         """Run one delivery of an admitted call and store its final state (None: it had
         already ended). `next_calls`: the call's slot is free once it ends, so the calls
         waiting their turn on its queue are handed out (and put on the broker) in the same
-        round trip as the ending (`calls.fairness`).
+        round trip as the ending (`calls.fairness`). `events`: the delivery's task events,
+        published with its running and its final state (`workers.task_events`).
 
         Every line logged meanwhile carries the call's id.
         """
@@ -133,11 +140,13 @@ class WorkerRuntime:
                 parent=envelope.trace,  # the span that queued it: one trace across the queue
             ) as span,
         ):
-            result = self._run(envelope, next_calls)
+            result = self._run(envelope, next_calls, events)
             tracing.annotate(span, _outcome(result))
             return result
 
-    def _run(self, envelope: Envelope, next_calls: FairPublisher | None) -> ToolResult | None:
+    def _run(
+        self, envelope: Envelope, next_calls: FairPublisher | None, events: DeliveryEvents | None
+    ) -> ToolResult | None:
         call = envelope.call
         started_at = time.time()
         facts: dict[str, object] = {
@@ -153,7 +162,8 @@ class WorkerRuntime:
             facts["approved_by"] = envelope.approved_by
         # Running is recorded before the checks below so the count and state take one trip;
         # a refusal overwrites it at once.
-        deliveries = self.store.start(self._state(call, ToolStatus.RUNNING, facts))
+        started = None if events is None else events.started()
+        deliveries = self.store.start(self._state(call, ToolStatus.RUNNING, facts), started)
         if deliveries == 0:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None
@@ -188,8 +198,9 @@ class WorkerRuntime:
                 target=denied["path"],
             )
         pump = None if next_calls is None else next_calls.pump_step(envelope.queue)
+        ended = None if events is None else events.ended(result)
         with tracing.span(f"record {call.tool_name}", attributes=call_attributes(call)):
-            self.end(call, result, tool, pump=pump)
+            self.end(call, result, tool, pump=pump, broadcast=ended)
         return result
 
     def end(
@@ -200,14 +211,18 @@ class WorkerRuntime:
         *,
         secrets: dict[str, Any] | None = None,
         pump: Step | None = None,
+        broadcast: Broadcast | None = None,
     ) -> Finished:
         """Store a final state and tell the subscribers (see `calls.endings`); `tool`: the
         call's, when the caller has it at hand; `secrets`: which arguments to redact when
         the tool is not found here (`Envelope.redaction`: a plugin, in the main process);
-        `pump`: the queue whose slot the ending frees (`CallStore.finish`)."""
+        `pump`: the queue whose slot the ending frees, and `broadcast`: the task's event,
+        both in the ending's round trip (`CallStore.finish`)."""
         tool = tool or self.registry.get(call.tool_name, call.version)
         parameters = secrets if tool is None else tool.descriptor.parameters
-        return self.endings.finish(result, call.arguments, parameters, pump=pump)
+        return self.endings.finish(
+            result, call.arguments, parameters, pump=pump, broadcast=broadcast
+        )
 
     def _checked(self, envelope: Envelope, deliveries: int) -> Tool | ToolResult:
         """The call's tool, or its final result when it must not run here. The message is

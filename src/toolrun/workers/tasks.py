@@ -27,6 +27,13 @@ from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.dispatch import FairPublisher
 from toolrun.workers.messages import EXECUTE_TASK
 from toolrun.workers.runtime import WorkerRuntime
+from toolrun.workers.task_events import (
+    DeliveryEvents,
+    TaskEvents,
+    ToolCallFailed,
+    publish,
+    task_failure,
+)
 
 log = logging.getLogger(__name__)
 OLDER_MESSAGE = (
@@ -55,13 +62,16 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     def send_last_spans(**_: Any) -> None:
         tracing.shutdown()
 
+    events = TaskEvents(app)
+
     @task_received.connect(weak=False)
     def note_holder(request: Request | None = None, **_: Any) -> None:
         """In the main process, as it takes a message: which worker holds the call, for
-        the reapers (`workers.reaper`) should this worker be lost before starting it."""
+        the reapers (`workers.reaper`) should this worker be lost before starting it, with
+        the task-received event (`workers.task_events`)."""
         if request is not None and request.id:
             try:
-                runtime.store.hold(request.id, runtime.name)
+                runtime.store.hold(request.id, runtime.name, events.received(request))
             except redis.RedisError as exc:  # the reapers then wait longer for it
                 log.warning("holder of %s not noted (%s)", request.id, exc)
 
@@ -74,7 +84,8 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             super().on_timeout(soft, timeout)
             if not soft:  # the pool child was killed: nothing else cleans up or settles
                 error = f"hard time limit ({timeout:g} s) hit"
-                queue = _settle(runtime, self.args, ToolStatus.TIMEOUT, error)
+                delivery = events.delivery(self.id, self.hostname)
+                queue = _settle(runtime, self.args, ToolStatus.TIMEOUT, error, delivery)
                 if queue is not None:
                     _next_call(publisher, queue)
 
@@ -85,18 +96,19 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True, throws=(ToolCallFailed,), shared=False)
     def execute(self: ToolTask, payload: dict[str, Any], *older: Any) -> str:
         """The call's status (Flower's result column); a failure raises ToolCallFailed."""
+        delivery = events.delivery(str(self.request.id), self.request.hostname)
         if older:  # queued before the envelope: the caller learns, nothing runs
             _settle_unread(runtime, str(self.request.id), OLDER_MESSAGE)
-            return UNREAD
+            return _returned(runtime, delivery, UNREAD, started=False)
         try:
             envelope = Envelope.model_validate(payload)
         except ValidationError as exc:
             error = f"its message could not be read ({exc.error_count()} problems); nothing ran"
             _settle_unread(runtime, str(self.request.id), error)
-            return UNREAD
+            return _returned(runtime, delivery, UNREAD, started=False)
         call = envelope.call
         try:
-            result = runtime.run(envelope, next_calls=publisher)
+            result = runtime.run(envelope, next_calls=publisher, events=delivery)
         except redis.RedisError as exc:
             # The call store is unreachable: hand the message back rather than have it
             # acknowledged as failed, which would leave the call queued or running forever.
@@ -108,20 +120,33 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             raise Reject(exc, requeue=True) from exc
         if result is None:  # nothing ended here; the slot its ending freed may be idle
             _next_call(publisher, envelope.queue)
-            return REDELIVERY_IGNORED
-        if not result.ok:
-            raise ToolCallFailed(f"{result.status}: {result.error or '(no message)'}")
+            return _returned(runtime, delivery, REDELIVERY_IGNORED, started=True)
+        failure = task_failure(result)
+        if failure is not None:
+            raise failure
         return result.status.value
 
 
-class ToolCallFailed(Exception):
-    """Raised once a call's failure is stored, so that Celery — and Flower, which
-    operators watch — count its task as failed. An expected exception of the task
-    (`throws`): acknowledged like any ending, never retried, logged at info level."""
+def _returned(
+    runtime: WorkerRuntime, delivery: DeliveryEvents, value: str, *, started: bool
+) -> str:
+    """`value`, returned by a task that ended no call, once its events are published
+    (task-started too unless the start script published it)."""
+    try:
+        publish(
+            runtime.store.client, None if started else delivery.started(), delivery.returned(value)
+        )
+    except redis.RedisError as exc:  # Flower then shows the task as it last heard of it
+        log.warning("the events of %s not sent (%s)", delivery.call_id, exc)
+    return value
 
 
 def _settle(
-    runtime: WorkerRuntime, args: Sequence[Any], status: ToolStatus, error: str
+    runtime: WorkerRuntime,
+    args: Sequence[Any],
+    status: ToolStatus,
+    error: str,
+    delivery: DeliveryEvents,
 ) -> str | None:
     """End the call of a message's `args` without running it (again); returns its queue
     (None: not an envelope, settled when it was taken: `_settle_unread`)."""
@@ -134,7 +159,7 @@ def _settle(
         kill_labelled(label_for(call.id))  # what the killed pool process had started
         result = ToolResult.accepted(call, status, queued_at=envelope.queued_at)
         result.error = error
-        runtime.end(call, result, secrets=envelope.redaction())
+        runtime.end(call, result, secrets=envelope.redaction(), broadcast=delivery.ended(result))
     return envelope.queue
 
 

@@ -1,0 +1,148 @@
+"""Celery's task events, which Flower reads, built by toolrun and published in the round
+trips it makes anyway.
+
+Celery's own worker sends each task event from its main process: a publish of its own,
+with a new Redis client, per event — about a third of that process's CPU per call on the
+round-trip bench (bench/README.md). toolrun's workers send them instead with the state
+changes they stand for: task-received with the note of which worker holds the call,
+task-started with its running state, task-succeeded or task-failed with its ending
+(`calls.store`, `workers.runtime`); the admission sends task-sent with the message
+(`workers.messages`). So Celery's worker task events are off (`workers.app`); its worker
+heartbeats are not. Each event has the fields Celery's own has (`celery.worker.request`,
+`celery.worker.strategy`), which `tests/integration/test_task_events.py` checks against a
+Celery worker's. They go when the app's `task_send_sent_event` is on, as task-sent does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from celery import Celery
+from celery.utils.nodenames import anon_nodename
+from celery.utils.time import utcoffset
+from celery.worker.request import Request
+
+from toolrun.calls.store import Broadcast
+from toolrun.tools.model import ToolResult
+from toolrun.workers.wire import EVENTS_EXCHANGE, events_channel, stored_message
+
+
+class ToolCallFailed(Exception):
+    """Raised once a call's failure is stored, so that Celery — and Flower, which
+    operators watch — count its task as failed. An expected exception of the task
+    (`throws`): acknowledged like any ending, never retried, logged at info level."""
+
+
+def task_failure(result: ToolResult) -> ToolCallFailed | None:
+    """What the execute task raises for a call that ended as `result`; None: it returns
+    the call's status."""
+    if result.ok:
+        return None
+    return ToolCallFailed(f"{result.status}: {result.error or '(no message)'}")
+
+
+class TaskEvents:
+    """Builds an app's task events as kombu's Redis transport publishes them; every
+    method returns None when the app's events are off."""
+
+    def __init__(self, app: Celery) -> None:
+        self.enabled = bool(app.conf.task_send_sent_event)
+        self._channel_prefix = events_channel(str(app.conf.broker_url), "")
+        self._clock: Any = app.clock  # type: ignore[attr-defined]  # not in celery-types
+        self._anonymous = anon_nodename()
+
+    def event(self, kind: str, sender: str | None, **fields: Any) -> Broadcast | None:
+        """An event of `kind` (task-sent...) from node `sender` (None: this process,
+        unnamed, as a client is), with Celery's own fields around `fields`."""
+        if not self.enabled:
+            return None
+        hostname = sender or self._anonymous
+        body = {
+            "hostname": hostname,
+            "utcoffset": utcoffset(),
+            "pid": os.getpid(),
+            "clock": self._clock.forward(),
+            **fields,
+            "timestamp": time.time(),
+            "type": kind,
+        }
+        routing_key = kind.replace("-", ".")
+        properties = {
+            "delivery_mode": 1,
+            "delivery_info": {"exchange": EVENTS_EXCHANGE, "routing_key": routing_key},
+        }
+        message = stored_message(json.dumps(body), {"hostname": hostname}, properties)
+        return Broadcast(self._channel_prefix + routing_key, message)
+
+    def received(self, request: Request) -> Broadcast | None:
+        """task-received, from the worker's main process as it takes the message."""
+        return self.event(
+            "task-received",
+            request.hostname,
+            uuid=request.id,
+            name=request.name,
+            args=request.argsrepr,
+            kwargs=request.kwargsrepr,
+            root_id=request.root_id,
+            parent_id=request.parent_id,
+            retries=request.request_dict.get("retries", 0),
+            eta=request.eta and request.eta.isoformat(),
+            expires=request.expires and request.expires.isoformat(),
+        )
+
+    def delivery(self, call_id: str, worker: str | None) -> DeliveryEvents:
+        """The events of one delivery of a call to the worker node `worker`."""
+        return DeliveryEvents(self, call_id, worker)
+
+
+@dataclass(frozen=True)
+class DeliveryEvents:
+    """The events of one delivery of a call, from its start."""
+
+    events: TaskEvents
+    call_id: str
+    worker: str | None
+    since: float = field(default_factory=time.monotonic)
+
+    def started(self) -> Broadcast | None:
+        return self.events.event("task-started", self.worker, uuid=self.call_id)
+
+    def ended(self, result: ToolResult) -> Broadcast | None:
+        """The task's outcome when its call ended as `result` (see `task_failure`)."""
+        failure = task_failure(result)
+        if failure is None:
+            return self.returned(result.status.value)
+        return self.events.event(
+            "task-failed",
+            self.worker,
+            uuid=self.call_id,
+            exception=repr(failure),
+            traceback=f"{type(failure).__name__}: {failure}",
+        )
+
+    def returned(self, value: str) -> Broadcast | None:
+        """task-succeeded: the task returned `value` (a status, or why nothing ran)."""
+        return self.events.event(
+            "task-succeeded",
+            self.worker,
+            uuid=self.call_id,
+            result=repr(value),
+            runtime=time.monotonic() - self.since,
+        )
+
+
+def publish(client: redis.Redis, *broadcasts: Broadcast | None) -> None:
+    """Publish `broadcasts` (those not None) in one round trip: what no state change
+    carries (a message nothing ran for)."""
+    sent = [broadcast for broadcast in broadcasts if broadcast is not None]
+    if not sent:
+        return
+    pipe = client.pipeline(transaction=False)
+    for broadcast in sent:
+        pipe.publish(broadcast.channel, broadcast.message)
+    pipe.execute()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,12 +36,13 @@ _DEAD_LETTERS_KEPT = 10_000
 
 # One round trip, atomically: unless the call already ended (a redelivery after a worker
 # died between storing the result and acknowledging the message) or is back to waiting for
-# approval (its approval was undone), count the delivery and store the running state.
-# Returns the delivery count, or 0 for a call that must not run (no worker holds it then).
-# With ARGV[4], publishes ARGV[5] on channel ARGV[4] (a `Broadcast`) whatever it returns.
+# approval (its approval was undone), count the delivery, store the running state and
+# note which worker holds the call (ARGV[4], until it ends). Returns the delivery count,
+# or 0 for a call that must not run (no worker holds it then). Whatever it returns, it
+# publishes each `Broadcast` of ARGV from 5 on (channel, message).
 _START = """
-if ARGV[4] ~= '' then
-    redis.call('PUBLISH', ARGV[4], ARGV[5])
+for i = 5, #ARGV, 2 do
+    redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
 end
 redis.call('ZREM', KEYS[4], ARGV[3])
 redis.call('HDEL', KEYS[5], ARGV[3])
@@ -56,6 +57,7 @@ end
 local count = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
 return count
 """
 
@@ -358,9 +360,9 @@ class CallStore:
         raw = self.client.mget([keys.record(call_id) for call_id in call_ids]) if call_ids else []
         return [None if item is None else ToolResult.model_validate_json(item) for item in raw]
 
-    def start(self, running: ToolResult, broadcast: Broadcast | None = None) -> int:
-        """Count one more delivery and store the running state, and publish `broadcast`
-        (one atomic round trip).
+    def start(self, running: ToolResult, worker: str, broadcasts: Sequence[Broadcast] = ()) -> int:
+        """Count one more delivery, store the running state and note that `worker` holds
+        the call (until it ends), and publish `broadcasts` (one atomic round trip).
 
         Returns how many deliveries there have been, this one included; 0 when the call
         has already ended and must not run again.
@@ -373,14 +375,10 @@ class CallStore:
             keys.SENT,
             keys.SENT_ENVELOPES,
         ]
-        args: list[str | int] = [
-            running.model_dump_json(),
-            self.ttl_s,
-            call_id,
-            *_broadcast_args(broadcast),
-        ]
-        count = self._start(keys=keys_, args=args)
-        return int(count)
+        args: list[str | int] = [running.model_dump_json(), self.ttl_s, call_id, worker]
+        for broadcast in broadcasts:
+            args += [broadcast.channel, broadcast.message]
+        return int(self._start(keys=keys_, args=args))
 
     def finish(
         self,
@@ -437,17 +435,6 @@ class CallStore:
         script_keys, script_args = joined(Step("finish", call_keys, args), then)
         answer: Any = self._finish(keys=script_keys, args=script_args)
         return Finished(stored=bool(answer[0]), handed_out=decoded(answer[1:]))
-
-    def hold(self, call_id: str, worker: str, broadcast: Broadcast | None = None) -> None:
-        """Note that `worker` took the call's message (until the call ends), and publish
-        `broadcast`, in one round trip."""
-        if broadcast is None:
-            self.client.hset(keys.HOLDERS, call_id, worker)
-            return
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hset(keys.HOLDERS, call_id, worker)
-        pipe.publish(broadcast.channel, broadcast.message)
-        pipe.execute()
 
     def holders(self, call_ids: list[str]) -> list[str | None]:
         """Which worker took each call's message, None where none is noted."""

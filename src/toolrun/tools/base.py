@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -78,9 +79,9 @@ class ToolContext:
         `processes=False`: its runner starts none (for a tool that declared it starts none,
         run without a jail), so such a tool cannot start one unconfined.
         """
-        space = Workspace(
+        space = _workspace(
             workspace if workspace is not None else settings.workspace,
-            protected=tuple(platform_code(settings.rg_path)),
+            platform_code(settings.rg_path),
         )
         if jail is not None and jail.workspace != space.root:
             jail = jail.within(space.root)
@@ -110,6 +111,13 @@ class ToolContext:
             call_id=call_id,
             delegation=delegation,
         )
+
+
+@lru_cache(maxsize=64)
+def _workspace(root: Path, protected: tuple[Path, ...]) -> Workspace:
+    """The workspace at `root`, its root resolved once per process (a worker's calls
+    share it; a root replaced later by a link elsewhere leaves the boundary where it was)."""
+    return Workspace(root, protected=protected)
 
 
 @dataclass(frozen=True)

@@ -162,8 +162,9 @@ class WorkerRuntime:
             facts["approved_by"] = envelope.approved_by
         # Running is recorded before the checks below so the count and state take one trip;
         # a refusal overwrites it at once.
-        started = None if events is None else events.started()
-        deliveries = self.store.start(self._state(call, ToolStatus.RUNNING, facts), started)
+        running = self._state(call, ToolStatus.RUNNING, facts)
+        started = [] if events is None else events.started()
+        deliveries = self.store.start(running, self.name, started)
         if deliveries == 0:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None

@@ -4,13 +4,13 @@ trips it makes anyway.
 Celery's own worker sends each task event from its main process: a publish of its own,
 with a new Redis client, per event — about a third of that process's CPU per call on the
 round-trip bench (bench/README.md). toolrun's workers send them instead with the state
-changes they stand for: task-received with the note of which worker holds the call,
-task-started with its running state, task-succeeded or task-failed with its ending
-(`calls.store`, `workers.runtime`); the admission sends task-sent with the message
-(`workers.messages`). So Celery's worker task events are off (`workers.app`); its worker
-heartbeats are not. Each event has the fields Celery's own has (`celery.worker.request`,
-`celery.worker.strategy`), which `tests/integration/test_task_events.py` checks against a
-Celery worker's. They go when the app's `task_send_sent_event` is on, as task-sent does.
+changes they stand for: task-received and task-started with the call's running state,
+task-succeeded or task-failed with its ending (`calls.store`, `workers.runtime`); the
+admission sends task-sent with the message (`workers.messages`). So Celery's worker task
+events are off (`workers.app`); its worker heartbeats are not. Each event has the
+fields Celery's own has (`celery.worker.request`, `celery.worker.strategy`), which
+`tests/integration/test_task_events.py` checks against a Celery worker's. They go when
+the app's `task_send_sent_event` is on, as task-sent does.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import redis
 from celery import Celery
 from celery.utils.nodenames import anon_nodename
 from celery.utils.time import utcoffset
-from celery.worker.request import Request
 
 from toolrun.calls.store import Broadcast
 from toolrun.tools.model import ToolResult
@@ -79,25 +78,30 @@ class TaskEvents:
         message = stored_message(json.dumps(body), {"hostname": hostname}, properties)
         return Broadcast(self._channel_prefix + routing_key, message)
 
-    def received(self, request: Request) -> Broadcast | None:
-        """task-received, from the worker's main process as it takes the message."""
+    def received(self, task_name: str, request: Any) -> Broadcast | None:
+        """task-received of the task `task_name` whose request (its `Task.request`, in a
+        pool process) is `request`, with the fields Celery's worker gives it as it takes
+        the message."""
         return self.event(
             "task-received",
             request.hostname,
             uuid=request.id,
-            name=request.name,
-            args=request.argsrepr,
-            kwargs=request.kwargsrepr,
+            name=request.shadow or task_name,
+            args=getattr(request, "argsrepr", None),
+            kwargs=getattr(request, "kwargsrepr", None),
             root_id=request.root_id,
             parent_id=request.parent_id,
-            retries=request.request_dict.get("retries", 0),
-            eta=request.eta and request.eta.isoformat(),
-            expires=request.expires and request.expires.isoformat(),
+            retries=request.retries,
+            eta=request.eta,  # as the message's headers have them: ISO 8601, or None
+            expires=request.expires,
         )
 
-    def delivery(self, call_id: str, worker: str | None) -> DeliveryEvents:
-        """The events of one delivery of a call to the worker node `worker`."""
-        return DeliveryEvents(self, call_id, worker)
+    def delivery(
+        self, call_id: str, worker: str | None, received: Broadcast | None = None
+    ) -> DeliveryEvents:
+        """The events of one delivery of a call to the worker node `worker`; `received`:
+        its task-received, sent with its task-started."""
+        return DeliveryEvents(self, call_id, worker, received)
 
 
 @dataclass(frozen=True)
@@ -107,10 +111,13 @@ class DeliveryEvents:
     events: TaskEvents
     call_id: str
     worker: str | None
+    received: Broadcast | None = None
     since: float = field(default_factory=time.monotonic)
 
-    def started(self) -> Broadcast | None:
-        return self.events.event("task-started", self.worker, uuid=self.call_id)
+    def started(self) -> list[Broadcast]:
+        """task-received (when known) and task-started, in that order."""
+        started = self.events.event("task-started", self.worker, uuid=self.call_id)
+        return [event for event in (self.received, started) if event is not None]
 
     def ended(self, result: ToolResult) -> Broadcast | None:
         """The task's outcome when its call ended as `result` (see `task_failure`)."""
@@ -136,13 +143,12 @@ class DeliveryEvents:
         )
 
 
-def publish(client: redis.Redis, *broadcasts: Broadcast | None) -> None:
-    """Publish `broadcasts` (those not None) in one round trip: what no state change
-    carries (a message nothing ran for)."""
-    sent = [broadcast for broadcast in broadcasts if broadcast is not None]
-    if not sent:
+def publish(client: redis.Redis, broadcasts: list[Broadcast]) -> None:
+    """Publish `broadcasts` in one round trip: what no state change carries (a message
+    nothing ran for)."""
+    if not broadcasts:
         return
     pipe = client.pipeline(transaction=False)
-    for broadcast in sent:
+    for broadcast in broadcasts:
         pipe.publish(broadcast.channel, broadcast.message)
     pipe.execute()

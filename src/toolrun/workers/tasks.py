@@ -11,7 +11,6 @@ from celery import Celery, Task
 from celery.exceptions import Reject
 from celery.signals import (
     setup_logging,
-    task_received,
     worker_process_init,
     worker_process_shutdown,
 )
@@ -64,17 +63,6 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
 
     events = TaskEvents(app)
 
-    @task_received.connect(weak=False)
-    def note_holder(request: Request | None = None, **_: Any) -> None:
-        """In the main process, as it takes a message: which worker holds the call, for
-        the reapers (`workers.reaper`) should this worker be lost before starting it, with
-        the task-received event (`workers.task_events`)."""
-        if request is not None and request.id:
-            try:
-                runtime.store.hold(request.id, runtime.name, events.received(request))
-            except redis.RedisError as exc:  # the reapers then wait longer for it
-                log.warning("holder of %s not noted (%s)", request.id, exc)
-
     publisher = fair_publisher(runtime.settings, runtime.store.client, app)
 
     class ToolRequest(Request):
@@ -96,7 +84,9 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
     @app.task(name=EXECUTE_TASK, base=ToolTask, bind=True, throws=(ToolCallFailed,), shared=False)
     def execute(self: ToolTask, payload: dict[str, Any], *older: Any) -> str:
         """The call's status (Flower's result column); a failure raises ToolCallFailed."""
-        delivery = events.delivery(str(self.request.id), self.request.hostname)
+        request = self.request
+        received = events.received(self.name, request)
+        delivery = events.delivery(str(request.id), request.hostname, received)
         if older:  # queued before the envelope: the caller learns, nothing runs
             _settle_unread(runtime, str(self.request.id), OLDER_MESSAGE)
             return _returned(runtime, delivery, UNREAD, started=False)
@@ -131,11 +121,10 @@ def _returned(
     runtime: WorkerRuntime, delivery: DeliveryEvents, value: str, *, started: bool
 ) -> str:
     """`value`, returned by a task that ended no call, once its events are published
-    (task-started too unless the start script published it)."""
+    (task-received and task-started too unless the start script published them)."""
+    ended = [event for event in [delivery.returned(value)] if event is not None]
     try:
-        publish(
-            runtime.store.client, None if started else delivery.started(), delivery.returned(value)
-        )
+        publish(runtime.store.client, ended if started else [*delivery.started(), *ended])
     except redis.RedisError as exc:  # Flower then shows the task as it last heard of it
         log.warning("the events of %s not sent (%s)", delivery.call_id, exc)
     return value

@@ -10,6 +10,7 @@ from kombu import Exchange, Queue
 from toolrun.config import Settings
 from toolrun.permissions.levels import QUEUES, PermissionLevel
 from toolrun.tools.registry import ToolRegistry
+from toolrun.workers.broker import TRANSPORT
 from toolrun.workers.dispatch import time_limits
 
 # Redis redelivers an unacknowledged message after the visibility timeout; it must exceed
@@ -46,6 +47,7 @@ def create_celery_app(settings: Settings, *, longest_time_limit_s: float = 600.0
         task_acks_on_failure_or_timeout=True,
         worker_prefetch_multiplier=1,
         worker_cancel_long_running_tasks_on_connection_loss=True,
+        broker_transport=TRANSPORT,  # kombu's Redis transport, a client per pool
         broker_transport_options={"visibility_timeout": visibility},
         broker_connection_retry_on_startup=True,
         task_ignore_result=True,  # results live in the call store, not Celery's backend

@@ -3,10 +3,14 @@ status, never its output (real Redis, the real Celery app, the task run in-proce
 
 from __future__ import annotations
 
+import base64
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from celery import Celery
 from tests.envelopes import envelope
 
@@ -19,6 +23,7 @@ from toolrun.workers.messages import EXECUTE_TASK
 from toolrun.workers.runtime import WorkerRuntime
 from toolrun.workers.task_events import ToolCallFailed
 from toolrun.workers.tasks import REDELIVERY_IGNORED, UNREAD, register_tasks
+from toolrun.workers.wire import events_channel
 
 
 @pytest.fixture
@@ -73,3 +78,31 @@ def test_an_unreadable_message_says_nothing_ran(celery: Celery) -> None:
 
     assert outcome.successful(), outcome.traceback
     assert outcome.result == UNREAD
+
+
+def test_a_task_that_raises_tells_flower_it_failed(
+    celery: Celery, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Celery's own task events are off (`workers.task_events`): an error out of the run
+    itself (here once the call started) still reaches Flower as task-failed."""
+    listener = redis_client.pubsub(ignore_subscribe_messages=True)
+    listener.psubscribe(events_channel(str(celery.conf.broker_url), "*"))
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("the history database is away")
+
+    monkeypatch.setattr(WorkerRuntime, "_execute", broken)  # after the start script
+    outcome = celery.tasks[EXECUTE_TASK].apply(args=(read("notes.txt"),))
+    sent = []
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (not sent or sent[-1]["type"] != "task-failed"):
+        published = listener.get_message(timeout=0.5)  # None too for its subscription
+        if published is not None:
+            message = json.loads(published["data"])
+            sent.append(json.loads(base64.b64decode(message["body"])))
+    listener.close()
+
+    assert outcome.failed()
+    assert [event["type"] for event in sent] == ["task-received", "task-started", "task-failed"]
+    assert sent[-1]["exception"] == "RuntimeError('the history database is away')"
+    assert "Traceback" in sent[-1]["traceback"]

@@ -45,7 +45,8 @@ SENT_ENVELOPES = f"{PREFIX}:sent:envelopes"
 # A call waiting its turn on a shared queue → its delivery (`workers.messages`), which
 # the pump that hands it out puts on the broker (`calls.fairness`).
 SENT_MESSAGES = f"{PREFIX}:sent:messages"
-# Call id → the worker process running it (from its start), until the call ends.
+# Call id → the worker process that took its message (`workers.broker`), until the call
+# ends.
 HOLDERS = f"{PREFIX}:holders"
 
 NETWORK = f"{PREFIX}:network"

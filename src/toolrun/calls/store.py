@@ -36,12 +36,11 @@ _DEAD_LETTERS_KEPT = 10_000
 
 # One round trip, atomically: unless the call already ended (a redelivery after a worker
 # died between storing the result and acknowledging the message) or is back to waiting for
-# approval (its approval was undone), count the delivery, store the running state and
-# note which worker holds the call (ARGV[4], until it ends). Returns the delivery count,
-# or 0 for a call that must not run (no worker holds it then). Whatever it returns, it
-# publishes each `Broadcast` of ARGV from 5 on (channel, message).
+# approval (its approval was undone), count the delivery and store the running state.
+# Returns the delivery count, or 0 for a call that must not run (no worker holds it then).
+# Whatever it returns, it publishes each `Broadcast` of ARGV from 4 on (channel, message).
 _START = """
-for i = 5, #ARGV, 2 do
+for i = 4, #ARGV, 2 do
     redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
 end
 redis.call('ZREM', KEYS[4], ARGV[3])
@@ -57,7 +56,6 @@ end
 local count = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
 return count
 """
 
@@ -360,9 +358,9 @@ class CallStore:
         raw = self.client.mget([keys.record(call_id) for call_id in call_ids]) if call_ids else []
         return [None if item is None else ToolResult.model_validate_json(item) for item in raw]
 
-    def start(self, running: ToolResult, worker: str, broadcasts: Sequence[Broadcast] = ()) -> int:
-        """Count one more delivery, store the running state and note that `worker` holds
-        the call (until it ends), and publish `broadcasts` (one atomic round trip).
+    def start(self, running: ToolResult, broadcasts: Sequence[Broadcast] = ()) -> int:
+        """Count one more delivery and store the running state, and publish `broadcasts`
+        (one atomic round trip).
 
         Returns how many deliveries there have been, this one included; 0 when the call
         has already ended and must not run again.
@@ -375,7 +373,7 @@ class CallStore:
             keys.SENT,
             keys.SENT_ENVELOPES,
         ]
-        args: list[str | int] = [running.model_dump_json(), self.ttl_s, call_id, worker]
+        args: list[str | int] = [running.model_dump_json(), self.ttl_s, call_id]
         for broadcast in broadcasts:
             args += [broadcast.channel, broadcast.message]
         return int(self._start(keys=keys_, args=args))

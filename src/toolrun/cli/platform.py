@@ -113,10 +113,12 @@ def worker(
     isolation = _isolation(settings)
     registry = load_registry(settings)
     prepare_to_fork(settings.database)  # before its threads start and its pool forks
-    app = create_celery_app(settings, longest_time_limit_s=longest_time_limit(registry, settings))
     with_plugins = PluginRegistry(registry, settings.database, plugin_cache(settings))
     role = DELEGATION_ROLE if level is None else level.value
     name = f"{role}@{socket.gethostname()}/{os.getpid()}"  # replacements overlap by name
+    app = create_celery_app(
+        settings, longest_time_limit_s=longest_time_limit(registry, settings), worker=name
+    )
     # A delegation worker runs the Task tool (read_only); its sub-agents' calls go to the
     # workers of their levels.
     runtime = WorkerRuntime(

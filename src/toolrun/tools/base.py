@@ -79,10 +79,8 @@ class ToolContext:
         `processes=False`: its runner starts none (for a tool that declared it starts none,
         run without a jail), so such a tool cannot start one unconfined.
         """
-        space = _workspace(
-            workspace if workspace is not None else settings.workspace,
-            platform_code(settings.rg_path),
-        )
+        root = Path(workspace if workspace is not None else settings.workspace)
+        space = _workspace(root.resolve(), platform_code(settings.rg_path))
         if jail is not None and jail.workspace != space.root:
             jail = jail.within(space.root)
         home = Path(jail.home) if jail is not None and jail.home else space.root
@@ -114,10 +112,10 @@ class ToolContext:
 
 
 @lru_cache(maxsize=64)
-def _workspace(root: Path, protected: tuple[Path, ...]) -> Workspace:
-    """The workspace at `root`, its root resolved once per process (a worker's calls
-    share it; a root replaced later by a link elsewhere leaves the boundary where it was)."""
-    return Workspace(root, protected=protected)
+def _workspace(resolved: Path, protected: tuple[Path, ...]) -> Workspace:
+    """The workspace whose root resolves to `resolved`, checked and built once per process
+    (a worker's calls share it; a root moved by a link to elsewhere is a new one)."""
+    return Workspace(resolved, protected=protected)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from kombu import Exchange, Queue
 from toolrun.config import Settings
 from toolrun.permissions.levels import QUEUES, PermissionLevel
 from toolrun.tools.registry import ToolRegistry
-from toolrun.workers.broker import TRANSPORT
+from toolrun.workers.broker import HOLDER_OPTION, TRANSPORT
 from toolrun.workers.dispatch import time_limits
 
 # Redis redelivers an unacknowledged message after the visibility timeout; it must exceed
@@ -23,10 +23,14 @@ def longest_time_limit(registry: ToolRegistry, settings: Settings) -> float:
     return max(tool.max_time_limit_s(settings) for tool in registry.list())
 
 
-def create_celery_app(settings: Settings, *, longest_time_limit_s: float = 600.0) -> Celery:
+def create_celery_app(
+    settings: Settings, *, longest_time_limit_s: float = 600.0, worker: str | None = None
+) -> Celery:
     """A Celery app for the broker in `settings`; tasks are added by `toolrun.workers.tasks`.
 
-    `longest_time_limit_s`: the longest any call may run (`longest_time_limit`).
+    `longest_time_limit_s`: the longest any call may run (`longest_time_limit`). `worker`:
+    the worker process whose app it is, noted as the holder of each call's message its
+    connections take (`workers.broker`), for the reapers.
     """
     if settings.redis_url is None:
         raise ValueError("TOOLRUN_REDIS_URL is not set (toolrun up sets it for its children)")
@@ -48,7 +52,10 @@ def create_celery_app(settings: Settings, *, longest_time_limit_s: float = 600.0
         worker_prefetch_multiplier=1,
         worker_cancel_long_running_tasks_on_connection_loss=True,
         broker_transport=TRANSPORT,  # kombu's Redis transport, a client per pool
-        broker_transport_options={"visibility_timeout": visibility},
+        broker_transport_options={
+            "visibility_timeout": visibility,
+            **({} if worker is None else {HOLDER_OPTION: worker}),
+        },
         broker_connection_retry_on_startup=True,
         task_ignore_result=True,  # results live in the call store, not Celery's backend
         task_serializer="json",

@@ -1,18 +1,23 @@
 """The broker as toolrun uses kombu's Redis transport: which task messages it holds,
 read from kombu's layout — one list per queue (and per priority step,
 ``<queue>\\x06\\x16<n>``) and the ``unacked`` hash of messages delivered to a worker and not
-yet acknowledged — and the transport itself, with one Redis client per connection pool."""
+yet acknowledged — and the transport itself: one Redis client per connection pool, and
+a note of which worker took each call's message in kombu's own round trip."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import redis
 from kombu.transport import redis as kombu_redis
+
+from toolrun.calls import keys
 
 log = logging.getLogger(__name__)
 _WAIT_STEP_S = (0.2, 0.5, 1.0, 2.0)  # then 2 s between tries
@@ -58,13 +63,45 @@ def _task_id(message: bytes | str | dict[str, object]) -> str | None:
     return task_id if isinstance(task_id, str) else None
 
 
-class _Channel(kombu_redis.Channel):
-    """kombu's Redis channel, but for the Redis client of its synchronous commands: kombu
-    builds a new one for each of them (`conn_or_acquire`), and a worker's main process
-    runs two per task (noting the message unacknowledged, then acknowledging it) — with
-    redis-py 8, tens of microseconds of the process that takes every message. Here one is
-    built per connection pool (a client is a thread-safe view of its pool) and reused."""
+HOLDER_OPTION = "toolrun_holder"  # a transport option: the worker taking the messages
 
+
+class _QoS(kombu_redis.QoS):
+    """kombu's record of the messages a consumer took and has not acknowledged, which
+    also notes, in the same pipeline, which worker took each call's message (the
+    connection's `HOLDER_OPTION`; `CallStore.holders`, read by the reapers)."""
+
+    _taking: Any = None  # the message `append` is noting
+
+    def append(self, message: Any, delivery_tag: Any) -> None:
+        self._taking = message
+        try:
+            super().append(message, delivery_tag)
+        finally:
+            self._taking = None
+
+    @contextlib.contextmanager
+    def pipe_or_acquire(self, pipe: Any = None, client: Any = None) -> Iterator[Any]:
+        with super().pipe_or_acquire(pipe, client) as pipeline:
+            taking, self._taking = self._taking, None
+            connection: Any = self.channel.connection
+            options = connection.client.transport_options
+            holder = (options or {}).get(HOLDER_OPTION)
+            call_id = None if taking is None else (taking.headers or {}).get("id")
+            if holder and isinstance(call_id, str):
+                pipeline.hset(keys.HOLDERS, call_id, holder)
+            yield pipeline
+
+
+class _Channel(kombu_redis.Channel):
+    """kombu's Redis channel with the record above, and one Redis client for its
+    synchronous commands: kombu builds a new one for each of them (`conn_or_acquire`),
+    and a worker's main process runs two per task (noting the message unacknowledged,
+    then acknowledging it) — with redis-py 8, tens of microseconds of the process that
+    takes every message. Here one is built per connection pool (a client is a
+    thread-safe view of its pool) and reused."""
+
+    QoS = _QoS
     _reused: tuple[object, redis.Redis] | None = None
 
     def _create_client(self, asynchronous: bool = False) -> redis.Redis:
@@ -78,7 +115,7 @@ class _Channel(kombu_redis.Channel):
 
 class Transport(kombu_redis.Transport):
     """kombu's Redis transport with the channel above (`broker_transport` of toolrun's
-    Celery apps: `workers.app`)."""
+    Celery apps: `workers.app`, where a worker's app names the worker)."""
 
     Channel = _Channel
 

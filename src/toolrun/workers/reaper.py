@@ -10,9 +10,10 @@ runs a reaper; one at a time (a lock in Redis) sweeps that set every third of
   (the message handed back to its queue) when its tool is safe to run twice, otherwise
   ended at once as an error saying the tool started and its effects are unknown (the
   message dropped) — never a silent second run;
-- a call still queued whose message has been taken for twice `worker_ttl_s` (a worker
-  notes the calls it holds as it starts them, `CallStore.start`: one lost between taking
-  a message and starting its call, a moment, noted nothing): handed back to its queue;
+- a call still queued whose message was taken by a worker that is no longer alive (each
+  worker notes the calls it takes, in the round trip that records the message as
+  unacknowledged: `workers.broker`), or by none noted for twice `worker_ttl_s`: handed
+  back to its queue;
 - a call that has ended whose message is still taken after `worker_ttl_s` (its worker
   died before acknowledging): handed back, and the worker that receives it finds it
   ended and does nothing;
@@ -249,7 +250,9 @@ class Reaper:
             repeat_safe = taken.envelope is not None and taken.envelope.repeat_safe
             return "requeue" if repeat_safe else "end"
         if current.status is ToolStatus.QUEUED:
-            return "requeue" if held_ttls > 2 else None
+            holder = taken.holder
+            lost = holder not in alive if holder is not None else held_ttls > 2
+            return "requeue" if lost else None
         if current.final:
             return "requeue" if held_ttls > 1 else None
         return None
@@ -274,7 +277,7 @@ class _Taken:
     call_id: str
     envelope: Envelope | None  # None: the message is not one this version reads
     at: float  # when it was taken
-    holder: str | None  # the worker that noted it started its call
+    holder: str | None  # the worker that noted it took it
 
 
 def _envelope(message: dict[str, Any]) -> Envelope | None:

@@ -164,7 +164,7 @@ class WorkerRuntime:
         # a refusal overwrites it at once.
         running = self._state(call, ToolStatus.RUNNING, facts)
         started = [] if events is None else events.started()
-        deliveries = self.store.start(running, self.name, started)
+        deliveries = self.store.start(running, started)
         if deliveries == 0:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,12 +125,17 @@ class DeliveryEvents:
         failure = task_failure(result)
         if failure is None:
             return self.returned(result.status.value)
+        return self.failed(failure)
+
+    def failed(self, error: BaseException) -> Broadcast | None:
+        """task-failed: the task raised `error`."""
+        shown = "".join(traceback.format_exception(error)) if error.__traceback__ else ""
         return self.events.event(
             "task-failed",
             self.worker,
             uuid=self.call_id,
-            exception=repr(failure),
-            traceback=f"{type(failure).__name__}: {failure}",
+            exception=repr(error),
+            traceback=shown or f"{type(error).__name__}: {error}",
         )
 
     def returned(self, value: str) -> Broadcast | None:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from structlog.contextvars import bound_contextvars
 
 from toolrun.calls.envelope import Envelope
+from toolrun.calls.store import Broadcast
 from toolrun.calls.wiring import fair_publisher
 from toolrun.monitoring import configure_logging, tracing
 from toolrun.sandbox.tracking import kill_labelled, label_for
@@ -108,6 +109,9 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
                 extra={"call_id": call.id},
             )
             raise Reject(exc, requeue=True) from exc
+        except Exception as exc:  # Celery counts the task failed: Flower hears it too
+            _announce(runtime, delivery, [delivery.failed(exc)])
+            raise
         if result is None:  # nothing ended here; the slot its ending freed may be idle
             _next_call(publisher, envelope.queue)
             return _returned(runtime, delivery, REDELIVERY_IGNORED, started=True)
@@ -122,12 +126,19 @@ def _returned(
 ) -> str:
     """`value`, returned by a task that ended no call, once its events are published
     (task-received and task-started too unless the start script published them)."""
-    ended = [event for event in [delivery.returned(value)] if event is not None]
+    ended = [delivery.returned(value)]
+    _announce(runtime, delivery, ended if started else [*delivery.started(), *ended])
+    return value
+
+
+def _announce(
+    runtime: WorkerRuntime, delivery: DeliveryEvents, events: list[Broadcast | None]
+) -> None:
+    """Publish a task's events that no state change of its call carries."""
     try:
-        publish(runtime.store.client, ended if started else [*delivery.started(), *ended])
+        publish(runtime.store.client, [event for event in events if event is not None])
     except redis.RedisError as exc:  # Flower then shows the task as it last heard of it
         log.warning("the events of %s not sent (%s)", delivery.call_id, exc)
-    return value
 
 
 def _settle(

@@ -1,5 +1,5 @@
 """toolrun's Celery apps use kombu's Redis transport with one Redis client per connection
-pool, and a worker's notes which calls' messages it takes (`workers.broker.Transport`):
+pool, and a worker notes which calls' messages it takes (`workers.broker.Transport`):
 messages sent, taken, noted unacknowledged and acknowledged through it, against a real
 Redis."""
 

@@ -19,7 +19,7 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.workers.app import create_celery_app
 from toolrun.workers.broker import held_task_ids
-from toolrun.workers.reaper import Reaper
+from toolrun.workers.reaper import Reaper, _Taken
 
 
 def queued_long_ago(store: CallStore, call: ToolCall, *, handed_out: bool = True) -> None:
@@ -101,3 +101,21 @@ def test_a_call_recorded_but_never_put_in_its_agents_list_is_put_there(
     assert held_task_ids(redis_client, queues) == set()  # no worker: it waits its turn
     assert FairQueues(redis_client, ahead=0, batch_every=4).of_agent("bot").queued == 1
     assert reaper.send_lost() == []  # waiting its turn is not lost
+
+
+@pytest.mark.parametrize(
+    ("holder", "held_ttls", "action"),
+    [
+        ("w-alive", 5.0, None),  # a live worker took it: its call starts in its turn
+        ("w-lost", 0.5, "requeue"),  # its worker is gone: back to its queue at once
+        (None, 1.5, None),  # taken by no noted worker: not yet
+        (None, 2.5, "requeue"),  # ... and past twice the TTL
+    ],
+)
+def test_a_queued_calls_message_goes_back_only_when_its_holder_is_lost(
+    holder: str | None, held_ttls: float, action: str | None
+) -> None:
+    queued = ToolResult(call_id="c1", tool_name="read", status=ToolStatus.QUEUED)
+    taken = _Taken("tag", "c1", None, 0.0, holder)
+
+    assert Reaper._action(queued, {"w-alive"}, taken, held_ttls) == action

@@ -214,9 +214,11 @@ class Reaper:
         return handed
 
     def _hand_back(self, qos: Any, taken: _Taken) -> None:
-        """The message back to its queue, held by nobody until a worker takes it again."""
-        qos.restore_by_tag(taken.tag, client=self.store.client)
+        """The message back to its queue, held by nobody until a worker takes it again:
+        its holder forgotten first, while nobody can take it (a worker that takes it
+        after the restore notes itself, which must stay)."""
         self.store.client.hdel(keys.HOLDERS, taken.call_id)
+        qos.restore_by_tag(taken.tag, client=self.store.client)
 
     def _taken(self, qos: Any) -> list[_Taken]:
         """The broker's unacknowledged messages of calls, with who took each and when."""

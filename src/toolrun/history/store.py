@@ -67,14 +67,10 @@ class HistoryStore:
         call id rather than raised into a call's own path.
         """
         try:
-            self.write_batch(records)
+            self.write_rows([record.model_dump() for record in records])
         except OperationalError as exc:
             lost = ", ".join(record.call_id for record in records)
             log.error("history rows not written (%s): calls %s", exc, lost)
-
-    def write_batch(self, records: Sequence[CallRecord]) -> None:
-        """`write_rows` of these records."""
-        self.write_rows([record.model_dump() for record in records])
 
     def write_rows(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Insert or replace rows (column → value, as `records.row_of` gives them) in one

@@ -12,6 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 from typing import Any
 
 import redis
@@ -80,16 +81,21 @@ class _QoS(kombu_redis.QoS):
         finally:
             self._taking = None
 
+    @cached_property
+    def _holder(self) -> str | None:
+        """The worker its connection takes messages for (None: not a worker's)."""
+        connection: Any = self.channel.connection
+        holder = (connection.client.transport_options or {}).get(HOLDER_OPTION)
+        return holder if isinstance(holder, str) and holder else None
+
     @contextlib.contextmanager
     def pipe_or_acquire(self, pipe: Any = None, client: Any = None) -> Iterator[Any]:
         with super().pipe_or_acquire(pipe, client) as pipeline:
             taking, self._taking = self._taking, None
-            connection: Any = self.channel.connection
-            options = connection.client.transport_options
-            holder = (options or {}).get(HOLDER_OPTION)
-            call_id = None if taking is None else (taking.headers or {}).get("id")
-            if holder and isinstance(call_id, str):
-                pipeline.hset(keys.HOLDERS, call_id, holder)
+            if taking is not None and self._holder is not None:
+                call_id = (taking.headers or {}).get("id")
+                if isinstance(call_id, str):
+                    pipeline.hset(keys.HOLDERS, call_id, self._holder)
             yield pipeline
 
 

@@ -46,6 +46,7 @@ import redis
 
 from toolrun.calls import keys
 from toolrun.calls.envelope import Priority
+from toolrun.calls.lua import LuaScript
 from toolrun.permissions.levels import QUEUES
 
 FAIR_QUEUES = frozenset(QUEUES)
@@ -312,8 +313,8 @@ class FairQueues:
         self.ahead = ahead
         self.batch_every = batch_every
         self.recheck_s = recheck_s
-        self._pump = client.register_script(_PUMP)
-        self._open = client.register_script(_OPEN)
+        self._pump = LuaScript(client, _PUMP)
+        self._open = LuaScript(client, _OPEN)
 
     @staticmethod
     def is_fair(queue: str) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 import redis
 
 from toolrun.calls.fairness import LUA_OPEN, LUA_PUMP, LUA_STEPS, Step, decoded, joined
+from toolrun.calls.lua import LuaScript
 from toolrun.calls.quotas import LUA_CHECK
 from toolrun.calls.store import LUA_CREATE
 
@@ -61,7 +62,7 @@ class Queueing:
     """Runs the three steps of queueing a new call as one script."""
 
     def __init__(self, client: redis.Redis) -> None:
-        self._queue = client.register_script(_QUEUE)
+        self._queue = LuaScript(client, _QUEUE)
 
     def queue(self, check: Step | None, create: Step, place: Step) -> Queued:
         """`check`: `QuotaGate.check_step` (None: not metered); `create`:

@@ -23,6 +23,7 @@ import redis
 
 from toolrun.calls import keys
 from toolrun.calls.fairness import LUA_NOW, LUA_RECHECK, Step, agent_key, lua_function
+from toolrun.calls.lua import LuaScript
 from toolrun.errors import Overloaded, QuotaExceeded, TryLater
 from toolrun.permissions.quotas import Quota
 
@@ -104,7 +105,7 @@ class QuotaGate:
         self.client = client
         self.queue_bound = queue_bound
         self.recheck_s = recheck_s
-        self._check = client.register_script(_CHECK)
+        self._check = LuaScript(client, _CHECK)
 
     def check(self, agent_id: str | None, agent_name: str | None, quota: Quota, queue: str) -> None:
         """Take one of the agent's tokens if the call may be queued on `queue` now.

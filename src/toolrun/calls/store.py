@@ -29,6 +29,7 @@ from toolrun.calls.fairness import (
     joined,
     lua_function,
 )
+from toolrun.calls.lua import LuaScript
 from toolrun.tools.model import ToolResult, ToolStatus
 
 _DONE_TTL_S = 600
@@ -229,10 +230,10 @@ class CallStore:
     def __init__(self, client: redis.Redis, *, ttl_s: int) -> None:
         self.client = client
         self.ttl_s = ttl_s
-        self._start = client.register_script(_START)
-        self._create = client.register_script(_CREATE)
-        self._finish = client.register_script(_FINISH)
-        self._replace = client.register_script(_REPLACE)
+        self._start = LuaScript(client, _START)
+        self._create = LuaScript(client, _CREATE)
+        self._finish = LuaScript(client, _FINISH)
+        self._replace = LuaScript(client, _REPLACE)
 
     def create(
         self,

@@ -1,0 +1,118 @@
+"""Lua scripts on a kept connection (`calls.lua`), on a real Redis: the replies of
+redis-py's scripts, a script the server lost sent again, a connection the server closed
+made again, a failed script leaving the connection usable, and a connection of each
+thread's and each process's own."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+import redis
+
+from toolrun.calls.lua import LuaScript, kept_connection
+
+ECHO = "return {KEYS[1], ARGV[1], tonumber(ARGV[2]) + 1}"
+
+
+def test_replies_as_redis_pys_scripts(redis_client: redis.Redis) -> None:
+    ours = LuaScript(redis_client, ECHO)
+    theirs = redis_client.register_script(ECHO)
+    assert ours.sha == theirs.sha
+    assert ours(keys=["k"], args=["v", 41]) == theirs(keys=["k"], args=["v", 41])
+    assert ours(keys=["k"], args=["v", 41]) == [b"k", b"v", 42]
+
+
+def test_a_script_the_server_lost_is_sent_again(redis_client: redis.Redis) -> None:
+    script = LuaScript(redis_client, ECHO)
+    assert script(keys=["a"], args=["b", 1]) == [b"a", b"b", 2]
+    redis_client.script_flush()
+    assert redis_client.script_exists(script.sha) == [False]
+    assert script(keys=["a"], args=["c", 2]) == [b"a", b"c", 3]
+    assert redis_client.script_exists(script.sha) == [True]
+
+
+def local_port(client: redis.Redis) -> int:
+    """The client-side port of this thread's kept connection to `client`'s server."""
+    connection = kept_connection(client)
+    port: int = connection._sock.getsockname()[1]  # type: ignore[attr-defined]
+    return port
+
+
+def test_a_connection_the_server_closed_is_made_again(redis_client: redis.Redis) -> None:
+    script = LuaScript(redis_client, ECHO)
+    script(keys=["a"], args=["b", 1])
+    first = local_port(redis_client)
+    assert redis_client.client_kill_filter(_type=None, addr=f"127.0.0.1:{first}") == 1
+    # Noticed before the script is sent (as redis-py's pool checks what it hands out).
+    assert script(keys=["a"], args=["c", 2]) == [b"a", b"c", 3]
+    second = local_port(redis_client)
+    assert second != first
+    script(keys=["a"], args=["d", 3])
+    assert local_port(redis_client) == second  # and kept
+
+
+def test_a_failed_script_raises_and_leaves_the_connection_usable(
+    redis_client: redis.Redis,
+) -> None:
+    redis_client.set("text", "not a list")
+    failing = LuaScript(redis_client, "return redis.call('LPUSH', KEYS[1], 1)")
+    echo = LuaScript(redis_client, ECHO)
+    echo(keys=["a"], args=["b", 1])
+    before = local_port(redis_client)
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        failing(keys=["text"])
+    assert echo(keys=["a"], args=["b", 1]) == [b"a", b"b", 2]
+    assert local_port(redis_client) == before
+
+
+def test_each_thread_keeps_its_own_connection(redis_client: redis.Redis) -> None:
+    script = LuaScript(redis_client, ECHO)
+    seen: list[tuple[object, object]] = []
+
+    def run() -> None:
+        script(keys=["a"], args=["b", 1])
+        first = kept_connection(redis_client)
+        script(keys=["a"], args=["b", 1])
+        seen.append((first, kept_connection(redis_client)))
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    run()  # this thread too
+    assert all(first is again for first, again in seen)
+    connections = [first for first, _ in seen]
+    assert len({id(connection) for connection in connections}) == 4
+
+
+def test_scripts_of_one_client_share_the_threads_connection(redis_client: redis.Redis) -> None:
+    one, other = LuaScript(redis_client, ECHO), LuaScript(redis_client, ECHO + " -- other")
+    one(keys=["a"], args=["b", 1])
+    first = local_port(redis_client)
+    other(keys=["a"], args=["b", 1])
+    assert local_port(redis_client) == first
+
+
+def test_a_forked_process_makes_its_own_connection(redis_client: redis.Redis) -> None:
+    script = LuaScript(redis_client, ECHO)
+    script(keys=["a"], args=["b", 1])
+    parent = local_port(redis_client)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            script(keys=["a"], args=["b", 1])
+            os.write(write, str(local_port(redis_client)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(child, 0)
+    in_child = int(os.read(read, 64) or b"0")
+    os.close(read)
+    assert status == 0
+    assert in_child not in (0, parent)
+    assert script(keys=["a"], args=["b", 1]) == [b"a", b"b", 2]
+    assert local_port(redis_client) == parent  # the parent's connection was left alone

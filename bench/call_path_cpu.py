@@ -1,8 +1,8 @@
 """CPU per call of toolrun's own code on the call path, in one process, without HTTP or
 Celery's worker: `Lifecycle.admit` of an agent's `read` (the API's part: decisions, the
 queueing script, the message sent to the broker) and `WorkerRuntime.run` of its envelope
-(a pool process's part: start, checks, the tool, the ending with its pump), against an
-embedded Redis and a SQLite database. One process and no contention, so it moves less
+(a pool process's part: its task events, start, checks, the tool, the ending with its
+pump), against an embedded Redis and a SQLite database. One process and no contention, so it moves less
 from run to run than `call_cpu.py` and shows what a change to this code saves.
 
 Workers are declared with room for every call, so each admission sends its message; the
@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import redis
 
@@ -38,11 +39,14 @@ from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.app import create_celery_app
+from toolrun.workers.messages import EXECUTE_TASK
 from toolrun.workers.presence import Presence
 from toolrun.workers.runtime import WorkerRuntime
+from toolrun.workers.task_events import TaskEvents
 
 RESULTS = ROOT / "bench" / "results" / "call_path_cpu.json"
 WARM_UP = 200
+WORKER = "read_only@bench"
 
 
 def per_call(step: Callable[[int], object], count: int) -> tuple[float, float]:
@@ -90,10 +94,23 @@ def one_round(url: str, home: Path, calls: int) -> dict[str, float]:
     ]
     runtime = WorkerRuntime(settings, PermissionLevel.READ_ONLY, registry)
     publisher = fair_publisher(settings, client, celery)
+    events = TaskEvents(celery)
+
+    def run(envelope: Envelope) -> None:
+        # The fields a pool process's task request has, as `workers.tasks` reads them.
+        request = SimpleNamespace(
+            hostname=WORKER, id=envelope.call.id, shadow=None, argsrepr="[{...}]",
+            kwargsrepr="{}", root_id=envelope.call.id, parent_id=None, retries=0, eta=None,
+            expires=None,
+        )  # fmt: skip
+        received = events.received(EXECUTE_TASK, request)
+        delivery = events.delivery(envelope.call.id, WORKER, received)
+        runtime.run(envelope, next_calls=publisher, events=delivery)
+
     for envelope in envelopes[:WARM_UP]:
-        runtime.run(envelope, next_calls=publisher)
+        run(envelope)
     ran = envelopes[WARM_UP:]
-    run_cpu, run_wall = per_call(lambda i: runtime.run(ran[i], next_calls=publisher), len(ran))
+    run_cpu, run_wall = per_call(lambda i: run(ran[i]), len(ran))
     client.flushdb()
     celery.close()
     engine.dispose()

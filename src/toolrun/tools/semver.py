@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import total_ordering
+from dataclasses import dataclass, field
+from functools import lru_cache, total_ordering
 
 _SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -23,17 +23,21 @@ class Version:
     patch: int
     prerelease: tuple[str, ...] = ()
     build: str = ""
+    # Precedence, worked out once: every lookup of a tool by version hashes one.
+    _precedence: tuple[int, int, int, int, tuple[tuple[int, int, str], ...]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        # A release outranks its pre-releases; numeric identifiers sort below alphanumeric ones.
+        pre = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.prerelease)
+        key = (self.major, self.minor, self.patch, 0 if self.prerelease else 1, pre)
+        object.__setattr__(self, "_precedence", key)
 
     @classmethod
     def parse(cls, text: str) -> Version:
         """Raises ValueError when `text` is not a SemVer 2.0.0 version."""
-        match = _SEMVER.fullmatch(text)
-        if match is None:
-            raise ValueError(f"not a semantic version (MAJOR.MINOR.PATCH): {text!r}")
-        major, minor, patch, pre, build = match.groups()
-        return cls(
-            int(major), int(minor), int(patch), tuple(pre.split(".")) if pre else (), build or ""
-        )
+        return _parsed(text)
 
     def __str__(self) -> str:
         text = f"{self.major}.{self.minor}.{self.patch}"
@@ -41,23 +45,29 @@ class Version:
             text += "-" + ".".join(self.prerelease)
         return text + (f"+{self.build}" if self.build else "")
 
-    def _key(self) -> tuple[int, int, int, int, tuple[tuple[int, int, str], ...]]:
-        # A release outranks its pre-releases; numeric identifiers sort below alphanumeric ones.
-        pre = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.prerelease)
-        return (self.major, self.minor, self.patch, 0 if self.prerelease else 1, pre)
-
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Version):
             return NotImplemented
-        return self._key() < other._key()
+        return self._precedence < other._precedence
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Version):
             return NotImplemented
-        return self._key() == other._key()
+        return self._precedence == other._precedence
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(self._precedence)
+
+
+@lru_cache(maxsize=4096)
+def _parsed(text: str) -> Version:
+    """`text` parsed once (a Version is immutable): every call names its tool's version."""
+    match = _SEMVER.fullmatch(text)
+    if match is None:
+        raise ValueError(f"not a semantic version (MAJOR.MINOR.PATCH): {text!r}")
+    major, minor, patch, pre, build = match.groups()
+    prerelease = tuple(pre.split(".")) if pre else ()
+    return Version(int(major), int(minor), int(patch), prerelease, build or "")
 
 
 _COMPARATOR = re.compile(r"^(\^|~|>=|<=|>|<|=)?\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?$")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -27,3 +28,36 @@ def test_a_child_that_allocates_raises_the_peak() -> None:
 
     assert busy.peak_rss_bytes > idle.peak_rss_bytes + 200 * 1024 * 1024
     assert busy.cpu_s > 0  # the child's CPU is counted once it is reaped
+
+
+def test_a_block_that_starts_no_process_sees_its_own_memory_grow() -> None:
+    with measure(tree=False) as idle:
+        pass
+    with measure(tree=False) as grown:
+        block = bytearray(120 * 1024 * 1024)
+        block[::4096] = b"x" * len(block[::4096])  # touched: resident
+    del block
+    assert grown.peak_rss_bytes > idle.peak_rss_bytes + 100 * 1024 * 1024
+
+
+def test_a_forked_process_measures_its_own_memory_not_its_parents() -> None:
+    with measure(tree=False) as parent:  # the kept /proc/self/statm is the parent's now
+        pass
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            with measure(tree=False) as usage:
+                block = bytearray(200 * 1024 * 1024)
+                block[::4096] = b"x" * len(block[::4096])
+            os.write(write, str(usage.peak_rss_bytes).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    in_child = int(os.read(read, 64) or b"0")
+    os.close(read)
+    with measure(tree=False) as after:
+        pass
+    assert in_child > parent.peak_rss_bytes + 150 * 1024 * 1024  # the child's own growth
+    assert after.peak_rss_bytes < parent.peak_rss_bytes + 100 * 1024 * 1024

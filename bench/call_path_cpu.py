@@ -2,8 +2,9 @@
 Celery's worker: `Lifecycle.admit` of an agent's `read` (the API's part: decisions, the
 queueing script, the message sent to the broker) and `WorkerRuntime.run` of its envelope
 (a pool process's part: its task events, start, checks, the tool, the ending with its
-pump), against an embedded Redis and a SQLite database. One process and no contention, so it moves less
-from run to run than `call_cpu.py` and shows what a change to this code saves.
+pump), against an embedded Redis and a SQLite database. One process and no contention,
+so it moves less from run to run than `call_cpu.py` and shows what a change to this code
+saves.
 
 Workers are declared with room for every call, so each admission sends its message; the
 runs find nothing waiting. Prints CPU and wall ms per call (the median of `--rounds`),

@@ -5,11 +5,11 @@ thread's and each process's own."""
 
 from __future__ import annotations
 
-import os
 import threading
 
 import pytest
 import redis
+from tests.forked import in_forked_child
 
 from toolrun.calls.lua import LuaScript, kept_connection
 
@@ -33,24 +33,25 @@ def test_a_script_the_server_lost_is_sent_again(redis_client: redis.Redis) -> No
     assert redis_client.script_exists(script.sha) == [True]
 
 
-def local_port(client: redis.Redis) -> int:
-    """The client-side port of this thread's kept connection to `client`'s server."""
+def client_address(client: redis.Redis) -> str:
+    """host:port of this thread's kept connection to `client`'s server, as the server
+    names its client."""
     connection = kept_connection(client)
-    port: int = connection._sock.getsockname()[1]  # type: ignore[attr-defined]
-    return port
+    host, port = connection._sock.getsockname()[:2]  # type: ignore[attr-defined]
+    return f"{host}:{port}"
 
 
 def test_a_connection_the_server_closed_is_made_again(redis_client: redis.Redis) -> None:
     script = LuaScript(redis_client, ECHO)
     script(keys=["a"], args=["b", 1])
-    first = local_port(redis_client)
-    assert redis_client.client_kill_filter(_type=None, addr=f"127.0.0.1:{first}") == 1
+    first = client_address(redis_client)
+    assert redis_client.client_kill_filter(_type=None, addr=first) == 1
     # Noticed before the script is sent (as redis-py's pool checks what it hands out).
     assert script(keys=["a"], args=["c", 2]) == [b"a", b"c", 3]
-    second = local_port(redis_client)
+    second = client_address(redis_client)
     assert second != first
     script(keys=["a"], args=["d", 3])
-    assert local_port(redis_client) == second  # and kept
+    assert client_address(redis_client) == second  # and kept
 
 
 def test_a_failed_script_raises_and_leaves_the_connection_usable(
@@ -60,11 +61,11 @@ def test_a_failed_script_raises_and_leaves_the_connection_usable(
     failing = LuaScript(redis_client, "return redis.call('LPUSH', KEYS[1], 1)")
     echo = LuaScript(redis_client, ECHO)
     echo(keys=["a"], args=["b", 1])
-    before = local_port(redis_client)
+    before = client_address(redis_client)
     with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
         failing(keys=["text"])
     assert echo(keys=["a"], args=["b", 1]) == [b"a", b"b", 2]
-    assert local_port(redis_client) == before
+    assert client_address(redis_client) == before
 
 
 def test_each_thread_keeps_its_own_connection(redis_client: redis.Redis) -> None:
@@ -91,28 +92,59 @@ def test_each_thread_keeps_its_own_connection(redis_client: redis.Redis) -> None
 def test_scripts_of_one_client_share_the_threads_connection(redis_client: redis.Redis) -> None:
     one, other = LuaScript(redis_client, ECHO), LuaScript(redis_client, ECHO + " -- other")
     one(keys=["a"], args=["b", 1])
-    first = local_port(redis_client)
+    first = client_address(redis_client)
     other(keys=["a"], args=["b", 1])
-    assert local_port(redis_client) == first
+    assert client_address(redis_client) == first
 
 
 def test_a_forked_process_makes_its_own_connection(redis_client: redis.Redis) -> None:
     script = LuaScript(redis_client, ECHO)
     script(keys=["a"], args=["b", 1])
-    parent = local_port(redis_client)
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child reports through the pipe
-        try:
-            script(keys=["a"], args=["b", 1])
-            os.write(write, str(local_port(redis_client)).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    _, status = os.waitpid(child, 0)
-    in_child = int(os.read(read, 64) or b"0")
-    os.close(read)
-    assert status == 0
-    assert in_child not in (0, parent)
+    parent = client_address(redis_client)
+
+    def in_child() -> str:
+        assert script(keys=["a"], args=["c", 2]) == [b"a", b"c", 3]
+        return client_address(redis_client)
+
+    assert in_forked_child(in_child) != parent
     assert script(keys=["a"], args=["b", 1]) == [b"a", b"b", 2]
-    assert local_port(redis_client) == parent  # the parent's connection was left alone
+    assert client_address(redis_client) == parent  # the parent's connection was left alone
+
+
+def test_a_round_trip_cut_off_before_its_reply_is_not_read_by_the_next(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A script slow enough that its reply has not come when the next one is sent.
+    source = "for i = 1, 3000000 do end return 'slow'"
+    slow = LuaScript(redis_client, source)
+    redis_client.script_load(source)  # so that EVALSHA runs it, rather than answer NOSCRIPT
+    echo = LuaScript(redis_client, ECHO)
+    echo(keys=["a"], args=["b", 1])
+    connection = kept_connection(redis_client)
+
+    class Interrupted(Exception):
+        """As a soft time limit lands between a command and its reply."""
+
+    def cut_off(*_args: object, **_kwargs: object) -> object:
+        raise Interrupted
+
+    monkeypatch.setattr(connection, "read_response", cut_off)
+    with pytest.raises(Interrupted):
+        slow()
+    monkeypatch.undo()
+    assert echo(keys=["a"], args=["c", 2]) == [b"a", b"c", 3]  # not the slow one's 'slow'
+
+
+def test_a_threads_connection_is_closed_when_the_thread_ends(redis_client: redis.Redis) -> None:
+    script = LuaScript(redis_client, ECHO)
+    seen: list[str] = []
+
+    def run() -> None:
+        script(keys=["a"], args=["b", 1])
+        seen.append(client_address(redis_client))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    addresses = {client["addr"] for client in redis_client.client_list()}
+    assert seen[0] not in addresses

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
+
+from tests.forked import in_forked_child
 
 from toolrun.sandbox.metering import measure
 
@@ -43,21 +44,18 @@ def test_a_block_that_starts_no_process_sees_its_own_memory_grow() -> None:
 def test_a_forked_process_measures_its_own_memory_not_its_parents() -> None:
     with measure(tree=False) as parent:  # the kept /proc/self/statm is the parent's now
         pass
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child reports through the pipe
-        try:
-            with measure(tree=False) as usage:
-                block = bytearray(200 * 1024 * 1024)
-                block[::4096] = b"x" * len(block[::4096])
-            os.write(write, str(usage.peak_rss_bytes).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    os.waitpid(child, 0)
-    in_child = int(os.read(read, 64) or b"0")
-    os.close(read)
+
+    def in_child() -> str:
+        with measure(tree=False) as idle:
+            pass
+        with measure(tree=False) as grown:
+            block = bytearray(200 * 1024 * 1024)
+            block[::4096] = b"x" * len(block[::4096])
+        return f"{idle.peak_rss_bytes} {grown.peak_rss_bytes}"
+
+    idle, grown = map(int, in_forked_child(in_child).split())
     with measure(tree=False) as after:
         pass
-    assert in_child > parent.peak_rss_bytes + 150 * 1024 * 1024  # the child's own growth
+    # Read from the parent's file, the child would see no growth of its own.
+    assert grown > idle + 150 * 1024 * 1024
     assert after.peak_rss_bytes < parent.peak_rss_bytes + 100 * 1024 * 1024

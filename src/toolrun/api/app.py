@@ -62,8 +62,8 @@ CONNECT_TIMEOUT_S = 2.0
 MAX_REDIS_CONNECTIONS = 512
 ADMISSION_THREADS = 4
 # The lifecycle's Redis connections: the admission threads and anyio's pool (40 threads),
-# which runs approvals and the expiry sweep (each of them keeps one for the call scripts,
-# `calls.lua`, and takes the others from the pool).
+# which runs approvals and the expiry sweep. Each of these threads also keeps a connection
+# of its own for the call scripts (`calls.lua`), outside this bound: 44 more at most.
 LIFECYCLE_REDIS_CONNECTIONS = 64
 EXPIRY_SWEEP_S = 1.0
 PRUNE_EVERY_S = 3600.0

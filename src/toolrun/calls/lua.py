@@ -11,14 +11,17 @@ retry policy), and reads the reply as redis-py would.
 What stays as redis-py does it: a connection the server closed while it was idle (a
 restart, CLIENT KILL) is made again before the script is sent on it; a connection or
 timeout error is retried under the pool's retry policy, the connection closed in between;
-a reply cut off by any exception (a soft time limit, say) closes the connection, so the
-next script starts on a fresh one; a server that lost the script (NOSCRIPT: restarted,
-flushed) is sent it again. A forked process makes its own connection rather than share
-its parent's.
+a round trip cut off by any exception (a soft time limit, say), even between the command
+and its reply, closes the connection, so the next script starts on a fresh one; a server
+that lost the script (NOSCRIPT: restarted, flushed) is sent it again. A forked process
+makes its own connection rather than share its parent's; a thread's is closed when the
+thread ends. What redis-py's scripts offer besides is not: running in a pipeline, keys
+given as None, the client's own encoding of the source (toolrun's scripts are ASCII).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -33,11 +36,26 @@ from redis.exceptions import NoScriptError
 KeyOrArg = str | bytes | int | float
 
 
-class _Kept(threading.local):
-    """One thread's connection to one client's server, with the process that made it."""
+class _Held:
+    """A thread's connection, with the process that made it and whether a round trip on
+    it was cut off between its command and its reply (`busy`). Closed when dropped: a
+    thread that ends, a forked process that makes its own (which closes only its copy of
+    the socket). A connection alone would wait for the cyclic garbage collector."""
 
-    connection: AbstractConnection | None = None
-    pid: int = 0
+    def __init__(self, connection: AbstractConnection) -> None:
+        self.connection = connection
+        self.pid = os.getpid()
+        self.busy = False
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.connection.disconnect()  # type: ignore[no-untyped-call]
+
+
+class _Kept(threading.local):
+    """Each thread's connection to one client's server."""
+
+    held: _Held | None = None
 
 
 # A client's kept connections (one per thread), dropped with the client.
@@ -50,16 +68,17 @@ def _kept(client: redis.Redis) -> _Kept:
         return _KEPT.setdefault(client, _Kept())
 
 
-def kept_connection(client: redis.Redis, kept: _Kept | None = None) -> AbstractConnection:
-    """This thread's own connection to `client`'s server (made at first use); `kept`:
-    `client`'s, when the caller has it at hand."""
-    kept = kept or _kept(client)
-    pid = os.getpid()
-    if kept.connection is None or kept.pid != pid:
+def _held(client: redis.Redis, kept: _Kept) -> _Held:
+    held = kept.held
+    if held is None or held.pid != os.getpid():
         pool = client.connection_pool
-        kept.connection = pool.connection_class(**pool.connection_kwargs)
-        kept.pid = pid
-    return kept.connection
+        held = kept.held = _Held(pool.connection_class(**pool.connection_kwargs))
+    return held
+
+
+def kept_connection(client: redis.Redis) -> AbstractConnection:
+    """This thread's own connection to `client`'s server (made at first use)."""
+    return _held(client, _kept(client)).connection
 
 
 class LuaScript:
@@ -74,27 +93,34 @@ class LuaScript:
         self._kept = _kept(client)
 
     def __call__(self, keys: Sequence[KeyOrArg] = (), args: Iterable[KeyOrArg] = ()) -> Any:
-        connection = _ready(kept_connection(self.client, self._kept))
+        held = _held(self.client, self._kept)
+        connection = _ready(held)
         command = ("EVALSHA", self.sha, len(keys), *keys, *args)
         return connection.retry.call_with_retry(
-            lambda: self._run(connection, command),
+            lambda: self._run(held, command),
             lambda _error: connection.disconnect(),  # type: ignore[no-untyped-call]
         )
 
-    def _run(self, connection: AbstractConnection, command: tuple[Any, ...]) -> Any:
+    def _run(self, held: _Held, command: tuple[Any, ...]) -> Any:
         try:
-            return _round_trip(connection, command)
+            return _round_trip(held, command)
         except NoScriptError:  # the server does not know it (yet, or any more)
-            _round_trip(connection, ("SCRIPT", "LOAD", self.source))
-            return _round_trip(connection, command)
+            _round_trip(held, ("SCRIPT", "LOAD", self.source))
+            return _round_trip(held, command)
 
 
-def _ready(connection: AbstractConnection) -> AbstractConnection:
-    """`connection`, connected, with nothing waiting to be read: as redis-py's pool checks
-    a connection it hands out, one the server closed while it was idle (a restart, an
-    idle timeout, CLIENT KILL) is made again before the script is sent on it."""
+def _ready(held: _Held) -> AbstractConnection:
+    """`held`'s connection, connected, with nothing waiting to be read. As redis-py's pool
+    checks a connection it hands out, one the server closed while it was idle (a restart,
+    CLIENT KILL) is made again; so is one whose last round trip was cut off after its
+    command was sent (an exception raised by a signal handler, such as a soft time
+    limit), whose reply may still be on its way."""
+    connection = held.connection
+    if held.busy:
+        connection.disconnect()  # type: ignore[no-untyped-call]
+        held.busy = False
+    connection.connect()  # type: ignore[no-untyped-call]  # a no-op when connected
     try:
-        connection.connect()  # type: ignore[no-untyped-call]  # a no-op when connected
         if connection.can_read():
             raise redis.ConnectionError("the connection has data nobody asked for")
     except (redis.ConnectionError, redis.TimeoutError, OSError):
@@ -103,6 +129,16 @@ def _ready(connection: AbstractConnection) -> AbstractConnection:
     return connection
 
 
-def _round_trip(connection: AbstractConnection, command: tuple[Any, ...]) -> Any:
+def _round_trip(held: _Held, command: tuple[Any, ...]) -> Any:
+    """Send `command` on `held`'s connection and read its reply (an error reply raises
+    once it is read: the connection is ready for the next)."""
+    connection = held.connection
+    held.busy = True
     connection.send_command(*command)  # type: ignore[no-untyped-call]
-    return connection.read_response()
+    try:
+        reply = connection.read_response()
+    except redis.ResponseError:
+        held.busy = False
+        raise
+    held.busy = False
+    return reply

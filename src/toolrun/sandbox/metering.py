@@ -131,6 +131,8 @@ class _Statm:
         if self._pid != os.getpid():
             with self._lock:
                 if self._pid != os.getpid():
+                    if self._fd >= 0:  # the parent's, inherited: this process reads its own
+                        os.close(self._fd)
                     self._fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
                     self._pid = os.getpid()
         return self._fd

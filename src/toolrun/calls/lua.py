@@ -21,7 +21,6 @@ given as None, the client's own encoding of the source (toolrun's scripts are AS
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import threading
@@ -48,8 +47,11 @@ class _Held:
         self.busy = False
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        # Not contextlib.suppress: at interpreter exit this module's globals may be gone.
+        try:  # noqa: SIM105
             self.connection.disconnect()  # type: ignore[no-untyped-call]
+        except Exception:  # noqa: S110 - a socket gone already, an interpreter exiting
+            pass
 
 
 class _Kept(threading.local):

@@ -3,8 +3,8 @@
 Every call runs a few of toolrun's scripts (queueing it, starting it, ending it). Through
 `redis.Redis.register_script` each costs nearly twice the CPU of its own round trip:
 taking a connection from the pool and giving it back, decorators that inspect signatures,
-metrics recorded whether or not anyone reads them (80-120 µs of CPU per script on these
-machines, against 50-60 here). `LuaScript` sends EVALSHA on a connection of its own
+metrics recorded whether or not anyone reads them (70-120 µs of CPU per script on these
+machines, against 43-63 here: bench/README.md). `LuaScript` sends EVALSHA on a connection of its own
 thread, made with the client pool's settings (the same server, password, timeouts and
 retry policy), and reads the reply as redis-py would.
 

@@ -477,3 +477,48 @@ def test_codes_with_digits_first_and_values_are_given_once() -> None:
 
     assert fill(flight, "status of flight 6E123").arguments == {"flight_id": "6E123"}
     assert fill(band, "the best voice in Blues").arguments == {"player": "Blues"}  # not twice
+
+
+def test_text_given_as_written_goes_whole_to_the_parameter_named_before_it() -> None:
+    todo = card(
+        {
+            "type": {"enum": ["add", "delete"]},
+            "content": typed("string"),
+            "priority": typed("integer"),
+        },
+        ["type", "content", "priority"],
+    )
+    order = card(
+        {"food_item": typed("string"), "modification_request": typed("string")},
+        ["food_item", "modification_request"],
+    )
+
+    given = fill(todo, "add todo with content - go to gym at 9 pm")
+    assert given.arguments == {"type": "add", "content": "go to gym at 9 pm"}
+    assert given.missing == ["priority"]  # the text's number is not a value of its own
+    assert fill(todo, "a todo with the following words verbatim: buy milk").arguments == {
+        "content": "buy milk"
+    }
+    assert (
+        fill(
+            order, "burger with the following modification verbatim: no onions, extra cheese"
+        ).arguments["modification_request"]
+        == "no onions, extra cheese"
+    )
+    # "with text" needs a colon or "verbatim" after it to give a value; quotes stay quotes.
+    assert fill(todo, "reply with text messages to all").arguments == {}
+    assert fill(todo, "add one with content 'call Bob', today").arguments == {
+        "type": "add",
+        "content": "call Bob",
+    }
+
+
+def test_an_action_option_named_by_another_verb_of_that_action() -> None:
+    todo = card({"type": {"enum": ["add", "delete", "complete"]}}, ["type"])
+    both = card({"op": {"enum": ["delete", "erase"]}}, ["op"])
+
+    assert fill(todo, "Remove the 'gym' item from my list").arguments == {"type": "delete"}
+    assert fill(todo, "create a todo for 'gym'").arguments == {"type": "add"}
+    assert fill(todo, "I finished 'gym'").arguments == {"type": "complete"}
+    assert fill(todo, "what is on it").arguments == {}  # no verb of any of them
+    assert fill(both, "remove it").arguments == {}  # two options of one action: no guess

@@ -112,7 +112,9 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     specs = card.properties
     order = card.required + [p for p in specs if p not in card.required]
     found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts))
-    found |= _named_strings([p for p in order if _is_free_text(specs[p])], card, facts)
+    free_text = [p for p in order if _is_free_text(specs[p])]
+    found |= _verbatim(free_text, facts)
+    found |= _named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
     options = [p for p in order if "enum" in specs[p] and p not in lists]
     for name in lists + options + [p for p in order if p not in {*lists, *options, *found}]:
@@ -136,6 +138,20 @@ def _forget(facts: Facts, value: Any) -> None:
 
 def _is_free_text(spec: dict[str, Any]) -> bool:
     return kind(spec) == "string" and "enum" not in spec
+
+
+def _verbatim(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
+    """Text the task gives as written ("with the following modification verbatim: no
+    onions") to the parameter a word of whose name the words just before it say; the rest
+    is left for the first parameter that asks for text (`_first`)."""
+    found: dict[str, tuple[Any, str]] = {}
+    for text in list(facts.verbatim):
+        near = set(facts.before.get(text, []))
+        named = [n for n in names if n not in found and (name_words(n) - _GENERIC) & near]
+        if named:
+            found[named[0]] = (text, "given as written in the task")
+            facts.verbatim.remove(text)
+    return found
 
 
 def _named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
@@ -318,7 +334,9 @@ def _first(
     """The first quoted string left; for what the user says (a message, a question) the
     task itself; the first identifier, code or (if `names`: an optional parameter takes
     none, they are too loose a guess) capitalised name left; a path takes only a quoted
-    one."""
+    one; text the task gives as written before all of them."""
+    if facts.verbatim:
+        return facts.verbatim.pop(0), "given as written in the task"
     if facts.quoted:
         return facts.quoted.pop(0), "quoted in the task"
     if names and asked.own & _SAYING and facts.whole:  # "Hey, how are you?" as a message

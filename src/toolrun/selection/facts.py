@@ -1,8 +1,9 @@
 """The values a task's text holds, for step 5: quoted strings, URLs, e-mail addresses,
 paths, glob patterns, dates, literal lists and dicts, math expressions, numbers (with the
 words around them, scales, percentages, number words, runs like "12, 24, 36"), codes
-(AB1010CD), identifiers, capitalised names, a "replace A with B" pair and a "10 to 20"
-range; and the words just before each string value, which may name its parameter."""
+(AB1010CD), identifiers, capitalised names, a "replace A with B" pair, a "10 to 20"
+range and text to take as written ("with the content: go to gym"); and the words just
+before each string value, which may name its parameter."""
 
 from __future__ import annotations
 
@@ -93,11 +94,24 @@ _REPLACE = re.compile(
     r"(?:with|by)\s+(?P<new>\"[^\"]+\"|'[^']+'|[^\s\"',;]+)",
     re.I,
 )
+# Text the task says to take as written, to the end of its line: "with the following words
+# verbatim: go for shopping", "with content - go to gym", "saying see you at 6". "with the
+# text" needs a colon or "verbatim" after it ("reply with text messages" is no value). A
+# quoted text is left to the quotes.
+_SAID = r"(?:\s*(?:[:\u2013\u2014]|-(?=\s)))"
+_VERBATIM = re.compile(
+    r"(?:\b(?:verbatim|word for word|saying|that says|with (?:the )?content)(?:\s+verbatim)?"
+    rf"{_SAID}?|\bwith (?:the )?(?:following )?(?:words|text|wording)"
+    rf"(?:\s+verbatim{_SAID}?|{_SAID}))"
+    r"[ \t]*(?P<text>\w[^\n]*?)[ \t.]*(?=\n|\\n|$)",
+    re.I,
+)
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?!\d)|\band\b|\bor\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
 _QUOTES = frozenset("\"'“\u2018`")
 _REPLACING = re.compile(r"replace|substitute", re.I)
+_MAYBE_VERBATIM = re.compile(r"verbatim|word for word|with|saying|says", re.I)
 _MAYBE_EXPRESSION = re.compile(r"\d\*?[xyz](?![a-z])|[xyz]\s*(?:\^|\*\*|[-+*/])")
 _SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)")
 NEAR_BEFORE = 6  # words before a value that may name it (a list's: further)
@@ -146,6 +160,7 @@ class Facts:
     objects: list[dict[str, Any]] = field(default_factory=list)  # literal dicts
     groups: list[list[str]] = field(default_factory=list)  # "'Age', 'Income' and 'Sex'"
     words: list[list[str]] = field(default_factory=list)  # "tomatoes and lettuce"
+    verbatim: list[str] = field(default_factory=list)  # "with content - go to gym"
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     places: dict[str, str] = field(default_factory=dict)  # "Boston" → "Boston, MA"
@@ -169,7 +184,9 @@ class Facts:
             before.setdefault(value, words_before(task, match.start()))
             return value
 
-        found, rest = _cut(_URL, task, "://" in task)
+        found, rest = _cut(_VERBATIM, task, _MAYBE_VERBATIM.search(task) is not None)
+        verbatim = [_noted_at(before, task, m.start("text"), m["text"]) for m in found]
+        found, rest = _cut(_URL, rest, "://" in rest)
         urls = [noted(m, m[0]) for m in found]
         found, rest = _cut(_EMAIL, rest, "@" in rest)
         emails = [noted(m, m[0]) for m in found]
@@ -226,6 +243,7 @@ class Facts:
             + named_groups,
             places=places,
             before=before,
+            verbatim=verbatim,
             words=_word_lists(bare),
             whole=task.strip(),
         )
@@ -240,6 +258,12 @@ _POOLS = [
 @lru_cache(maxsize=256)
 def _parsed(task: str) -> Facts:
     return Facts._parse(task)
+
+
+def _noted_at(before: dict[str, list[str]], task: str, place: int, value: str) -> str:
+    """`value`, the words just before `place` noted as those before it."""
+    before.setdefault(value, words_before(task, place))
+    return value
 
 
 def words_before(text: str, place: int) -> list[str]:

@@ -1,7 +1,8 @@
 """Which value of a known set a task names: an enum's, or one a parameter's description
 lists ("e.g. strategy, family", "Can be 'list' or 'dict'", "(walk, bike, transit)") — as
 written, by what the description says it means ("'en' for English"), by the stems of its
-words ("defined" → "definition") or as an abbreviation ("DESC" for "descending")."""
+words ("defined" → "definition"), as an abbreviation ("DESC" for "descending") or, for
+an action an option names, by a verb of the same action ("remove" for "delete")."""
 
 from __future__ import annotations
 
@@ -22,6 +23,24 @@ _LISTING = re.compile(
 _DESCRIBED_QUOTE = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
 _PARENTHESISED = re.compile(r"\(([^()]*(?:,|\bor\b)[^()]*)\)")
 _ITEM_BREAK = re.compile(r",|\bor\b|\band\b|\betc\b\.?")
+# Verbs of one action, by stem: a task that says one names an option that is another
+# ("remove the item" → "delete", "create a todo" → "add"). Only where no option is
+# named otherwise, and only when a single option is named this way.
+_SAME_ACTION = tuple(
+    frozenset(stem(word) for word in group.split())
+    for group in (
+        "add create insert append new",
+        "delete remove erase destroy",
+        "update modify edit change",
+        "get fetch retrieve",
+        "list enumerate",
+        "start begin launch",
+        "stop halt terminate",
+        "enable activate",
+        "disable deactivate",
+        "complete finish done",
+    )
+)
 MEANING = re.compile(
     r"'([^']+)'\s*(?:for|=|means|refers to|stands for)\s+(?:an?\s+|the\s+)?"
     r"([A-Za-z][\w-]*(?:\s+[A-Z][\w-]*)*)"
@@ -53,6 +72,9 @@ def named_option(
     for option in options:
         if _by_stem(str(option), task):
             return option, "enum value in the task (by its stem)"
+    acted = [option for option in options if _by_action(str(option), task)]
+    if len(acted) == 1:
+        return acted[0], "enum value in the task (by a verb of its action)"
     return None, ""
 
 
@@ -95,6 +117,17 @@ def _by_stem(option: str, task: str) -> bool:
         return any(s.startswith(start) and len(s) > len(start) for s in stems)
     wanted = _option_stems(option)
     return bool(wanted) and all(_stem_said(w, stems, starts) for w in wanted)
+
+
+def _by_action(option: str, task: str) -> bool:
+    """A one-word option naming an action ("delete") that the task says with another verb
+    of it ("remove")."""
+    words = split_words(option)
+    if len(words) != 1:
+        return False
+    wanted = stem(words[0])
+    _, stems, _ = task_stems(task)
+    return any(wanted in group and stems & group for group in _SAME_ACTION)
 
 
 @functools.lru_cache(maxsize=4096)

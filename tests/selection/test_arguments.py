@@ -522,3 +522,54 @@ def test_an_action_option_named_by_another_verb_of_that_action() -> None:
     assert fill(todo, "I finished 'gym'").arguments == {"type": "complete"}
     assert fill(todo, "what is on it").arguments == {}  # no verb of any of them
     assert fill(both, "remove it").arguments == {}  # two options of one action: no guess
+
+
+def test_a_street_address_whole_to_an_address_parameter_not_to_a_city() -> None:
+    ride = card(
+        {
+            "loc": typed("string", "The starting location, as 'Street Address, City, State'."),
+            "time": typed("integer", "Seconds to wait."),
+        },
+        ["loc", "time"],
+    )
+    trip = card(
+        {"origin": typed("string"), "destination": typed("string"), "city": typed("string")},
+        ["origin", "destination"],
+    )
+
+    assert fill(
+        ride, "a ride from 221B Baker Street, Berkeley, CA, USA within 600 s"
+    ).arguments == {
+        "loc": "221B Baker Street, Berkeley, CA, USA",
+        "time": 600,  # the house number is the address's, not a value of its own
+    }
+    assert fill(trip, "from 5 Oak Rd, Springfield, IL 62704 to 10 Elm St").arguments == {
+        "origin": "5 Oak Rd, Springfield, IL 62704",
+        "destination": "10 Elm St",
+    }
+    city = card({"city": typed("string", "The city location.")}, ["city"])
+    assert fill(city, "go to 10 Elm St in Boston").arguments == {"city": "Boston"}
+
+
+def test_items_counted_in_one_list_go_to_an_items_array_and_their_counts() -> None:
+    order = card(
+        {
+            "restaurant": typed("string"),
+            "items": {"type": "array", "items": {"type": "string"}},
+            "quantities": {"type": "array", "items": {"type": "integer"}},
+        },
+        ["restaurant", "items", "quantities"],
+    )
+
+    assert fill(order, "order five burgers and six chicken wings from McDonald's.").arguments == {
+        "restaurant": "McDonald's",  # a name's "'s" with no noun after it is the name's
+        "items": ["burgers", "chicken wings"],
+        "quantities": [5, 6],
+    }
+    assert fill(order, "10 apples, 2 'green pears' and 3 kiwis at Aldi").arguments == {
+        "restaurant": "Aldi",
+        "items": ["apples", "green pears", "kiwis"],
+        "quantities": [10, 2, 3],
+    }
+    # The same word counted twice is a measure, not items.
+    assert "items" not in fill(order, "sides of 5 units, 4 units and 3 units").arguments

@@ -45,6 +45,14 @@ _ENDS = frozenset({"end", "destin", "to", "arriv", "target"})
 _FROM = frozenset({"from"})
 _TO = frozenset({"to"})
 _PLACE_WORDS = frozenset({"in", "at", "near", "from", "to", "around", "within"})
+# A parameter for a street address (its name's or description's words), and those for a
+# larger place, which take none.
+_ADDRESS_WORDS = frozenset(
+    {"address", "loc", "location", "street", "destination", "origin", "pickup", "dropoff"}
+)
+# An array parameter for how many of each item ("quantities").
+_COUNTS = frozenset({"quantiti", "count", "amount", "number", "qty"})
+_AREAS = frozenset({"city", "country", "state", "region", "town", "county", "province"})
 _NEAR = 3  # words before a string value that may name its parameter
 
 
@@ -318,6 +326,8 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     for wanted, pool, source in kinds:
         if words & wanted and pool:
             return pool.pop(0), source
+    if facts.addresses and words & _ADDRESS_WORDS and not own & _AREAS:
+        return _address(own, facts), "address in the task"
     if words & _DATE_WORDS and facts.dates:
         return facts.dates.pop(0).written(description), "date in the task"
     if "year" in own and (year := next((n for n in facts.numbers if n.year_like), None)):
@@ -388,6 +398,19 @@ def _name(name: str, facts: Facts, description: str) -> str:
     return _place(found, facts, description)
 
 
+def _address(own: frozenset[str], facts: Facts) -> str:
+    """The address for a parameter named by `own`: for an origin the one "from" comes
+    before, for a destination the one after "to", else the first."""
+    stems = {stem(word) for word in own}
+    wanted = _FROM if stems & _ORIGINS else _TO if stems & _ENDS else frozenset()
+    found = next(
+        (a for a in facts.addresses if (facts.before.get(a) or [""])[-1] in wanted),
+        facts.addresses[0],
+    )
+    facts.addresses.remove(found)
+    return found
+
+
 def _introduced(name: str, facts: Facts) -> bool:
     """A name written as a place: "in Oslo", "from Rome"."""
     return (facts.before.get(name) or [""])[-1] in _PLACE_WORDS
@@ -432,8 +455,14 @@ def _array(
     if "enum" in items:
         options = named_options(items["enum"], task)
         return (options, "enum values in the task") if options else (None, "")
+    if numeric and facts.counts and name_words(name) & _COUNTS:
+        return _counts(facts), "counts in the task"
     if numeric:
         return _numbers(name, facts)
+    if kind(items) == "string" and facts.counted:
+        for value in facts.counted[0]:
+            _forget(facts, value)
+        return facts.counted.pop(0), "counted items in the task"
     if kind(items) == "string" and not facts.groups and facts.words and required:
         return facts.words.pop(0), "words in the task"
     if kind(items) == "string" and facts.groups:
@@ -448,6 +477,17 @@ def _array(
                     pool.remove(value)
         return group, "list in the task"
     return None, ""
+
+
+def _counts(facts: Facts) -> list[int]:
+    """The counts of the first items counted in the task ([5, 6] of "five burgers and six
+    wings"), given to no other parameter."""
+    counts = facts.counts.pop(0)
+    for count in counts:
+        same = next((n for n in facts.numbers if n.value == count), None)
+        if same is not None:
+            facts.numbers.remove(same)
+    return counts
 
 
 def _numbers(name: str, facts: Facts) -> tuple[Any, str]:

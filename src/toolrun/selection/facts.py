@@ -1,7 +1,8 @@
 """The values a task's text holds, for step 5: quoted strings, URLs, e-mail addresses,
 paths, glob patterns, dates, literal lists and dicts, math expressions, numbers (with the
 words around them, scales, percentages, number words, runs like "12, 24, 36"), codes
-(AB1010CD), identifiers, capitalised names, a "replace A with B" pair, a "10 to 20"
+(AB1010CD), identifiers, capitalised names, street addresses ("221B Baker Street,
+London"), counted items ("five burgers and six wings"), a "replace A with B" pair, a "10 to 20"
 range and text to take as written ("with the content: go to gym"); and the words just
 before each string value, which may name its parameter."""
 
@@ -53,6 +54,15 @@ _NUMBER_WORDS = {
     )
 } | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b(?!-)", re.I)
+# Items each with its count, written as one list: "five burgers and six chicken wings",
+# "10 'Big Macs', 2 colas". An item is quoted or one or two lowercase words.
+_COUNT = r"(?:\d+|one|an?|" + "|".join(_NUMBER_WORDS) + ")"
+_ITEM = r"(?:'[^'\n]+'|\"[^\"\n]+\"|[a-z][a-z-]*(?:[ \t](?!and\b|or\b)[a-z][a-z-]*)?)"
+_COUNTED_ONE = re.compile(rf"\b(?P<count>{_COUNT})[ \t]+(?P<item>{_ITEM})", re.I)
+_COUNTED = re.compile(
+    rf"\b{_COUNT}[ \t]+{_ITEM}(?:(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_COUNT}[ \t]+{_ITEM})+",
+    re.I,
+)
 # Between two numbers of one run: "12, 24 and 36", "(33.4 N, 112.0 W)".
 _RUN_GAP = re.compile(r"\s*(?:[NSEW]\b\s*)?(?:,\s*(?:and\s+)?|and\s+)")
 _HEADING = re.compile(r"\s*°?\s*([NSEW])\b")
@@ -106,11 +116,22 @@ _VERBATIM = re.compile(
     r"[ \t]*(?P<text>\w[^\n]*?)[ \t.]*(?=\n|\\n|$)",
     re.I,
 )
+# A street address: a house number, the street's capitalised name and its kind, then the
+# capitalised names (and a postcode) after commas: "2020 Addison Street, Berkeley, CA, USA".
+_STREET_KINDS = (
+    "Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl"
+    "|Terrace|Parkway|Pkwy|Highway|Hwy|Square|Sq"
+)
+_ADDRESS = re.compile(
+    rf"(?<![\w.-])\d+[A-Za-z]?(?:[ \t]+[A-Z][\w'\u2019-]*)+?[ \t]+(?:{_STREET_KINDS})\b\.?"
+    r"(?:,[ \t]*[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*(?:[ \t]+(?:\d{4,5}(?:-\d{4})?|\d[A-Z]{2}))?)*"
+)
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?!\d)|\band\b|\bor\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
 _QUOTES = frozenset("\"'“\u2018`")
 _REPLACING = re.compile(r"replace|substitute", re.I)
+_MAYBE_ADDRESS = re.compile(rf"\d[A-Za-z]?[ \t]+[A-Z].*\b(?:{_STREET_KINDS})\b")
 _MAYBE_VERBATIM = re.compile(r"verbatim|word for word|with|saying|says", re.I)
 _MAYBE_EXPRESSION = re.compile(r"\d\*?[xyz](?![a-z])|[xyz]\s*(?:\^|\*\*|[-+*/])")
 _SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)")
@@ -161,6 +182,9 @@ class Facts:
     groups: list[list[str]] = field(default_factory=list)  # "'Age', 'Income' and 'Sex'"
     words: list[list[str]] = field(default_factory=list)  # "tomatoes and lettuce"
     verbatim: list[str] = field(default_factory=list)  # "with content - go to gym"
+    addresses: list[str] = field(default_factory=list)  # "221B Baker Street, London"
+    counted: list[list[str]] = field(default_factory=list)  # "five burgers and six wings"
+    counts: list[list[int]] = field(default_factory=list)  # … their counts: [5, 6]
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     places: dict[str, str] = field(default_factory=dict)  # "Boston" → "Boston, MA"
@@ -190,6 +214,8 @@ class Facts:
         urls = [noted(m, m[0]) for m in found]
         found, rest = _cut(_EMAIL, rest, "@" in rest)
         emails = [noted(m, m[0]) for m in found]
+        found, rest = _cut(_ADDRESS, rest, _MAYBE_ADDRESS.search(rest) is not None)
+        addresses = [noted(m, m[0].rstrip(".")) for m in found]
         pair = None
         if _REPLACING.search(rest) and (replacing := _REPLACE.search(rest)):
             pair = (_unquoted(replacing["old"]), _unquoted(replacing["new"]))
@@ -218,6 +244,7 @@ class Facts:
         coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
         codes = [noted(m, m[0]) for m in coded]
         found_numbers = numbers(_blanked(plain, coded))
+        counted, counts = _counted(rest) if " and " in rest or "," in rest else ([], [])
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
         names, places, named_groups = _names(bare, noted)
         spans = _RANGE.search(plain)
@@ -244,6 +271,9 @@ class Facts:
             places=places,
             before=before,
             verbatim=verbatim,
+            addresses=addresses,
+            counted=counted,
+            counts=counts,
             words=_word_lists(bare),
             whole=task.strip(),
         )
@@ -325,6 +355,34 @@ def numbers(text: str) -> list[Number]:
     return found
 
 
+def _counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
+    """Items written with their counts as one list, and the counts: (["burgers", "chicken
+    wings"], [5, 6]) of "five burgers and six chicken wings". An item's trailing stop
+    words are not its own ("burgers and"); a list of one item repeated ("4 units and 3
+    units") is a measure, not items."""
+    items: list[list[str]] = []
+    counts: list[list[int]] = []
+    for match in _COUNTED.finditer(text):
+        pairs = []
+        for one in _COUNTED_ONE.finditer(match[0]):
+            words = _unquoted(one["item"]).split()
+            while len(words) > 1 and words[-1].lower() in STOP_WORDS:
+                words.pop()
+            pairs.append((" ".join(words), _count(one["count"])))
+        named = [item for item, _ in pairs]
+        if len(set(named)) == len(named) > 1 and not any(i.lower() in STOP_WORDS for i in named):
+            items.append(named)
+            counts.append([count for _, count in pairs])
+    return items, counts
+
+
+def _count(word: str) -> int:
+    lowered = word.lower()
+    if lowered in ("a", "an", "one"):
+        return 1
+    return _NUMBER_WORDS.get(lowered) or int(word)
+
+
 def _unit_word(word: str) -> bool:
     """A word that may still name the number before it ("5 seconds", "20 m/s"): the
     words right after a number up to a stop word or another number."""
@@ -380,7 +438,8 @@ def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[
             if not first:
                 continue
             name, start = name[first.end() :], start + first.end()
-        name = re.sub(r"['\u2019]s$", "", name)  # "Einstein's contribution": possessive
+        if _POSSESSIVE_BEFORE.match(text, match.end()):  # "Einstein's contribution"
+            name = re.sub(r"['\u2019]s$", "", name)
         if name.lower() not in STOP_WORDS:
             found.append((noted(match, name), start, match.end()))
     places = {
@@ -389,6 +448,13 @@ def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[
         if re.fullmatch(r",\s*", text[end:start])
     }
     return [name for name, _, _ in found], places, _groups(text, found)
+
+
+# After a name's "'s": a word that is not a stop word ("Einstein's theory", not
+# "from McDonald's and", "at Macy's.").
+_POSSESSIVE_BEFORE = re.compile(
+    r"[ \t]+(?!(?:" + "|".join(sorted(STOP_WORDS, key=len, reverse=True)) + r")\b)[A-Za-z]"
+)
 
 
 def _starts_sentence(text: str, place: int) -> bool:

@@ -124,7 +124,8 @@ _STREET_KINDS = (
 )
 _ADDRESS = re.compile(
     rf"(?<![\w.-])\d+[A-Za-z]?(?:[ \t]+[A-Z][\w'\u2019-]*)+?[ \t]+(?:{_STREET_KINDS})\b\.?"
-    r"(?:,[ \t]*[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*(?:[ \t]+(?:\d{4,5}(?:-\d{4})?|\d[A-Z]{2}))?)*"
+    r"(?:,[ \t]*[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*"
+    r"(?:[ \t]+(?:\d{4,5}(?:-\d{4})?|\d[A-Z]{2}))?)*"  # a postcode: 94704, 2AA of SW1A 2AA
 )
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?!\d)|\band\b|\bor\b")

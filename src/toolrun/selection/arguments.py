@@ -16,6 +16,7 @@ from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts
 from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
 from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
+from toolrun.selection.places import gazetteer
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 from toolrun.tools.validation import argument_errors
 
@@ -34,6 +35,8 @@ _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence"
 _GENERIC = frozenset({"name", "id", "type", "valu", "data", "number", "text", "string", "code"})
 # A description showing a "City, State" value: a name followed by another.
 _COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
+# … one showing a state's code: "San Francisco, CA", "State (abbr)".
+_ABBREVIATED = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|\babbr", re.I)
 # A place parameter (its words), where it is the origin or the end of a trip, and the
 # words that introduce a place in a task.
 _PLACES = frozenset(
@@ -417,15 +420,22 @@ def _introduced(name: str, facts: Facts) -> bool:
 
 
 def _place(name: str, facts: Facts, description: str) -> str:
-    """`name`, or "Boston, MA" where the task writes it so and `description` shows such a
-    value."""
+    """`name`, or "Boston, MA" where `description` shows such a value: as the task writes
+    it, else with the city's state or country (`places`: the state's code where the
+    description shows one, "San Francisco, CA" or "(abbr)")."""
+    if not _COMMA_FORMAT.search(description):
+        return name
     place = facts.places.get(name)
-    if place and _COMMA_FORMAT.search(description):
+    if place:
         following = place.split(", ", 1)[1]
         if following in facts.names:
             facts.names.remove(following)
         return place
-    return name
+    written = re.search(rf"\b{re.escape(name)},[ \t]*([A-Z]{{2}})\b", facts.whole)
+    if written:  # "Portland, ME": a state's code the names leave out (it is a stop word)
+        return f"{name}, {written[1]}"
+    region = gazetteer().region(name, abbreviated=bool(_ABBREVIATED.search(description)))
+    return f"{name}, {region}" if region else name
 
 
 def _flag(name: str, task: str) -> tuple[Any, str]:

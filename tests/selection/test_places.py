@@ -107,3 +107,23 @@ def test_bench_places_keeps_large_cities_the_most_populous_of_a_name(tmp_path: P
     assert built["countries"] == {"IT": "Italy", "MX": "Mexico", "PH": "Philippines"}
     loaded = Gazetteer(built["cities"], built["countries"], built["states"])
     assert loaded.region("Springfield", abbreviated=False) == "Missouri"
+
+
+def test_a_state_parameter_takes_the_state_of_a_city_the_task_names() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "state": {"type": "string", "description": "The state, e.g. Texas."},
+        },
+        "required": ["city", "state"],
+    }
+    crime = ToolCard.parse({"name": "crime_rate", "description": "d", "parameters": schema})
+
+    assert fill(crime, "the crime rate in San Francisco in 2020").arguments == {
+        "city": "San Francisco",
+        "state": "California",
+    }
+    # A state the task names is its own; a city abroad has none.
+    assert fill(crime, "the crime rate in Springfield, Illinois").arguments["state"] == "Illinois"
+    assert "state" not in fill(crime, "the crime rate in Riga").arguments

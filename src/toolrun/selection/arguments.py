@@ -305,6 +305,8 @@ def _text(
         for option, meaning in asked.meanings:  # "'CA' for California" is used too
             if value is not None and option == value:
                 _forget(facts, meaning)
+    if value is None and "state" in asked.own and (state := _state(facts, description)):
+        value, source = state, "the state of a city in the task"
     if value is not None or asked.own & {"email", "mail", "url"}:
         return value, source
     introduced = any(_introduced(n, facts) for n in facts.names)  # "in Oslo"
@@ -412,6 +414,19 @@ def _address(own: frozenset[str], facts: Facts) -> str:
     )
     facts.addresses.remove(found)
     return found
+
+
+def _state(facts: Facts, description: str) -> str | None:
+    """For a state parameter, the US state of a city the task names (given to another
+    parameter or not), where the task names no state itself: its code where the
+    description shows one, else its name."""
+    places = gazetteer()
+    if any(places.is_state(name) for name in facts.names):
+        return None
+    for city in [*facts.names, *facts.used]:
+        if code := places.state_of(city):
+            return code if _ABBREVIATED.search(description) else places.states.get(code, code)
+    return None
 
 
 def _introduced(name: str, facts: Facts) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 
 PLACES_FILE = "places.json"
@@ -39,6 +39,19 @@ class Gazetteer:
             state = where[3:]
             return state if abbreviated else self.states.get(state, state)
         return self.countries.get(where)
+
+    def state_of(self, city: str) -> str | None:
+        """The code of the US state `city` is in; None for a city elsewhere or unknown."""
+        where = self.cities.get(fold(city), "")
+        return where[3:] if where.startswith("US-") else None
+
+    def is_state(self, name: str) -> bool:
+        """A US state's name or code ("Ohio", "OH")."""
+        return name in self.states or fold(name) in self._state_names
+
+    @cached_property
+    def _state_names(self) -> frozenset[str]:
+        return frozenset(fold(state) for state in self.states.values())
 
 
 @cache

@@ -457,6 +457,58 @@ def test_a_call_recorded_but_never_sent_is_sent_by_the_restarted_scheduler(
     assert [row.call_id for row in history_rows(dag_platform, run_id, 1)] == [call_id]
 
 
+def restart_scheduler(platform: Platform) -> None:
+    """Stop the scheduler and start another; returns once the new one leads (and so has
+    begun checking the running nodes' calls: `Scheduler.drop_unsent_calls`)."""
+    log = platform.logs / "scheduler.log"
+    led = log.read_bytes().count(b" leads")
+    scheduler = platform.processes["scheduler"]
+    scheduler.terminate()
+    scheduler.wait()
+    platform.start_scheduler()
+    wait_for(lambda: log.read_bytes().count(b" leads") > led, 30, "the new scheduler to lead")
+
+
+def test_a_node_call_waiting_its_turn_is_not_sent_again_by_a_restarted_scheduler(
+    dag_platform: Platform, api: httpx.Client, redis_client: redis.Redis
+) -> None:
+    """A queued call that waits its turn in its agent's list has no message on the broker
+    yet: a restarted scheduler must not take it for a call never sent (and send it
+    twice)."""
+    level = PermissionLevel.READ_ONLY
+    worker = dag_platform.processes[f"worker-{level}"]
+    worker.terminate()  # its presence goes with it: no room, calls wait their turn
+    worker.wait()
+    try:
+        run_id = submit(api, {"nodes": [sleepy("only", 0)]})
+        call_id = f"dag:{run_id}:only:1"
+        store = CallStore(redis_client, ttl_s=600)
+        wait_for(
+            lambda: store.waiting_their_turn([call_id]) == {call_id},
+            20,
+            "the node's call waiting its turn",
+        )
+        restart_scheduler(dag_platform)
+        time.sleep(1.5)  # drop_unsent_calls looks twice, UNSENT_RECHECK_S (0.5 s) apart
+        assert store.waiting_their_turn([call_id]) == {call_id}
+    finally:
+        ready = (dag_platform.logs / f"worker-{level}.log").read_bytes().count(b"ready.")
+        dag_platform.start_worker(level)
+        wait_for(
+            lambda: (
+                (dag_platform.logs / f"worker-{level}.log").read_bytes().count(b"ready.") > ready
+            ),
+            60,
+            "the worker again",
+        )
+
+    view = finished(api, run_id)
+    assert view["status"] == "succeeded", view
+    assert [row.call_id for row in history_rows(dag_platform, run_id, 1)] == [call_id]
+    said = (dag_platform.logs / "scheduler.log").read_text(errors="replace")
+    assert f"call {call_id} was recorded but never sent" not in said
+
+
 def test_a_revoked_agents_run_starts_no_more_nodes(dag_platform: Platform) -> None:
     name = f"revoked-{uuid.uuid4().hex[:8]}"
     token = dag_platform.agent(name, PermissionLevel.READ_ONLY)

@@ -519,9 +519,14 @@ def test_an_action_option_named_by_another_verb_of_that_action() -> None:
 
     assert fill(todo, "Remove the 'gym' item from my list").arguments == {"type": "delete"}
     assert fill(todo, "create a todo for 'gym'").arguments == {"type": "add"}
-    assert fill(todo, "I finished 'gym'").arguments == {"type": "complete"}
+    assert fill(todo, "Hi, I'm Ann. Please finish 'gym'").arguments == {"type": "complete"}
     assert fill(todo, "what is on it").arguments == {}  # no verb of any of them
     assert fill(both, "remove it").arguments == {}  # two options of one action: no guess
+    # A verb in a statement or a question is not asked for ("launched", "active").
+    jobs = card({"action": {"enum": ["start", "stop", "status"]}}, ["action"])
+    assert fill(jobs, "Has the job I launched yesterday ended?").arguments == {}
+    firewall = card({"action": {"enum": ["enable", "disable", "status"]}}, ["action"])
+    assert fill(firewall, "Is the firewall active?").arguments == {}
 
 
 def test_a_street_address_whole_to_an_address_parameter_not_to_a_city() -> None:
@@ -573,3 +578,77 @@ def test_items_counted_in_one_list_go_to_an_items_array_and_their_counts() -> No
     }
     # The same word counted twice is a measure, not items.
     assert "items" not in fill(order, "sides of 5 units, 4 units and 3 units").arguments
+
+
+def test_text_as_written_needs_its_colon_or_dash_and_goes_to_a_text_parameter() -> None:
+    chat = card(
+        {"recipient": typed("string"), "message": typed("string")}, ["recipient", "message"]
+    )
+    issue = card({"title": typed("string"), "body": typed("string")}, ["title", "body"])
+    book = card({"book": typed("string"), "chapter": typed("integer")}, ["book"])
+    search = card({"query": typed("string"), "language": typed("string")}, ["query"])
+
+    assert fill(chat, "Tell John saying: the build is broken").arguments == {
+        "recipient": "John",
+        "message": "the build is broken",
+    }
+    assert fill(issue, "Open an issue Crash with the text: app crashes. Thanks").arguments == {
+        "title": "Crash",
+        "body": "app crashes",  # to the end of its sentence
+    }
+    # Without a colon or dash the marker is prose; inside quotes it is the quote's.
+    assert fill(book, "Quote the passage verbatim from chapter 3 of Dune").arguments == {
+        "book": "Dune",
+        "chapter": 3,
+    }
+    quoted = fill(search, 'Search docs for "word for word translation" in French')
+    assert quoted.arguments["query"] == "word for word translation"
+
+
+def test_a_count_before_a_streets_name_and_unknown_names_after_it_are_no_address() -> None:
+    places = card(
+        {
+            "location": typed("string", "The city and state, e.g. Boston, MA."),
+            "count": typed("integer"),
+        },
+        ["location", "count"],
+    )
+    ride = card({"pickup": typed("string"), "rider": typed("string")}, ["pickup", "rider"])
+
+    assert fill(places, "Top 3 Main Street restaurants in Boston").arguments == {
+        "location": "Boston, MA",
+        "count": 3,
+    }
+    assert fill(places, "Weather near 350 Fifth Avenue, New York, NY").arguments == {
+        "location": "New York, NY"  # a city parameter takes no street address
+    }
+    assert fill(ride, "Pick me up at 10 Elm St, Alice is the rider").arguments == {
+        "pickup": "10 Elm St",
+        "rider": "Alice",
+    }
+
+
+def test_measures_and_optional_lists_take_no_counted_items() -> None:
+    trip = card(
+        {"places": {"type": "array", "items": {"type": "string"}}, "city": typed("string")},
+        ["city"],
+    )
+    recipe = card({"items": {"type": "array", "items": {"type": "string"}}}, ["items"])
+    average = card({"numbers": {"type": "array", "items": {"type": "number"}}}, ["numbers"])
+
+    assert fill(trip, "Plan a trip to Paris for 3 days and 2 nights").arguments == {"city": "Paris"}
+    assert "items" not in fill(recipe, "mix 1.5 cups and 2 tablespoons").arguments
+    assert fill(average, "Average of 3 apples and 5 pears with 9").arguments == {
+        "numbers": [3, 5, 9]  # "numbers" is no count of items
+    }
+
+
+def test_a_names_s_is_a_possessive_before_a_noun_a_number_or_a_comma() -> None:
+    person = card({"person": typed("string")}, ["person"])
+    people = card({"people": {"type": "array", "items": {"type": "string"}}}, ["people"])
+
+    assert fill(person, "What was Einstein's 1905 paper about?").arguments == {"person": "Einstein"}
+    assert fill(people, "Compare Einstein's, Newton's and Bohr's theories").arguments == {
+        "people": ["Einstein", "Newton", "Bohr"]
+    }
+    assert fill(person, "I ate at McDonald's.").arguments == {"person": "McDonald's"}

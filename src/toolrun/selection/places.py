@@ -1,18 +1,20 @@
 """Where a city is, for step 5 to write it the way a parameter asks: "Boston" as "Boston,
 MA" (or "Boston, Massachusetts"), "Riga" as "Riga, Latvia". From a gazetteer of the
 world's cities of 100,000 people or more and US cities of 30,000 or more, under each
-name the most populous (`places.json`: GeoNames' data, CC BY 4.0, built by
-bench/places.py)."""
+name the most populous, no name that is a country's or a US state's (`places.json`:
+GeoNames' data, CC BY 4.0, built by scripts/build_places.py)."""
 
 from __future__ import annotations
 
 import json
 import unicodedata
-from dataclasses import dataclass
-from functools import cache, cached_property
+from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 
 PLACES_FILE = "places.json"
+# Short names of countries that GeoNames does not give.
+_COUNTRY_ALIASES = frozenset({"usa", "us", "u.s.", "u.s.a.", "uk", "uae"})
 
 
 def fold(name: str) -> str:
@@ -28,6 +30,11 @@ class Gazetteer:
     cities: dict[str, str]  # folded name → country code, or US-<state code>
     countries: dict[str, str]  # code → name
     states: dict[str, str]  # US state code → name
+    _regions: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        names = [*self.countries.values(), *self.states.values()]
+        object.__setattr__(self, "_regions", frozenset(fold(n) for n in names))
 
     def region(self, city: str, *, abbreviated: bool) -> str | None:
         """What follows `city` after a comma: its US state (the code if `abbreviated`,
@@ -36,8 +43,7 @@ class Gazetteer:
         if where is None:
             return None
         if where.startswith("US-"):
-            state = where[3:]
-            return state if abbreviated else self.states.get(state, state)
+            return self.state_name(where[3:], abbreviated=abbreviated)
         return self.countries.get(where)
 
     def state_of(self, city: str) -> str | None:
@@ -45,13 +51,17 @@ class Gazetteer:
         where = self.cities.get(fold(city), "")
         return where[3:] if where.startswith("US-") else None
 
-    def is_state(self, name: str) -> bool:
-        """A US state's name or code ("Ohio", "OH")."""
-        return name in self.states or fold(name) in self._state_names
+    def state_name(self, code: str, *, abbreviated: bool) -> str:
+        """A US state as a parameter asks: its code, or its name."""
+        return code if abbreviated else self.states.get(code, code)
 
-    @cached_property
-    def _state_names(self) -> frozenset[str]:
-        return frozenset(fold(state) for state in self.states.values())
+    def is_region(self, name: str) -> bool:
+        """A country or a US state, by name or code ("Ohio", "OH", "Latvia", "USA")."""
+        return name in self.states or fold(name) in self._regions | _COUNTRY_ALIASES
+
+    def knows(self, name: str) -> bool:
+        """A city, a US state or a country."""
+        return fold(name) in self.cities or self.is_region(name)
 
 
 @cache

@@ -20,6 +20,17 @@ STOP_WORDS = words(
     us using want was what when where which who will with would you your can't i'd i'm let
     some any all also just should need like find"""
 )
+NUMBER_WORDS = {
+    word: value
+    for value, word in enumerate(
+        (
+            *("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+            *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
+            *("eighteen", "nineteen", "twenty"),
+        ),
+        start=2,
+    )
+} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
 _stemmer = snowballstemmer.stemmer("english")
 
 

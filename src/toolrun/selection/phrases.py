@@ -1,0 +1,136 @@
+"""Phrases of a task that hold one value whole, for step 5 (`facts`): text the task says to
+take as written ("with the following words verbatim: go for shopping"), street addresses
+("221B Baker Street, Berkeley, CA, USA") and items with their counts ("five burgers and
+six chicken wings"). Each finder takes text whose quoted strings are blanked out where a
+quote must win, and returns the spans (or values) it found."""
+
+from __future__ import annotations
+
+import re
+
+from toolrun.selection.places import gazetteer
+from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, words
+
+# Text to take as written, after a marker and a colon or dash: "with the following words
+# verbatim: go for shopping", "with content - go to gym", "saying: see you at 6". Without
+# the colon or dash the marker is prose ("quote it verbatim from chapter 3", "pages with
+# content about Python"). It runs to the end of its sentence or line.
+_VERBATIM = re.compile(
+    r"(?:\b(?:verbatim|word for word|saying|that says|with (?:the )?content)"
+    r"|\bwith (?:the )?(?:following )?(?:words|text|wording))(?:[ \t]+verbatim)?"
+    r"[ \t]*(?:[:\u2013\u2014]|-(?=[ \t]))[ \t]*(?P<text>\w[^\n]*)",
+    re.I,
+)
+_MAYBE_VERBATIM = re.compile(r"verbatim|word for word|with|saying|says", re.I)
+_TEXT_END = re.compile(r"\\n|[.!?](?=\s|$)")
+
+
+def verbatim_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds text to take as written (quoted strings blanked: a marker inside
+    quotes is none)."""
+    if not _MAYBE_VERBATIM.search(text):
+        return []
+    spans = []
+    for match in _VERBATIM.finditer(text):
+        start = match.start("text")
+        said = _TEXT_END.split(match["text"], maxsplit=1)[0].rstrip(" \t.")
+        if said:
+            spans.append((start, start + len(said)))
+    return spans
+
+
+# A street address: a house number, the street's capitalised name and its kind; then,
+# after commas, what is known as a place (a city, a state, a country) or a postcode.
+_STREET_KINDS = (
+    "Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl"
+    "|Terrace|Parkway|Pkwy|Highway|Hwy|Square|Sq"
+)
+_STREET = re.compile(
+    rf"(?<![\w.-])\d+[A-Za-z]?(?:[ \t]+[A-Z][\w'\u2019-]*)+?[ \t]+(?:{_STREET_KINDS})\b\.?"
+)
+_STREET_KIND = re.compile(rf"\b(?:{_STREET_KINDS})\b")
+_HOUSE_NUMBER = re.compile(r"\d[A-Za-z]?[ \t]+[A-Z]")
+_FOLLOWING = re.compile(r",[ \t]*([A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*)")
+_POSTCODE = re.compile(r"[ \t]+(?:\d{4,5}(?:-\d{4})?|\d[A-Z]{2})\b")  # 94704, 2AA of SW1A 2AA
+_RANKING = re.compile(r"\b(?:top|best|first|last|most|over|under)[ \t]+$", re.I)
+_NEXT_WORD = re.compile(r"[ \t]+([a-z]+)")
+
+
+def address_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds street addresses. Not a ranking ("top 3 Main Street
+    restaurants": a count before a street's name, a noun after it)."""
+    if not (_HOUSE_NUMBER.search(text) and _STREET_KIND.search(text)):
+        return []
+    spans = []
+    for match in _STREET.finditer(text):
+        end = _places_after(text, match.end())
+        after = _NEXT_WORD.match(text, end)
+        ranked = _RANKING.search(text, max(match.start() - 12, 0), match.start()) is not None
+        if ranked or (end == match.end() and after and after[1] not in STOP_WORDS):
+            continue
+        spans.append((match.start(), end))
+    return spans
+
+
+def _places_after(text: str, end: int) -> int:
+    """Where an address ending at `end` ends with the places after it (", Berkeley, CA,
+    USA 94704"): each known to the gazetteer (or its first word: "London SW1A 2AA"), with
+    its postcode."""
+    places = gazetteer()
+    while following := _FOLLOWING.match(text, end):
+        name = following[1]
+        if not (places.knows(name) or places.knows(name.split()[0])):
+            break
+        end = following.end()
+        if postcode := _POSTCODE.match(text, end):
+            end = postcode.end()
+    return end
+
+
+# Items each with its count, written as one list: "five burgers and six chicken wings",
+# "10 'Big Macs', 2 colas". An item is quoted, or one or two lowercase words that are not
+# a unit or a kind of guest (days, nights, inches, adults...): those count a measure.
+_COUNT = r"(?<![\d.,])(?:\d+|one|an?|" + "|".join(NUMBER_WORDS) + r")(?![\d.,]\d)"
+_ITEM = r"(?:'[^'\n]+'|\"[^\"\n]+\"|[a-z][a-z-]*(?:[ \t](?!and\b|or\b)[a-z][a-z-]*)?)"
+_COUNTED_ONE = re.compile(rf"\b(?P<count>{_COUNT})[ \t]+(?P<item>{_ITEM})", re.I)
+_COUNTED = re.compile(
+    rf"\b{_COUNT}[ \t]+{_ITEM}(?:(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_COUNT}[ \t]+{_ITEM})+",
+    re.I,
+)
+MEASURES = words(
+    """second seconds minute minutes hour hours day days night nights week weeks month months
+    year years time times foot feet inch inches mile miles meter meters metre metres km kg
+    gram grams pound pounds lb lbs ounce ounces cup cups tablespoon tablespoons teaspoon
+    teaspoons liter liters litre litres percent point points unit units dozen adult adults
+    child children kid kids guest guests people person persons room rooms bed beds"""
+)
+
+
+def counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
+    """Items written with their counts as one list, and the counts: (["burgers", "chicken
+    wings"], [5, 6]) of "five burgers and six chicken wings". An item's trailing stop
+    words are not its own; a list with a measure, or one item twice, counts no items."""
+    if " and " not in text and "," not in text:
+        return [], []
+    items: list[list[str]] = []
+    counts: list[list[int]] = []
+    for match in _COUNTED.finditer(text):
+        pairs = []
+        for one in _COUNTED_ONE.finditer(match[0]):
+            item = one["item"].strip("'\"").split()
+            while len(item) > 1 and item[-1].lower() in STOP_WORDS:
+                item.pop()
+            pairs.append((" ".join(item), _count(one["count"])))
+        named = [item for item, _ in pairs]
+        measured = any(set(item.lower().split()) & (MEASURES | STOP_WORDS) for item in named)
+        if len(set(named)) == len(named) > 1 and not measured:
+            items.append(named)
+            counts.append([count for _, count in pairs])
+    return items, counts
+
+
+def _count(word: str) -> int:
+    lowered = word.lower()
+    if lowered in ("a", "an", "one"):
+        return 1
+    return NUMBER_WORDS.get(lowered) or int(word)

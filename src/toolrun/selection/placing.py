@@ -1,0 +1,147 @@
+"""Step 5 for places: which name a place parameter takes ("in Oslo", "from Rome" for an
+origin), a street address for an address parameter, a "City, State" value written as
+the parameter's description shows it (as the task writes it, else with the city's state
+or country from the gazetteer, `places`), and a state parameter's value from the city
+the task names."""
+
+from __future__ import annotations
+
+import re
+
+from toolrun.selection.facts import Facts
+from toolrun.selection.numbering import name_words
+from toolrun.selection.places import gazetteer
+from toolrun.selection.text import split_words, stem
+
+# A description showing a "City, State" value: a name followed by another.
+COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
+# … one showing a state's code: "San Francisco, CA", "State (abbr)", "two-letter".
+_ABBREVIATED = re.compile(
+    r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
+)
+# A place parameter (its words), where it is the origin or the end of a trip, and the
+# words that introduce a place in a task.
+PLACES = frozenset(
+    {"locat", "citi", "town", "place", "region", "countri", "state", "area", "address"}
+    | {"destin", "origin", "venu", "counti", "loc"}
+)
+_ORIGINS = frozenset({"start", "origin", "from", "departur", "sourc"})
+_ENDS = frozenset({"end", "destin", "to", "arriv", "target"})
+_PLACE_WORDS = frozenset({"in", "at", "near", "from", "to", "around", "within"})
+# A parameter for a street address (its name's or description's words), and the words of
+# a larger place: a parameter named for one, or described as one and not as an address,
+# takes no street address.
+ADDRESS_WORDS = frozenset(
+    {"address", "loc", "location", "street", "destination", "origin", "pickup", "dropoff"}
+)
+_AREAS = frozenset({"city", "country", "state", "region", "town", "county", "province"})
+_STREET_WORDS = frozenset({"address", "street"})
+_STATE_CODE = r",[ \t]*([A-Z]{2})\b"
+
+
+def takes_address(own: frozenset[str], words: frozenset[str], description: str) -> bool:
+    """Whether a parameter (its name's words `own`, with its description's first words:
+    `words`) asks for a street address."""
+    described = set(split_words(description))
+    area_only = bool(described & _AREAS) and not described & _STREET_WORDS
+    return bool(words & ADDRESS_WORDS) and not own & _AREAS and not area_only
+
+
+def address(own: frozenset[str], facts: Facts) -> str:
+    """The street address for a parameter named by `own`: for an origin the one "from"
+    comes before, for a destination the one after "to", else the first."""
+    wanted = _trip_end({stem(word) for word in own}, frozenset())
+    found = next(
+        (a for a in facts.addresses if (facts.before.get(a) or [""])[-1] in wanted),
+        facts.addresses[0],
+    )
+    facts.addresses.remove(found)
+    return found
+
+
+def address_place(facts: Facts, description: str) -> str | None:
+    """For a place parameter that takes no street address, the place a street address in
+    the task is in ("New York, NY" of "350 Fifth Avenue, New York, NY"): as written where
+    the description shows a "City, State" value, else its first part."""
+    for found in facts.addresses:
+        if ", " in found:
+            place = found.split(", ", 1)[1]
+            return place if COMMA_FORMAT.search(description) else place.split(", ", 1)[0]
+    return None
+
+
+def place_name(name: str, facts: Facts, description: str) -> str:
+    """A name left for parameter `name`: for a place ("city", "destination") the first
+    written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin),
+    for anything else the first that is not; "Boston, MA" where the description shows
+    such a value (`written_place`)."""
+    words = name_words(name)
+    where = [n for n in facts.names if introduced(n, facts)]
+    if words & PLACES:
+        wanted = _trip_end(words, _PLACE_WORDS)
+        found = next((n for n in where if facts.before[n][-1] in wanted), None)
+        found = found or next(iter(where), facts.names[0])
+    else:
+        found = next((n for n in facts.names if n not in where), facts.names[0])
+    facts.names.remove(found)
+    return written_place(found, facts, description, name)
+
+
+def introduced(name: str, facts: Facts) -> bool:
+    """A name written as a place: "in Oslo", "from Rome"."""
+    return (facts.before.get(name) or [""])[-1] in _PLACE_WORDS
+
+
+def written_place(value: str, facts: Facts, description: str, parameter: str) -> str:
+    """`value` as parameter `parameter` takes it: for a place parameter whose description
+    shows a "City, State" value, as the task writes it ("Boston, MA", "Portland, ME"),
+    else with the city's state or country (the state's code where the description shows
+    one); a name the gazetteer does not know as a city (a country's, a state's) as it
+    is."""
+    if not name_words(parameter) & PLACES:
+        return value
+    facts.given_places.append(value)
+    if not COMMA_FORMAT.search(description):
+        return value
+    place = facts.places.get(value)
+    if place:
+        following = place.split(", ", 1)[1]
+        if following in facts.names:
+            facts.names.remove(following)
+        return place
+    if code := _code_after(value, facts):  # "Portland, ME": "ME" is a stop word, no name
+        return f"{value}, {code}"
+    region = gazetteer().region(value, abbreviated=bool(_ABBREVIATED.search(description)))
+    return f"{value}, {region}" if region else value
+
+
+def state(facts: Facts, description: str) -> str | None:
+    """For a state parameter, the US state of a city the task names as a place ("in
+    Boston") or a place parameter took, where the task names no state or country itself:
+    the state written after the city ("Portland, ME"), else the gazetteer's; its code
+    where the description shows one, else its name."""
+    places = gazetteer()
+    if any(places.is_region(name) for name in facts.names):
+        return None
+    abbreviated = bool(_ABBREVIATED.search(description))
+    for city in [*facts.given_places, *(n for n in facts.names if introduced(n, facts))]:
+        code = _code_after(city, facts) or places.state_of(city)
+        if code and code in places.states:
+            return places.state_name(code, abbreviated=abbreviated)
+    return None
+
+
+def _code_after(city: str, facts: Facts) -> str | None:
+    """The two capitals the task writes after `city` and a comma ("Portland, ME")."""
+    written = re.search(rf"\b{re.escape(city)}{_STATE_CODE}", facts.whole)
+    return written[1] if written else None
+
+
+def _trip_end(words: set[str] | frozenset[str], otherwise: frozenset[str]) -> frozenset[str]:
+    """The word that introduces a place for a parameter named by `words`: "from" for an
+    origin, "to" for an end of a trip, else `otherwise`."""
+    if words & _ORIGINS:
+        return frozenset({"from"})
+    if words & _ENDS:
+        return frozenset({"to"})
+    return otherwise

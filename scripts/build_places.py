@@ -62,6 +62,22 @@ def kept(
     return {name: where for name, (_, where) in sorted(found.items())}
 
 
+def in_us(cities: dict[str, dict[str, Any]], kept_cities: dict[str, str]) -> dict[str, str]:
+    """Folded name → US-<state> of the most populous US city of a name (30,000 people or
+    more) whose most populous city of all is elsewhere ("santa clara": US-CA, not Cuba's)."""
+    found: dict[str, tuple[int, str]] = {}
+    for city in cities.values():
+        people = int(city["population"])
+        if city["countrycode"] != "US" or people < LARGE_IN_US:
+            continue
+        name = fold(city["name"])
+        if kept_cities.get(name, "US-").startswith("US-"):
+            continue
+        if people > found.get(name, (-1, ""))[0]:
+            found[name] = (people, f"US-{city['admin1code']}")
+    return {name: where for name, (_, where) in sorted(found.items())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -81,6 +97,7 @@ def main() -> None:
         "countries": {code: country["name"] for code, country in sorted(countries.items())},
         "states": {code: state["name"] for code, state in sorted(states.items())},
         "cities": places,
+        "in_us": in_us(cities, places),
     }
     partial = options.out.with_name(options.out.name + ".partial")
     partial.write_text(json.dumps(stored, ensure_ascii=False, separators=(",", ":")) + "\n")

@@ -523,10 +523,13 @@ def test_an_action_option_named_by_another_verb_of_that_action() -> None:
     assert fill(todo, "what is on it").arguments == {}  # no verb of any of them
     assert fill(both, "remove it").arguments == {}  # two options of one action: no guess
     # A verb in a statement or a question is not asked for ("launched", "active").
-    jobs = card({"action": {"enum": ["start", "stop", "status"]}}, ["action"])
-    assert fill(jobs, "Has the job I launched yesterday ended?").arguments == {}
+    jobs = card({"action": {"enum": ["start", "stop"]}}, ["action"])
+    assert fill(jobs, "Did the launch of the job fail?").arguments == {}
     firewall = card({"action": {"enum": ["enable", "disable", "status"]}}, ["action"])
     assert fill(firewall, "Is the firewall active?").arguments == {}
+    # What a to-do says is no action on it; the first verb asked for names one.
+    assert fill(todo, "Remind me to finish the report").arguments == {}
+    assert fill(todo, "Can you create a todo to finish the report?").arguments == {"type": "add"}
 
 
 def test_a_street_address_whole_to_an_address_parameter_not_to_a_city() -> None:
@@ -601,8 +604,35 @@ def test_text_as_written_needs_its_colon_or_dash_and_goes_to_a_text_parameter() 
         "book": "Dune",
         "chapter": 3,
     }
-    quoted = fill(search, 'Search docs for "word for word translation" in French')
-    assert quoted.arguments["query"] == "word for word translation"
+    quoted = fill(search, 'Search docs for "with content: foo bar" in French')
+    assert quoted.arguments["query"] == "with content: foo bar"
+    todo = card({"content": typed("string")}, ["content"])
+    assert fill(todo, "add a todo with the text: 'call Bob' tomorrow").arguments == {
+        "content": "call Bob"  # a quote right after the marker is the quote's
+    }
+
+
+def test_text_as_written_is_named_by_the_word_right_before_it_or_goes_to_text() -> None:
+    mail = card({"email": typed("string"), "message": typed("string")}, ["email", "message"])
+    note = card(
+        {"to": typed("string"), "subject": typed("string"), "body": typed("string")},
+        ["to", "subject", "body"],
+    )
+    search = card({"query": typed("string")}, ["query"])
+
+    assert fill(mail, "Email john@example.com saying: hello there").arguments == {
+        "email": "john@example.com",
+        "message": "hello there",
+    }
+    assert fill(note, "Email Ann with subject Lunch saying: see you at 5 p.m. today").arguments == {
+        "to": "Ann",
+        "subject": "Lunch",
+        "body": "see you at 5 p.m. today",  # "p.m." ends no sentence
+    }
+    # A tool with no parameter for text gives it to its first required one.
+    assert fill(search, "Search with the wording: Alan Turing biography").arguments == {
+        "query": "Alan Turing biography"
+    }
 
 
 def test_a_count_before_a_streets_name_and_unknown_names_after_it_are_no_address() -> None:
@@ -615,10 +645,13 @@ def test_a_count_before_a_streets_name_and_unknown_names_after_it_are_no_address
     )
     ride = card({"pickup": typed("string"), "rider": typed("string")}, ["pickup", "rider"])
 
-    assert fill(places, "Top 3 Main Street restaurants in Boston").arguments == {
-        "location": "Boston, MA",
-        "count": 3,
-    }
+    # A count before a street's name, or a noun or a name right after it: no address.
+    for task in (
+        "Top 3 Main Street in Boston",
+        "3 Main Street restaurants in Boston",
+        "3 Main Street Journal pieces in Boston",
+    ):
+        assert fill(places, task).arguments == {"location": "Boston, MA", "count": 3}, task
     assert fill(places, "Weather near 350 Fifth Avenue, New York, NY").arguments == {
         "location": "New York, NY"  # a city parameter takes no street address
     }
@@ -628,16 +661,50 @@ def test_a_count_before_a_streets_name_and_unknown_names_after_it_are_no_address
     }
 
 
-def test_measures_and_optional_lists_take_no_counted_items() -> None:
+def test_a_place_parameter_takes_the_place_of_the_address_its_trip_end_names() -> None:
     trip = card(
-        {"places": {"type": "array", "items": {"type": "string"}}, "city": typed("string")},
+        {"origin_city": typed("string"), "destination_city": typed("string")},
+        ["origin_city", "destination_city"],
+    )
+    delivery = card(
+        {"address": typed("string"), "state": typed("string", "Two-letter state code.")},
+        ["address", "state"],
+    )
+
+    assert fill(trip, "from 1 Main St, Boston, MA to 5 Elm St, Cambridge, MA").arguments == {
+        "origin_city": "Boston",
+        "destination_city": "Cambridge",
+    }
+    assert fill(delivery, "Deliver to 1 Main St, Boston, MA").arguments == {
+        "address": "1 Main St, Boston, MA",
+        "state": "MA",  # the address's state
+    }
+
+
+def test_measures_repeats_and_decimals_count_no_items() -> None:
+    items = card({"items": {"type": "array", "items": {"type": "string"}}}, ["items"])
+    trip = card({"places": {"type": "array", "items": {"type": "string"}}}, ["places"])
+    alarms = card({"times": {"type": "array", "items": {"type": "string"}}}, ["times"])
+
+    assert fill(items, "mix 2 apples and 3 pears").arguments == {"items": ["apples", "pears"]}
+    for task in (
+        "mix 2 cups and 3 tablespoons",  # units
+        "mix 5 apples and 3 apples",  # one item twice
+        "mix 1.5 apples and 2 pears",  # "5 apples" of 1.5 is no count
+    ):
+        assert "items" not in fill(items, task).arguments, task
+    assert "places" not in fill(trip, "Plan a trip for 3 days and 2 nights").arguments
+    assert "times" not in fill(alarms, "Set alarms at 7 am and 8 pm").arguments
+
+
+def test_optional_lists_and_numbers_take_no_counted_items() -> None:
+    trip = card(
+        {"amenities": {"type": "array", "items": {"type": "string"}}, "city": typed("string")},
         ["city"],
     )
-    recipe = card({"items": {"type": "array", "items": {"type": "string"}}}, ["items"])
     average = card({"numbers": {"type": "array", "items": {"type": "number"}}}, ["numbers"])
 
-    assert fill(trip, "Plan a trip to Paris for 3 days and 2 nights").arguments == {"city": "Paris"}
-    assert "items" not in fill(recipe, "mix 1.5 cups and 2 tablespoons").arguments
+    assert fill(trip, "a room in Paris with 2 beds and 1 crib").arguments == {"city": "Paris"}
     assert fill(average, "Average of 3 apples and 5 pears with 9").arguments == {
         "numbers": [3, 5, 9]  # "numbers" is no count of items
     }

@@ -63,6 +63,10 @@ def test_a_city_takes_its_state_or_country_where_the_parameter_shows_that_form()
     assert fill(coded, "weather in Portland, ME").arguments == {"location": "Portland, ME"}
     assert fill(coded, "weather in Smallville today").arguments == {"location": "Smallville"}
     assert fill(coded, "weather in Kansas today").arguments == {"location": "Kansas"}
+    # Where the description speaks of a state, a US city of the name comes first.
+    assert fill(coded, "weather in Santa Clara").arguments == {"location": "Santa Clara, CA"}
+    country = location("The city and country, e.g. Lima, Peru.")
+    assert fill(country, "weather in Santa Clara").arguments == {"location": "Santa Clara, Cuba"}
 
 
 def test_only_a_place_parameter_takes_a_state_or_country() -> None:

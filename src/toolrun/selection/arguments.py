@@ -49,6 +49,13 @@ _COUNTS = frozenset({"quantiti", "count", "amount", "qty"})
 _ITEMS = frozenset({"item", "product", "order", "food", "dish", "good", "ingredi", "articl"})
 # A text parameter that takes text the task gives as written where no name says whose.
 _TEXTS = frozenset({"content", "contents", "text", "body", "note", "comment", "reply", "caption"})
+# … and parameters for other kinds of value, which never take it; the marker's own words
+# (stems), which name no parameter ("the following words verbatim:").
+_NOT_TEXT = frozenset(
+    {"email", "mail", "url", "link", "path", "file", "date", "time", "subject", "title"}
+    | {"location", "address", "city", "country", "state", "recipient", "to", "from"}
+)
+_MARKER_STEMS = frozenset({"verbatim", "say", "that", "with", "the", "follow", "word", "for"})
 _NEAR = 3  # words before a string value that may name its parameter
 
 
@@ -117,7 +124,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     order = card.required + [p for p in specs if p not in card.required]
     found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts))
     free_text = [p for p in order if _is_free_text(specs[p])]
-    found |= _verbatim(free_text, facts)
+    found |= _verbatim(free_text, card, facts)
     found |= _named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
     options = [p for p in order if "enum" in specs[p] and p not in lists]
@@ -144,17 +151,26 @@ def _is_free_text(spec: dict[str, Any]) -> bool:
     return kind(spec) == "string" and "enum" not in spec
 
 
-def _verbatim(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
+def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
     """Text the task gives as written ("with the following modification verbatim: no
-    onions") to the parameter a word of whose name the words just before it say; the rest
-    is left for the first parameter that asks for text (`_first`)."""
+    onions", "with content - go to gym") to the text parameter whose name's word comes
+    right before it; the rest is left for the first parameter for text (`_first`), or,
+    where the tool has none, given to its first required text parameter."""
+    texts = [n for n in names if not _asked(n, "").own & _NOT_TEXT]
     found: dict[str, tuple[Any, str]] = {}
     for text in list(facts.verbatim):
-        near = set(facts.before.get(text, []))
-        named = [n for n in names if n not in found and (name_words(n) - _GENERIC) & near]
+        near = list(facts.before.get(text, []))
+        while near and near[-1] in _MARKER_STEMS:
+            near.pop()
+        last = near[-1:] if near else []
+        named = [n for n in texts if n not in found and (name_words(n) - _GENERIC) & set(last)]
         if named:
             found[named[0]] = (text, "given as written in the task")
             facts.verbatim.remove(text)
+    if facts.verbatim and not any(_asked(n, "").own & (_SAYING | _TEXTS) for n in texts):
+        required = [n for n in texts if n in card.required and n not in found]
+        if required:
+            found[required[0]] = (facts.verbatim.pop(0), "given as written in the task")
     return found
 
 
@@ -304,7 +320,8 @@ def _text(
             value = written_place(value, facts, description, name)
     if value is None and "state" in asked.own and (found := state(facts, description)):
         value, source = found, "the state of a city in the task"
-    if value is None and name_words(name) & PLACES and (found := address_place(facts, description)):
+    placed = name_words(name) & PLACES and "state" not in asked.own
+    if value is None and placed and (found := address_place(name, facts, description)):
         value, source = found, "the place of an address in the task"
     if value is not None or asked.own & {"email", "mail", "url"}:
         return value, source

@@ -94,7 +94,7 @@ _MAYBE_EXPRESSION = re.compile(r"\d\*?[xyz](?![a-z])|[xyz]\s*(?:\^|\*\*|[-+*/])"
 _SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)")
 NEAR_BEFORE = 6  # words before a value that may name it (a list's: further)
 NEAR_AFTER = 2  # … and after it ("440 Hz", "5 seconds")
-_WORDS_SPAN = 200  # characters around a number that hold the words near it
+_WORDS_SPAN = 100  # characters around a number that hold the words near it
 
 
 @dataclass
@@ -146,6 +146,7 @@ class Facts:
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     given_places: list[str] = field(default_factory=list)  # names place parameters took
+    coded: dict[str, str] = field(default_factory=dict)  # "Portland, ME": Portland → ME
     places: dict[str, str] = field(default_factory=dict)  # "Boston" → "Boston, MA"
     before: dict[str, list[str]] = field(default_factory=dict)  # a value → stems before it
 
@@ -169,7 +170,7 @@ class Facts:
             return value
 
         unquoted = _blanked(task, list(_QUOTED.finditer(task))) if _QUOTES & set(task) else task
-        spans = verbatim_spans(unquoted)
+        spans = verbatim_spans(unquoted, task)
         verbatim = [noted(start, task[start:end]) for start, end in spans]
         rest = _blanked_spans(task, spans)
         found, rest = _cut(_URL, rest, "://" in rest)
@@ -237,6 +238,7 @@ class Facts:
             addresses=addresses,
             counted=counted_items,
             counts=counts,
+            coded=_coded(task),
             words=_word_lists(bare),
             whole=task.strip(),
         )
@@ -310,6 +312,21 @@ def numbers(text: str) -> list[Number]:
         for number in found:  # a coordinate south or west is negative
             if number.heading in ("S", "W"):
                 number.value = -number.value
+    return found
+
+
+_CODE_AFTER = re.compile(r",[ \t]*([A-Z]{2})\b")
+_NAME_BEFORE = re.compile(r"[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*$")
+
+
+def _coded(text: str) -> dict[str, str]:
+    """The names followed by a comma and two capitals ("Portland, ME"), each with them."""
+    found: dict[str, str] = {}
+    if "," not in text:
+        return found
+    for code in _CODE_AFTER.finditer(text):
+        if name := _NAME_BEFORE.search(text, max(code.start() - 60, 0), code.start()):
+            found.setdefault(name[0], code[1])
     return found
 
 

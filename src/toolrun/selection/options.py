@@ -26,9 +26,10 @@ _PARENTHESISED = re.compile(r"\(([^()]*(?:,|\bor\b)[^()]*)\)")
 _ITEM_BREAK = re.compile(r",|\bor\b|\band\b|\betc\b\.?")
 # Verbs of one action: a task that asks for one names an option that is another ("remove
 # the item" → "delete", "create a todo" → "add"). Only where no option is named
-# otherwise, only when a single option is named this way, and only a verb as asked: the
-# task's first word, or after "to", "please" or "you" ("can you create…", "I need to
-# remove…"), not a word in a statement ("the job I launched").
+# otherwise, and only a verb as asked: a sentence's first word, or after "please",
+# "you", "then" or "need/want/like/have to" ("can you create…", "I need to remove…"),
+# not a word in a statement ("the launch failed") nor what a to-do says ("remind me to
+# finish…"). The option whose verb comes first is named.
 _SAME_ACTION = tuple(
     frozenset(group.split())
     for group in (
@@ -44,7 +45,8 @@ _SAME_ACTION = tuple(
         "complete finish",
     )
 )
-_ASKING = frozenset({"to", "please", "you", "then", "and"})
+_ASKING = frozenset({"please", "you", "then"})
+_WANTING = frozenset({"need", "want", "like", "have"})  # … "to" after one of them
 _SENTENCES = re.compile(r"[.!?;:\n]+")
 MEANING = re.compile(
     r"'([^']+)'\s*(?:for|=|means|refers to|stands for)\s+(?:an?\s+|the\s+)?"
@@ -77,9 +79,11 @@ def named_option(
     for option in options:
         if _by_stem(str(option), task):
             return option, "enum value in the task (by its stem)"
-    acted = [option for option in options if _by_action(str(option), task)]
-    if len(acted) == 1:
-        return acted[0], "enum value in the task (by a verb of its action)"
+    acted = {option: _action_place(str(option), task) for option in options}
+    places = sorted((place, str(o)) for o, place in acted.items() if place is not None)
+    if places and (len(places) == 1 or places[0][0] < places[1][0]):
+        chosen = next(o for o in options if str(o) == places[0][1])
+        return chosen, "enum value in the task (by a verb of its action)"
     return None, ""
 
 
@@ -124,26 +128,30 @@ def _by_stem(option: str, task: str) -> bool:
     return bool(wanted) and all(_stem_said(w, stems, starts) for w in wanted)
 
 
-def _by_action(option: str, task: str) -> bool:
-    """A one-word option naming an action ("delete") that the task asks for with another
-    verb of it ("remove the item")."""
+def _action_place(option: str, task: str) -> int | None:
+    """Where the task first asks, with another verb of it, for the action a one-word
+    option names ("remove the item" for "delete"); None where it does not."""
     wanted = option.lower()
-    groups = [group for group in _SAME_ACTION if wanted in group]
-    if not groups:
-        return False
-    asked = _asked_verbs(task)
-    return any(asked & group for group in groups)
+    verbs = set().union(*(group for group in _SAME_ACTION if wanted in group))
+    return min((p for word, p in _asked_verbs(task).items() if word in verbs), default=None)
 
 
 @functools.lru_cache(maxsize=256)
-def _asked_verbs(task: str) -> frozenset[str]:
-    """The words of `task` in a verb's place when asking: each sentence's first word, and
-    those after "to", "please", "you", "then" or "and"."""
-    found = set()
+def _asked_verbs(task: str) -> dict[str, int]:
+    """The words of `task` in a verb's place when asking, with where each first comes:
+    each sentence's first word, and those after "please", "you", "then", or "to" after
+    "need", "want", "like", "have"."""
+    found: dict[str, int] = {}
+    place = 0
     for sentence in _SENTENCES.split(task):
         said = split_words(sentence)
-        found |= {w for place, w in enumerate(said) if place == 0 or said[place - 1] in _ASKING}
-    return frozenset(found)
+        for at, word in enumerate(said):
+            before = said[at - 1] if at else ""
+            wanted = before == "to" and at > 1 and said[at - 2] in _WANTING
+            if at == 0 or before in _ASKING or wanted:
+                found.setdefault(word, place + at)
+        place += len(said)
+    return found
 
 
 @functools.lru_cache(maxsize=4096)

@@ -14,24 +14,31 @@ from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, words
 # Text to take as written, after a marker and a colon or dash: "with the following words
 # verbatim: go for shopping", "with content - go to gym", "saying: see you at 6". Without
 # the colon or dash the marker is prose ("quote it verbatim from chapter 3", "pages with
-# content about Python"). It runs to the end of its sentence or line.
+# content about Python"); a quote right after it is the quote's. It runs to the end of
+# its sentence or line.
 _VERBATIM = re.compile(
     r"(?:\b(?:verbatim|word for word|saying|that says|with (?:the )?content)"
     r"|\bwith (?:the )?(?:following )?(?:words|text|wording))(?:[ \t]+verbatim)?"
-    r"[ \t]*(?:[:\u2013\u2014]|-(?=[ \t]))[ \t]*(?P<text>\w[^\n]*)",
+    r"[ \t]*(?:[:\u2013\u2014]|-(?=[ \t]))(?P<gap>[ \t]*)(?P<text>\w[^\n]*)",
     re.I,
 )
 _MAYBE_VERBATIM = re.compile(r"verbatim|word for word|with|saying|says", re.I)
-_TEXT_END = re.compile(r"\\n|[.!?](?=\s|$)")
+# A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
+_TEXT_END = re.compile(
+    r"\\n|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)(?<!\betc)"
+    r"(?<!\b[A-Za-z])[.!?](?=\s|$)"
+)
 
 
-def verbatim_spans(text: str) -> list[tuple[int, int]]:
-    """Where `text` holds text to take as written (quoted strings blanked: a marker inside
-    quotes is none)."""
+def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:
+    """Where `text` (`original` with its quoted strings blanked: a marker inside quotes
+    is none) holds text to take as written."""
     if not _MAYBE_VERBATIM.search(text):
         return []
     spans = []
     for match in _VERBATIM.finditer(text):
+        if original[match.start("gap") : match.end("gap")].strip(" \t"):
+            continue  # a quoted string right after the marker: the quote's
         start = match.start("text")
         said = _TEXT_END.split(match["text"], maxsplit=1)[0].rstrip(" \t.")
         if said:
@@ -53,12 +60,13 @@ _HOUSE_NUMBER = re.compile(r"\d[A-Za-z]?[ \t]+[A-Z]")
 _FOLLOWING = re.compile(r",[ \t]*([A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*)")
 _POSTCODE = re.compile(r"[ \t]+(?:\d{4,5}(?:-\d{4})?|\d[A-Z]{2})\b")  # 94704, 2AA of SW1A 2AA
 _RANKING = re.compile(r"\b(?:top|best|first|last|most|over|under)[ \t]+$", re.I)
-_NEXT_WORD = re.compile(r"[ \t]+([a-z]+)")
+_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+)")
 
 
 def address_spans(text: str) -> list[tuple[int, int]]:
-    """Where `text` holds street addresses. Not a ranking ("top 3 Main Street
-    restaurants": a count before a street's name, a noun after it)."""
+    """Where `text` holds street addresses. Not a ranking or a name ("top 3 Main Street
+    restaurants", "5 Wall Street Journal headlines": a count before a street's name, a
+    noun or another name right after it)."""
     if not (_HOUSE_NUMBER.search(text) and _STREET_KIND.search(text)):
         return []
     spans = []
@@ -66,7 +74,8 @@ def address_spans(text: str) -> list[tuple[int, int]]:
         end = _places_after(text, match.end())
         after = _NEXT_WORD.match(text, end)
         ranked = _RANKING.search(text, max(match.start() - 12, 0), match.start()) is not None
-        if ranked or (end == match.end() and after and after[1] not in STOP_WORDS):
+        named = after is not None and after[1].lower() not in STOP_WORDS
+        if ranked or (end == match.end() and named):
             continue
         spans.append((match.start(), end))
     return spans
@@ -102,7 +111,8 @@ MEASURES = words(
     year years time times foot feet inch inches mile miles meter meters metre metres km kg
     gram grams pound pounds lb lbs ounce ounces cup cups tablespoon tablespoons teaspoon
     teaspoons liter liters litre litres percent point points unit units dozen adult adults
-    child children kid kids guest guests people person persons room rooms bed beds"""
+    child children kid kids guest guests people person persons room rooms bed beds am pm
+    sec secs min mins hr hrs x"""
 )
 
 

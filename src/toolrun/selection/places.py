@@ -30,16 +30,22 @@ class Gazetteer:
     cities: dict[str, str]  # folded name → country code, or US-<state code>
     countries: dict[str, str]  # code → name
     states: dict[str, str]  # US state code → name
+    in_us: dict[str, str] = field(default_factory=dict)  # … the US city's where another wins
     _regions: frozenset[str] = field(init=False, repr=False, compare=False)
+    _state_codes: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         names = [*self.countries.values(), *self.states.values()]
         object.__setattr__(self, "_regions", frozenset(fold(n) for n in names))
+        codes = {fold(name): code for code, name in self.states.items()}
+        object.__setattr__(self, "_state_codes", codes)
 
-    def region(self, city: str, *, abbreviated: bool) -> str | None:
+    def region(self, city: str, *, abbreviated: bool, in_us: bool = False) -> str | None:
         """What follows `city` after a comma: its US state (the code if `abbreviated`,
-        else the name) or its country's name; None for a city it does not know."""
-        where = self.cities.get(fold(city))
+        else the name) or its country's name; None for a city it does not know. `in_us`:
+        a US city of that name first ("Santa Clara, CA", not Cuba's)."""
+        folded = fold(city)
+        where = (in_us and self.in_us.get(folded)) or self.cities.get(folded)
         if where is None:
             return None
         if where.startswith("US-"):
@@ -50,6 +56,12 @@ class Gazetteer:
         """The code of the US state `city` is in; None for a city elsewhere or unknown."""
         where = self.cities.get(fold(city), "")
         return where[3:] if where.startswith("US-") else None
+
+    def state_code(self, name: str) -> str | None:
+        """The code of the US state `name` names ("OH", "Ohio"); None for another name."""
+        if name in self.states:
+            return name
+        return self._state_codes.get(fold(name))
 
     def state_name(self, code: str, *, abbreviated: bool) -> str:
         """A US state as a parameter asks: its code, or its name."""
@@ -69,4 +81,4 @@ def gazetteer() -> Gazetteer:
     """The shipped gazetteer (read once)."""
     text = resources.files("toolrun.selection").joinpath(PLACES_FILE).read_text(encoding="utf-8")
     found = json.loads(text)
-    return Gazetteer(found["cities"], found["countries"], found["states"])
+    return Gazetteer(found["cities"], found["countries"], found["states"], found["in_us"])

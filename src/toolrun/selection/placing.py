@@ -36,7 +36,6 @@ ADDRESS_WORDS = frozenset(
 )
 _AREAS = frozenset({"city", "country", "state", "region", "town", "county", "province"})
 _STREET_WORDS = frozenset({"address", "street"})
-_STATE_CODE = r",[ \t]*([A-Z]{2})\b"
 
 
 def takes_address(own: frozenset[str], words: frozenset[str], description: str) -> bool:
@@ -56,18 +55,25 @@ def address(own: frozenset[str], facts: Facts) -> str:
         facts.addresses[0],
     )
     facts.addresses.remove(found)
+    facts.given_places.append(found)
     return found
 
 
-def address_place(facts: Facts, description: str) -> str | None:
-    """For a place parameter that takes no street address, the place a street address in
-    the task is in ("New York, NY" of "350 Fifth Avenue, New York, NY"): as written where
-    the description shows a "City, State" value, else its first part."""
-    for found in facts.addresses:
-        if ", " in found:
-            place = found.split(", ", 1)[1]
-            return place if COMMA_FORMAT.search(description) else place.split(", ", 1)[0]
-    return None
+def address_place(name: str, facts: Facts, description: str) -> str | None:
+    """For place parameter `name`, which takes no street address, the place a street
+    address in the task is in ("New York, NY" of "350 Fifth Avenue, New York, NY"; for an
+    origin the address after "from", for a destination the one after "to"): as written
+    where the description shows a "City, State" value, else its first part."""
+    wanted = _trip_end(name_words(name), frozenset())
+    placed = [a for a in facts.addresses if ", " in a]
+    found = next((a for a in placed if (facts.before.get(a) or [""])[-1] in wanted), None)
+    if found is None and not wanted and placed:
+        found = placed[0]
+    if found is None:
+        return None
+    facts.addresses.remove(found)
+    place = found.split(", ", 1)[1]
+    return place if COMMA_FORMAT.search(description) else place.split(", ", 1)[0]
 
 
 def place_name(name: str, facts: Facts, description: str) -> str:
@@ -96,8 +102,8 @@ def written_place(value: str, facts: Facts, description: str, parameter: str) ->
     """`value` as parameter `parameter` takes it: for a place parameter whose description
     shows a "City, State" value, as the task writes it ("Boston, MA", "Portland, ME"),
     else with the city's state or country (the state's code where the description shows
-    one); a name the gazetteer does not know as a city (a country's, a state's) as it
-    is."""
+    one; where it speaks of a state, a US city of the name first); a name the gazetteer
+    does not know as a city (a country's, a state's) as it is."""
     if not name_words(parameter) & PLACES:
         return value
     facts.given_places.append(value)
@@ -109,32 +115,33 @@ def written_place(value: str, facts: Facts, description: str, parameter: str) ->
         if following in facts.names:
             facts.names.remove(following)
         return place
-    if code := _code_after(value, facts):  # "Portland, ME": "ME" is a stop word, no name
+    if code := facts.coded.get(value):  # "Portland, ME": "ME" is a stop word, no name
         return f"{value}, {code}"
-    region = gazetteer().region(value, abbreviated=bool(_ABBREVIATED.search(description)))
+    abbreviated = bool(_ABBREVIATED.search(description))
+    in_us = abbreviated or "state" in description.lower()
+    region = gazetteer().region(value, abbreviated=abbreviated, in_us=in_us)
     return f"{value}, {region}" if region else value
 
 
 def state(facts: Facts, description: str) -> str | None:
-    """For a state parameter, the US state of a city the task names as a place ("in
-    Boston") or a place parameter took, where the task names no state or country itself:
-    the state written after the city ("Portland, ME"), else the gazetteer's; its code
-    where the description shows one, else its name."""
+    """For a state parameter, the US state the task gives: one an address or a place in
+    it names ("1 Main St, Boston, MA", given to another parameter or not), else that of
+    a city it names as a place ("in Boston") or a place parameter took, where it names no
+    state or country itself — the code written after the city ("Portland, ME") first,
+    else the gazetteer's; as a code where the description shows one, else by name."""
     places = gazetteer()
+    abbreviated = bool(_ABBREVIATED.search(description))
+    for found in [*facts.addresses, *facts.given_places]:
+        for part in found.split(", ")[1:]:
+            if code := places.state_code(part.split(" ")[0]):
+                return places.state_name(code, abbreviated=abbreviated)
     if any(places.is_region(name) for name in facts.names):
         return None
-    abbreviated = bool(_ABBREVIATED.search(description))
     for city in [*facts.given_places, *(n for n in facts.names if introduced(n, facts))]:
-        code = _code_after(city, facts) or places.state_of(city)
+        code = facts.coded.get(city) or places.state_of(city)
         if code and code in places.states:
             return places.state_name(code, abbreviated=abbreviated)
     return None
-
-
-def _code_after(city: str, facts: Facts) -> str | None:
-    """The two capitals the task writes after `city` and a comma ("Portland, ME")."""
-    written = re.search(rf"\b{re.escape(city)}{_STATE_CODE}", facts.whole)
-    return written[1] if written else None
 
 
 def _trip_end(words: set[str] | frozenset[str], otherwise: frozenset[str]) -> frozenset[str]:

@@ -1,8 +1,9 @@
 """Step 5 for places: which name a place parameter takes ("in Oslo", "from Rome" for an
 origin), a street address for an address parameter, a "City, State" value written as
 the parameter's description shows it (as the task writes it, else with the city's state
-or country from the gazetteer, `places`), and a state parameter's value from the city
-the task names."""
+or country from the gazetteer, `places`), the place an address is in for a parameter
+that takes no address, and a state parameter's value from an address or a city the
+task names."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ _PLACE_WORDS = frozenset({"in", "at", "near", "from", "to", "around", "within"})
 # A parameter for a street address (its name's or description's words), and the words of
 # a larger place: a parameter named for one, or described as one and not as an address,
 # takes no street address.
-ADDRESS_WORDS = frozenset(
+_ADDRESS_WORDS = frozenset(
     {"address", "loc", "location", "street", "destination", "origin", "pickup", "dropoff"}
 )
 _AREAS = frozenset({"city", "country", "state", "region", "town", "county", "province"})
@@ -43,7 +44,7 @@ def takes_address(own: frozenset[str], words: frozenset[str], description: str) 
     `words`) asks for a street address."""
     described = set(split_words(description))
     area_only = bool(described & _AREAS) and not described & _STREET_WORDS
-    return bool(words & ADDRESS_WORDS) and not own & _AREAS and not area_only
+    return bool(words & _ADDRESS_WORDS) and not own & _AREAS and not area_only
 
 
 def address(own: frozenset[str], facts: Facts) -> str:

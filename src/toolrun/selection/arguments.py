@@ -156,7 +156,7 @@ def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple
     onions", "with content - go to gym") to the text parameter whose name's word comes
     right before it; the rest is left for the first parameter for text (`_first`), or,
     where the tool has none, given to its first required text parameter."""
-    texts = [n for n in names if not _asked(n, "").own & _NOT_TEXT]
+    texts = [n for n in names if not _own(n) & _NOT_TEXT]
     found: dict[str, tuple[Any, str]] = {}
     for text in list(facts.verbatim):
         near = list(facts.before.get(text, []))
@@ -167,7 +167,7 @@ def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple
         if named:
             found[named[0]] = (text, "given as written in the task")
             facts.verbatim.remove(text)
-    if facts.verbatim and not any(_asked(n, "").own & (_SAYING | _TEXTS) for n in texts):
+    if facts.verbatim and not any(_own(n) & (_SAYING | _TEXTS) for n in texts):
         required = [n for n in texts if n in card.required and n not in found]
         if required:
             found[required[0]] = (facts.verbatim.pop(0), "given as written in the task")
@@ -282,9 +282,15 @@ class _Asked:
     comma: bool
 
 
+@functools.lru_cache(maxsize=4096)
+def _own(name: str) -> frozenset[str]:
+    """A parameter name's words, as written (lowercase)."""
+    return frozenset(split_words(name))
+
+
 @functools.lru_cache(maxsize=8192)
 def _asked(name: str, description: str) -> _Asked:
-    own = frozenset(split_words(name))
+    own = _own(name)
     return _Asked(
         own,
         own | frozenset(split_words(description[:60])),

@@ -454,21 +454,19 @@ def _cut(
 
 
 def _blanked_spans(text: str, spans: list[tuple[int, int]]) -> str:
-    """`text` with `spans` as spaces."""
+    """`text` with `spans` (in order, apart) as spaces."""
+    if not spans:
+        return text
+    parts, last = [], 0
     for start, end in spans:
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
+        parts += [text[last:start], " " * (end - start)]
+        last = end
+    return "".join([*parts, text[last:]])
 
 
 def _blanked(text: str, found: list[re.Match[str]]) -> str:
     """`text` with the spans of `found` as spaces."""
-    if not found:
-        return text
-    parts, last = [], 0
-    for match in found:
-        parts += [text[last : match.start()], " " * (match.end() - match.start())]
-        last = match.end()
-    return "".join([*parts, text[last:]])
+    return _blanked_spans(text, [match.span() for match in found])
 
 
 def _unquoted(text: str) -> str:

@@ -22,7 +22,7 @@ _VERBATIM = re.compile(
     r"[ \t]*(?:[:\u2013\u2014]|-(?=[ \t]))(?P<gap>[ \t]*)(?P<text>\w[^\n]*)",
     re.I,
 )
-_MAYBE_VERBATIM = re.compile(r"verbatim|word for word|with|saying|says", re.I)
+_MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
 # A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
 _TEXT_END = re.compile(
     r"\\n|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)(?<!\betc)"

@@ -36,7 +36,8 @@ class Gazetteer:
 
     def __post_init__(self) -> None:
         names = [*self.countries.values(), *self.states.values()]
-        object.__setattr__(self, "_regions", frozenset(fold(n) for n in names))
+        regions = frozenset(fold(n) for n in names) | _COUNTRY_ALIASES
+        object.__setattr__(self, "_regions", regions)
         codes = {fold(name): code for code, name in self.states.items()}
         object.__setattr__(self, "_state_codes", codes)
 
@@ -69,7 +70,7 @@ class Gazetteer:
 
     def is_region(self, name: str) -> bool:
         """A country or a US state, by name or code ("Ohio", "OH", "Latvia", "USA")."""
-        return name in self.states or fold(name) in self._regions | _COUNTRY_ALIASES
+        return name in self.states or fold(name) in self._regions
 
     def knows(self, name: str) -> bool:
         """A city, a US state or a country."""

@@ -148,3 +148,92 @@ def test_a_threads_connection_is_closed_when_the_thread_ends(redis_client: redis
     thread.join()
     addresses = {client["addr"] for client in redis_client.client_list()}
     assert seen[0] not in addresses
+
+
+COUNT = "return redis.call('INCR', KEYS[1])"
+
+
+def test_a_sent_scripts_reply_is_read_later_even_after_another_script(
+    redis_client: redis.Redis,
+) -> None:
+    counter, echo = LuaScript(redis_client, COUNT), LuaScript(redis_client, ECHO)
+    counter(keys=["sent"])  # loaded: EVALSHA runs it
+    sent = counter.send(keys=["sent"])
+    # The same connection is used meanwhile: the earlier reply is read first, not taken
+    # for this one's.
+    assert echo(keys=["a"], args=["b", 1]) == [b"a", b"b", 2]
+    assert sent.get() == 2
+    assert sent.get() == 2  # kept, not read again
+    second = counter.send(keys=["sent"])
+    assert second.get() == 3
+    assert redis_client.get("sent") == b"3"
+
+
+def test_a_sent_script_the_server_lost_runs_once_when_its_reply_is_read(
+    redis_client: redis.Redis,
+) -> None:
+    counter = LuaScript(redis_client, COUNT + " -- lost")
+    redis_client.script_flush()
+    sent = counter.send(keys=["lost"])  # answered NOSCRIPT: nothing ran
+    assert redis_client.get("lost") is None
+    assert sent.get() == 1  # loaded and run as a round trip of its own
+    assert redis_client.get("lost") == b"1"
+
+
+def test_a_sent_scripts_error_is_raised_by_get_and_leaves_the_connection_usable(
+    redis_client: redis.Redis,
+) -> None:
+    redis_client.set("text", "not a number")
+    counter, echo = LuaScript(redis_client, COUNT), LuaScript(redis_client, ECHO)
+    echo(keys=["a"], args=["b", 1])
+    before = client_address(redis_client)
+    counter(keys=["loaded"])
+    sent = counter.send(keys=["text"])
+    with pytest.raises(redis.ResponseError, match="not an integer"):
+        sent.get()
+    assert echo(keys=["a"], args=["c", 2]) == [b"a", b"c", 3]
+    assert client_address(redis_client) == before
+
+
+def test_a_sent_script_whose_read_is_cut_off_leaves_no_reply_for_the_next(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = "for i = 1, 3000000 do end return 'slow'"
+    slow = LuaScript(redis_client, source)
+    redis_client.script_load(source)
+    echo = LuaScript(redis_client, ECHO)
+    echo(keys=["a"], args=["b", 1])
+    connection = kept_connection(redis_client)
+
+    class Interrupted(Exception):
+        """As a soft time limit lands while the worker waits for the reply."""
+
+    sent = slow.send()
+
+    def cut_off(*_args: object, **_kwargs: object) -> object:
+        raise Interrupted
+
+    monkeypatch.setattr(connection, "read_response", cut_off)
+    with pytest.raises(Interrupted):
+        sent.get()
+    monkeypatch.undo()
+    assert echo(keys=["a"], args=["c", 2]) == [b"a", b"c", 3]  # not the slow one's 'slow'
+
+
+def test_a_sent_script_whose_connection_broke_is_run_again_as_a_round_trip(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    echo = LuaScript(redis_client, ECHO)
+    echo(keys=["a"], args=["b", 1])
+    connection = kept_connection(redis_client)
+    sent = echo.send(keys=["a"], args=["c", 2])
+
+    def broken(*_args: object, **_kwargs: object) -> object:
+        raise redis.ConnectionError("Connection closed by server.")
+
+    monkeypatch.setattr(connection, "read_response", broken)
+    try:
+        sent.collect()  # as the worker's read would find it
+    finally:
+        monkeypatch.undo()
+    assert sent.get() == [b"a", b"c", 3]

@@ -14,6 +14,7 @@ import redis
 from celery import Celery
 from tests.envelopes import envelope
 
+from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
 from toolrun.tools.model import ToolCall
@@ -80,20 +81,14 @@ def test_an_unreadable_message_says_nothing_ran(celery: Celery) -> None:
     assert outcome.result == UNREAD
 
 
-def test_a_task_that_raises_tells_flower_it_failed(
-    celery: Celery, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Celery's own task events are off (`workers.task_events`): an error out of the run
-    itself (here once the call started) still reaches Flower as task-failed."""
+def task_events(celery: Celery, redis_client: redis.Redis, payload: dict[str, object]) -> list:
+    """The task events the execute task publishes as it runs `payload` (up to its
+    task-failed)."""
     listener = redis_client.pubsub(ignore_subscribe_messages=True)
     listener.psubscribe(events_channel(str(celery.conf.broker_url), "*"))
-
-    def broken(*_: object, **__: object) -> None:
-        raise RuntimeError("the history database is away")
-
-    monkeypatch.setattr(WorkerRuntime, "_execute", broken)  # after the start script
-    outcome = celery.tasks[EXECUTE_TASK].apply(args=(read("notes.txt"),))
-    sent = []
+    outcome = celery.tasks[EXECUTE_TASK].apply(args=(payload,))
+    assert outcome.failed()
+    sent: list[dict[str, object]] = []
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (not sent or sent[-1]["type"] != "task-failed"):
         published = listener.get_message(timeout=0.5)  # None too for its subscription
@@ -101,8 +96,37 @@ def test_a_task_that_raises_tells_flower_it_failed(
             message = json.loads(published["data"])
             sent.append(json.loads(base64.b64decode(message["body"])))
     listener.close()
+    return sent
 
-    assert outcome.failed()
+
+def test_a_task_that_raises_tells_flower_it_failed(
+    celery: Celery, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Celery's own task events are off (`workers.task_events`): an error out of the run
+    itself (here once the call started) still reaches Flower as task-failed."""
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("the history database is away")
+
+    monkeypatch.setattr(WorkerRuntime, "_execute", broken)  # after the start script
+    sent = task_events(celery, redis_client, read("notes.txt"))
+
     assert [event["type"] for event in sent] == ["task-received", "task-started", "task-failed"]
     assert sent[-1]["exception"] == "RuntimeError('the history database is away')"
     assert "Traceback" in sent[-1]["traceback"]
+
+
+def test_a_task_that_raises_before_its_start_is_recorded_is_shown_received_and_started(
+    celery: Celery, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flower shows a task failed only after it was received and started: a task that
+    raised before the start script published those sends them with its task-failed."""
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("the running state could not be made")
+
+    monkeypatch.setattr(CallStore, "send_start", broken)  # before the start script
+    sent = task_events(celery, redis_client, read("notes.txt"))
+
+    assert [event["type"] for event in sent] == ["task-received", "task-started", "task-failed"]
+    assert sent[-1]["exception"] == "RuntimeError('the running state could not be made')"

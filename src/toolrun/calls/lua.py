@@ -17,6 +17,13 @@ that lost the script (NOSCRIPT: restarted, flushed) is sent it again. A forked p
 makes its own connection rather than share its parent's; a thread's is closed when the
 thread ends. What redis-py's scripts offer besides is not: running in a pipeline, keys
 given as None, the client's own encoding of the source (toolrun's scripts are ASCII).
+
+`LuaScript.send` sends a script and leaves its reply to be read later (`Reply.get`), so
+that the thread does other work while the server runs it: a worker checks the call it
+was handed while its start is recorded. A script sent on the same connection before
+then reads the earlier reply first, so neither is lost or misread; a reply that did not
+come (the connection broke) or a script the server lost is run again as a round trip of
+its own, as `__call__` retries.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ class _Held:
         self.connection = connection
         self.pid = os.getpid()
         self.busy = False
+        self.pending: Reply | None = None  # a reply sent for, not yet read
 
     def __del__(self) -> None:
         # Not contextlib.suppress: at interpreter exit this module's globals may be gone.
@@ -103,6 +111,25 @@ class LuaScript:
             lambda _error: connection.disconnect(),  # type: ignore[no-untyped-call]
         )
 
+    def send(self, keys: Sequence[KeyOrArg] = (), args: Iterable[KeyOrArg] = ()) -> Reply:
+        """Send the script and return at once: its reply is read by `Reply.get`, on this
+        thread."""
+        held = _held(self.client, self._kept)
+        connection = _ready(held)
+        arguments = tuple(args)
+        command = ("EVALSHA", self.sha, len(keys), *keys, *arguments)
+
+        def send() -> Reply:
+            held.busy = True
+            connection.send_command(*command)  # type: ignore[no-untyped-call]
+            held.pending = Reply(self, held, keys, arguments)
+            return held.pending
+
+        return connection.retry.call_with_retry(
+            send,
+            lambda _error: connection.disconnect(),  # type: ignore[no-untyped-call]
+        )
+
     def _run(self, held: _Held, command: tuple[Any, ...]) -> Any:
         try:
             return _round_trip(held, command)
@@ -118,6 +145,8 @@ def _ready(held: _Held) -> AbstractConnection:
     command was sent (an exception raised by a signal handler, such as a soft time
     limit), whose reply may still be on its way."""
     connection = held.connection
+    if held.pending is not None:  # read before anything else is sent on the connection
+        held.pending.collect()
     if held.busy:
         connection.disconnect()  # type: ignore[no-untyped-call]
         held.busy = False
@@ -144,3 +173,55 @@ def _round_trip(held: _Held, command: tuple[Any, ...]) -> Any:
         raise
     held.busy = False
     return reply
+
+
+class Reply:
+    """The reply of a script `LuaScript.send` sent: `get()` reads it (on the thread that
+    sent it) or returns it, read already because another command needed the connection."""
+
+    def __init__(
+        self,
+        script: LuaScript,
+        held: _Held,
+        keys: Sequence[KeyOrArg],
+        args: tuple[KeyOrArg, ...],
+    ) -> None:
+        self._script = script
+        self._held = held
+        self._keys = keys
+        self._args = args
+        self._read = False
+        self._value: Any = None
+        self._error: Exception | None = None
+
+    def collect(self) -> None:
+        """Read the reply off the connection now and keep it for `get`. A read cut off by
+        an exception that is not the connection's (a soft time limit) leaves the
+        connection to be made again before its next use, and is raised."""
+        held = self._held
+        held.pending = None
+        self._read = True
+        try:
+            self._value = held.connection.read_response()
+        except redis.ResponseError as exc:  # a whole reply, read: the connection is ready
+            self._error = exc
+        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+            held.connection.disconnect()  # type: ignore[no-untyped-call]
+            self._error = exc
+        except BaseException:
+            self._error = redis.ConnectionError("the reply was cut off before it was read")
+            raise  # busy: the connection is made again before its next use
+        held.busy = False
+
+    def get(self) -> Any:
+        """The script's reply; a script the server had lost, or whose reply did not come,
+        is run again as a round trip of its own (loaded again, retried as `__call__`
+        is); an error reply raises."""
+        if not self._read:
+            self.collect()
+        error = self._error
+        if error is None:
+            return self._value
+        if isinstance(error, NoScriptError | redis.ConnectionError | redis.TimeoutError | OSError):
+            return self._script(keys=self._keys, args=self._args)
+        raise error

@@ -29,7 +29,7 @@ from toolrun.calls.fairness import (
     joined,
     lua_function,
 )
-from toolrun.calls.lua import LuaScript
+from toolrun.calls.lua import LuaScript, Reply
 from toolrun.tools.model import ToolResult, ToolStatus
 
 _DONE_TTL_S = 600
@@ -202,6 +202,18 @@ class Finished:
     handed_out: list[str]
 
 
+@dataclass(frozen=True)
+class Starting:
+    """A call's start, sent (`CallStore.send_start`)."""
+
+    reply: Reply
+
+    def deliveries(self) -> int:
+        """How many deliveries there have been, this one included; 0 when the call has
+        already ended and must not run again (read off the connection at first ask)."""
+        return int(self.reply.get())
+
+
 def increments_args(increments: Iterable[Increment]) -> list[str | int | float]:
     """`increments` as the flat arguments of an ending (`_FINISH_STEP`'s ARGV from 11 on;
     a float keeps its point)."""
@@ -366,6 +378,11 @@ class CallStore:
         Returns how many deliveries there have been, this one included; 0 when the call
         has already ended and must not run again.
         """
+        return self.send_start(running, broadcasts).deliveries()
+
+    def send_start(self, running: ToolResult, broadcasts: Sequence[Broadcast] = ()) -> Starting:
+        """`start`, sent without waiting for its answer, which `Starting.deliveries()`
+        reads (on this thread): the caller does meanwhile what needs no answer."""
         call_id = running.call_id
         keys_ = [
             keys.record(call_id),
@@ -377,7 +394,7 @@ class CallStore:
         args: list[str | int] = [running.model_dump_json(), self.ttl_s, call_id]
         for broadcast in broadcasts:
             args += [broadcast.channel, broadcast.message]
-        return int(self._start(keys=keys_, args=args))
+        return Starting(self._start.send(keys=keys_, args=args))
 
     def finish(
         self,

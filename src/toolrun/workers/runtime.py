@@ -161,15 +161,20 @@ class WorkerRuntime:
         if envelope.approved_by is not None:
             facts["approved_by"] = envelope.approved_by
         # Running is recorded before the checks below so the count and state take one trip;
-        # a refusal overwrites it at once.
+        # a refusal overwrites it at once. The call is checked while the start is on its
+        # way: only what to do with a redelivery waits for its answer.
         running = self._state(call, ToolStatus.RUNNING, facts)
         started = [] if events is None else events.started()
-        deliveries = self.store.start(running, started)
+        starting = self.store.send_start(running, started)
+        checked = self._checked(envelope)
+        deliveries = starting.deliveries()
+        if events is not None:
+            events.start_published = True
         if deliveries == 0:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None
         facts["deliveries"] = deliveries
-        checked = self._checked(envelope, deliveries)
+        checked = self._redelivery_refused(call, checked, deliveries) or checked
         if isinstance(checked, ToolResult):
             tool, result = None, checked
         else:
@@ -225,27 +230,16 @@ class WorkerRuntime:
             result, call.arguments, parameters, pump=pump, broadcast=broadcast
         )
 
-    def _checked(self, envelope: Envelope, deliveries: int) -> Tool | ToolResult:
+    def _checked(self, envelope: Envelope) -> Tool | ToolResult:
         """The call's tool, or its final result when it must not run here. The message is
         not trusted: the worker checks its own level, and that the arguments it would run
         are the call's (valid, with their defaults), which the history records."""
         call = envelope.call
-        if deliveries > self.settings.max_deliveries:
-            self.store.dead_letter(call.id)
-            return self._state(
-                call,
-                ToolStatus.ERROR,
-                error=f"worker lost {deliveries - 1} times while running this call; "
-                "it was dead-lettered and will not be retried",
-            )
         tool = self.registry.find(call.tool_name, call.version)  # a plugin just registered?
         if tool is None:
             return self._state(
                 call, ToolStatus.ERROR, error=self.registry.missing(call.tool_name, call.version)
             )
-        if deliveries > 1 and not tool.descriptor.repeat_safe:
-            error = lost_after_start(tool.descriptor.tool_id, deliveries - 1)
-            return self._state(call, ToolStatus.ERROR, error=error)
         if not self.level.allows(tool.descriptor.permission):
             needed = tool.descriptor.permission
             return self._state(
@@ -265,6 +259,24 @@ class WorkerRuntime:
                 error="the message's arguments are not the call's with its defaults; refused",
             )
         return tool
+
+    def _redelivery_refused(
+        self, call: ToolCall, checked: Tool | ToolResult, deliveries: int
+    ) -> ToolResult | None:
+        """The final result of a delivery that must not run because earlier ones were
+        lost: too many (the call is dead-lettered), or a tool not safe to run twice."""
+        if deliveries > self.settings.max_deliveries:
+            self.store.dead_letter(call.id)
+            return self._state(
+                call,
+                ToolStatus.ERROR,
+                error=f"worker lost {deliveries - 1} times while running this call; "
+                "it was dead-lettered and will not be retried",
+            )
+        if deliveries > 1 and isinstance(checked, Tool) and not checked.descriptor.repeat_safe:
+            error = lost_after_start(checked.descriptor.tool_id, deliveries - 1)
+            return self._state(call, ToolStatus.ERROR, error=error)
+        return None
 
     def _execute(self, envelope: Envelope, tool: Tool) -> ToolResult:
         call = envelope.call

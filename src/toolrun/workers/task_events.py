@@ -105,15 +105,18 @@ class TaskEvents:
         return DeliveryEvents(self, call_id, worker, received)
 
 
-@dataclass(frozen=True)
+@dataclass
 class DeliveryEvents:
-    """The events of one delivery of a call, from its start."""
+    """The events of one delivery of a call, from its start. `start_published`: whether
+    its task-received and task-started went out (with the call's running state); a task
+    that ends before then sends them with its outcome."""
 
     events: TaskEvents
     call_id: str
     worker: str | None
     received: Broadcast | None = None
     since: float = field(default_factory=time.monotonic)
+    start_published: bool = False
 
     def started(self) -> list[Broadcast]:
         """task-received (when known) and task-started, in that order."""

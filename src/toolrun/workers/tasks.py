@@ -90,13 +90,13 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
         delivery = events.delivery(str(request.id), request.hostname, received)
         if older:  # queued before the envelope: the caller learns, nothing runs
             _settle_unread(runtime, str(self.request.id), OLDER_MESSAGE)
-            return _returned(runtime, delivery, UNREAD, started=False)
+            return _returned(runtime, delivery, UNREAD)
         try:
             envelope = Envelope.model_validate(payload)
         except ValidationError as exc:
             error = f"its message could not be read ({exc.error_count()} problems); nothing ran"
             _settle_unread(runtime, str(self.request.id), error)
-            return _returned(runtime, delivery, UNREAD, started=False)
+            return _returned(runtime, delivery, UNREAD)
         call = envelope.call
         try:
             result = runtime.run(envelope, next_calls=publisher, events=delivery)
@@ -114,27 +114,26 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             raise
         if result is None:  # nothing ended here; the slot its ending freed may be idle
             _next_call(publisher, envelope.queue)
-            return _returned(runtime, delivery, REDELIVERY_IGNORED, started=True)
+            return _returned(runtime, delivery, REDELIVERY_IGNORED)
         failure = task_failure(result)
         if failure is not None:
             raise failure
         return result.status.value
 
 
-def _returned(
-    runtime: WorkerRuntime, delivery: DeliveryEvents, value: str, *, started: bool
-) -> str:
-    """`value`, returned by a task that ended no call, once its events are published
-    (task-received and task-started too unless the start script published them)."""
-    ended = [delivery.returned(value)]
-    _announce(runtime, delivery, ended if started else [*delivery.started(), *ended])
+def _returned(runtime: WorkerRuntime, delivery: DeliveryEvents, value: str) -> str:
+    """`value`, returned by a task that ended no call, once its events are published."""
+    _announce(runtime, delivery, [delivery.returned(value)])
     return value
 
 
 def _announce(
     runtime: WorkerRuntime, delivery: DeliveryEvents, events: list[Broadcast | None]
 ) -> None:
-    """Publish a task's events that no state change of its call carries."""
+    """Publish a task's events that no state change of its call carries, after its
+    task-received and task-started unless the start script published them."""
+    if not delivery.start_published:
+        events = [*delivery.started(), *events]
     try:
         publish(runtime.store.client, [event for event in events if event is not None])
     except redis.RedisError as exc:  # Flower then shows the task as it last heard of it

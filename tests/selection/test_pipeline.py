@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import random
 import subprocess
 import sys
 
 import pytest
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.pipeline import Record, Selector
+from toolrun.selection.pipeline import SHORTLIST, Asked, Record, Selector
+from toolrun.selection.text import terms
 from toolrun.tools import ToolRegistry
 
 
@@ -230,3 +233,53 @@ def test_tied_candidates_rank_the_same_whatever_the_hash_seed() -> None:
 
     assert len(rankings) == 1, rankings
     assert json.loads(rankings.pop()) == [f"t{i}_{w}" for i, w in enumerate(words)]
+
+
+def test_the_shortlist_is_the_best_boosted_cards_of_all_however_few_are_weighed() -> None:
+    """Step 3 stops weighing cards once none left could come in even with the largest
+    boost (scenario, intent, and the best history given): what it keeps is what weighing
+    every card and sorting gives, ties in registry order, with histories that lift a card
+    past better-worded ones and ones that push cards down."""
+    rng = random.Random(7)  # noqa: S311 - repeatable test data
+    vocabulary = [
+        "download",
+        "page",
+        "web",
+        "file",
+        "read",
+        "text",
+        "weather",
+        "city",
+        "price",
+        "stock",
+        "report",
+    ]
+    cards = [
+        dataclasses.replace(
+            tool(
+                f"{rng.choice(vocabulary)}_{number}",
+                " ".join(rng.choices(vocabulary, k=rng.randint(2, 9))),
+                **{rng.choice(vocabulary): "string"},
+            ),
+            category=rng.choice(["files", "web", None]),
+            tags=tuple(rng.sample(vocabulary, 2)),
+        )
+        for number in range(120)
+    ]
+    selector = Selector(cards)
+    names = [card.name for card in cards]
+    for round_ in range(60):
+        task = " ".join(rng.choices(vocabulary, k=rng.randint(2, 6)))
+        history = {
+            rng.choice(names): Record(
+                success_rate=rng.choice([1.0, 0.9, 0.3]), rating=rng.choice([None, 1.0, 5.0])
+            )
+            for _ in range(rng.randint(0, 30))
+        }
+        asked = Asked(task, {}, history, whitelist=(), excluded={names[round_]})
+        scores = selector.index.scores(terms(task))
+        tags = set(rng.sample(["files", "web", "read", "city"], 2))
+        verbs = {stem for word in rng.sample(vocabulary, 2) for stem in terms(word)}
+        every = selector._boosted(scores, tags, verbs, asked, limit=len(cards))
+        assert selector._boosted(scores, tags, verbs, asked, limit=SHORTLIST) == every[:SHORTLIST]
+        assert all(names[round_] != cards[index].name for _, index, _ in every)

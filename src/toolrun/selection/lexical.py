@@ -71,6 +71,16 @@ class LexicalIndex:
             term: math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
             for term, docs in self.postings.items()
         }
+        # Each term's share of the BM25 score of each card holding it, worked out once.
+        self.shares: dict[str, list[tuple[int, float]]] = {
+            term: [(index, self._share(term, index)) for index in docs]
+            for term, docs in self.postings.items()
+        }
+
+    def _share(self, term: str, index: int) -> float:
+        tf = self.weights[index][term]
+        norm = K1 * (1 - B + B * self.lengths[index] / self.average)
+        return self.idf[term] * tf * (K1 + 1) / (tf + norm)
 
     def relevance(self, index: int, query: set[str]) -> float:
         """How well card `index` and a task's terms (numbers left out) cover each other:
@@ -90,11 +100,6 @@ class LexicalIndex:
         their order in the query, so that sums and ties come out the same every run)."""
         found: dict[int, float] = defaultdict(float)
         for term in dict.fromkeys(query):
-            idf = self.idf.get(term)
-            if idf is None:
-                continue
-            for index in self.postings[term]:
-                tf = self.weights[index][term]
-                norm = K1 * (1 - B + B * self.lengths[index] / self.average)
-                found[index] += idf * tf * (K1 + 1) / (tf + norm)
+            for index, share in self.shares.get(term, ()):
+                found[index] += share
         return found

@@ -19,10 +19,12 @@ step.
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import ToolExecutionError
@@ -239,7 +241,7 @@ class Selector:
         """Step 3 and step 4's weighing: the best `top_k` candidates (whitelisted ones
         that match first); by meaning as well as words if `by_meaning` (and there is an
         encoder). The arguments tried for the first few are kept in `tried`."""
-        task, history, excluded = asked.task, asked.history, asked.excluded
+        task = asked.task
         wording = without_values(task, self.parameter_names)
         query = terms(wording)
         words = {t for t in query if not t.isdigit()}
@@ -252,46 +254,69 @@ class Selector:
             top_score = max(scores.values(), default=0.0)
             for part in parts:
                 part_scores = self.index.scores(terms(part))
-                best = sorted(part_scores.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
+                best = heapq.nsmallest(2, part_scores.items(), key=lambda kv: (-kv[1], kv[0]))
                 for place, (index, _score) in enumerate(best):
                     scores[index] = max(scores.get(index, 0.0), top_score * (1.01 - 0.1 * place))
         tags = {tag for scenario in found_scenarios[:1] for tag in scenario_tags(scenario)}
         verbs = {s for intent in found_intents for s in intent_stems(intent)}
-        boosted: list[tuple[float, int, list[str]]] = []
-        for index, score in scores.items():
-            card = self.cards[index]
-            if card.name in excluded:
-                continue
-            why = []
-            boost = 1.0
-            if tags and (card.category in tags or tags & set(card.tags)):
-                boost += SCENARIO_BOOST
-                why.append("scenario")
-            if verbs & (self.index.name_words[index] | self.index.tag_words[index]):
-                boost += INTENT_BOOST
-                why.append("intent")
-            record = history.get(card.name)
-            if record is not None:
-                boost *= 0.5 + record.success_rate / 2
-                why.append(f"history {record.success_rate:.0%} success")
-                if record.rating is not None:
-                    boost *= 1 + 0.1 * (record.rating - 3)
-                    why.append(f"rated {record.rating:.1f}/5")
-            boosted.append((score * boost, index, why))
-        boosted.sort(key=lambda item: (-item[0], item[1]))  # ties: registry order
-        listed = boosted[: max(top_k, SHORTLIST)]
+        listed = self._boosted(scores, tags, verbs, asked, max(top_k, SHORTLIST))
         shortlist = [
             Candidate(
                 self.cards[i].name,
-                score,
+                -negated,
                 self.index.relevance(i, words) + AGREEMENT * len(AGREEING_STEPS & set(why)),
                 why,
             )
-            for score, i, why in listed
+            for negated, i, why in listed
         ]
         if by_meaning and self.encoder is not None:
             self._weigh_meaning(self.encoder, task, shortlist, [i for _, i, _ in listed])
         return self._weigh(shortlist, asked, {} if tried is None else tried)[:top_k]
+
+    def _boosted(
+        self,
+        scores: dict[int, float],
+        tags: set[str],
+        verbs: set[str],
+        asked: Asked,
+        limit: int,
+    ) -> list[tuple[float, int, list[str]]]:
+        """The `limit` best cards by their words' score boosted for the task's scenario
+        (`tags`), its intent (`verbs`) and the tool's history, as (-boosted score, index,
+        why): the best first, ties in registry order. Cards are taken by their words'
+        score, best first, until none left could come in even with the largest boost."""
+        history = asked.history
+        most = (1.0 + SCENARIO_BOOST + INTENT_BOOST) * max(
+            [1.0, *(_history_boost(record)[0] for record in history.values())]
+        )
+        name_words, tag_words = self.index.name_words, self.index.tag_words
+        boosted: list[tuple[float, int, list[str]]] = []
+        kept: list[float] = []  # the `limit` best boosted scores so far, a min-heap
+        for index, score in sorted(scores.items(), key=itemgetter(1), reverse=True):
+            if len(kept) == limit and score * most < kept[0]:
+                break  # each card left scores no more than this one
+            card = self.cards[index]
+            if card.name in asked.excluded:
+                continue
+            why = []
+            boost = 1.0
+            if tags and (card.category in tags or not tags.isdisjoint(card.tags)):
+                boost += SCENARIO_BOOST
+                why.append("scenario")
+            if verbs and not (
+                verbs.isdisjoint(name_words[index]) and verbs.isdisjoint(tag_words[index])
+            ):
+                boost += INTENT_BOOST
+                why.append("intent")
+            record = history.get(card.name)
+            if record is not None:
+                factor, reasons = _history_boost(record)
+                boost *= factor
+                why += reasons
+            value = score * boost
+            boosted.append((-value, index, why))
+            (heapq.heappush if len(kept) < limit else heapq.heappushpop)(kept, value)
+        return heapq.nsmallest(limit, boosted)  # indexes differ: `why` is never compared
 
     def _weigh(
         self, shortlist: list[Candidate], asked: Asked, tried: dict[str, Filled]
@@ -439,3 +464,14 @@ def _matched(candidate: Candidate) -> dict[str, Any]:
     if candidate.confidence is not None:
         shown["confidence"] = candidate.confidence
     return shown
+
+
+def _history_boost(record: Record) -> tuple[float, list[str]]:
+    """What a tool's history multiplies its score by (its success rate, and its rating
+    around the middle 3 of 5), and why."""
+    factor = 0.5 + record.success_rate / 2
+    why = [f"history {record.success_rate:.0%} success"]
+    if record.rating is not None:
+        factor *= 1 + 0.1 * (record.rating - 3)
+        why.append(f"rated {record.rating:.1f}/5")
+    return factor, why

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 DEV := $(VENV)/.dev
 
-.PHONY: run test lint browser prometheus bench clean
+.PHONY: run test lint browser prometheus bench clean compiled
 
 # What running needs: toolrun, its dependencies and the selection model (no --quiet:
 # pip shows each package and a progress bar while it downloads).
@@ -24,8 +24,14 @@ $(DEV): $(RUNTIME)
 	$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
 	touch $(DEV)
 
-run: $(RUNTIME)
+run: $(RUNTIME) compiled
 	$(BIN)/toolrun up
+
+# toolrun's own modules compiled ahead (a no-op for those unchanged): where
+# PYTHONDONTWRITEBYTECODE is set, as in many containers, Python would otherwise compile
+# them again in every process (about 80 ms of each CLI command's start on these machines).
+compiled: $(RUNTIME)
+	$(BIN)/python -m compileall -q src >/dev/null
 
 lint: $(DEV)
 	$(BIN)/ruff check .
@@ -54,7 +60,7 @@ prometheus:
 	      || (apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus)) >/dev/null; \
 	  else echo "note: no prometheus; the monitoring deploy tests will be skipped"; fi; }
 
-test: lint browser prometheus
+test: lint browser prometheus compiled
 	$(BIN)/pytest
 
 bench: $(DEV)

@@ -168,7 +168,7 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.toolrun.database.dispose()
             if state.selection_model is not None:
                 state.selection_model.chat.close()
-            await client.aclose()
+            await client.aclose(close_connection_pool=True)  # a pool passed in stays open otherwise
             sync_client.close()
             celery.close()
 

@@ -8,16 +8,19 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 from celery import Celery
+from celery.result import EagerResult
 from tests.envelopes import envelope
 
+from toolrun.calls.envelope import Envelope
 from toolrun.calls.store import CallStore
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.tools.model import ToolCall
+from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.app import create_celery_app
 from toolrun.workers.messages import EXECUTE_TASK
@@ -81,22 +84,26 @@ def test_an_unreadable_message_says_nothing_ran(celery: Celery) -> None:
     assert outcome.result == UNREAD
 
 
-def task_events(celery: Celery, redis_client: redis.Redis, payload: dict[str, object]) -> list:
-    """The task events the execute task publishes as it runs `payload` (up to its
-    task-failed)."""
+FINAL = {"task-succeeded", "task-failed", "task-revoked"}
+
+
+def task_events(
+    celery: Celery, redis_client: redis.Redis, payload: dict[str, object]
+) -> tuple[EagerResult, list[dict[str, Any]]]:
+    """The execute task's outcome on `payload`, and the task events it published (up to
+    its final one)."""
     listener = redis_client.pubsub(ignore_subscribe_messages=True)
     listener.psubscribe(events_channel(str(celery.conf.broker_url), "*"))
     outcome = celery.tasks[EXECUTE_TASK].apply(args=(payload,))
-    assert outcome.failed()
-    sent: list[dict[str, object]] = []
+    sent: list[dict[str, Any]] = []
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (not sent or sent[-1]["type"] != "task-failed"):
+    while time.monotonic() < deadline and (not sent or sent[-1]["type"] not in FINAL):
         published = listener.get_message(timeout=0.5)  # None too for its subscription
         if published is not None:
             message = json.loads(published["data"])
             sent.append(json.loads(base64.b64decode(message["body"])))
     listener.close()
-    return sent
+    return outcome, sent
 
 
 def test_a_task_that_raises_tells_flower_it_failed(
@@ -109,8 +116,9 @@ def test_a_task_that_raises_tells_flower_it_failed(
         raise RuntimeError("the history database is away")
 
     monkeypatch.setattr(WorkerRuntime, "_execute", broken)  # after the start script
-    sent = task_events(celery, redis_client, read("notes.txt"))
+    outcome, sent = task_events(celery, redis_client, read("notes.txt"))
 
+    assert outcome.failed()
     assert [event["type"] for event in sent] == ["task-received", "task-started", "task-failed"]
     assert sent[-1]["exception"] == "RuntimeError('the history database is away')"
     assert "Traceback" in sent[-1]["traceback"]
@@ -126,7 +134,42 @@ def test_a_task_that_raises_before_its_start_is_recorded_is_shown_received_and_s
         raise RuntimeError("the running state could not be made")
 
     monkeypatch.setattr(CallStore, "send_start", broken)  # before the start script
-    sent = task_events(celery, redis_client, read("notes.txt"))
+    outcome, sent = task_events(celery, redis_client, read("notes.txt"))
 
+    assert outcome.failed()
     assert [event["type"] for event in sent] == ["task-received", "task-started", "task-failed"]
     assert sent[-1]["exception"] == "RuntimeError('the running state could not be made')"
+
+
+def test_a_redelivery_of_an_ended_call_tells_flower_only_how_it_ended(
+    celery: Celery, redis_client: redis.Redis, workspace: Path
+) -> None:
+    """A message taken again after its call ended (its worker was lost before the
+    acknowledgement) starts nothing: Flower hears the call's ending again, not a task
+    received, started and succeeded with 'redelivery ignored'."""
+    (workspace / "notes.txt").write_text("x\n")
+    payload = read("notes.txt")
+    _first, first = task_events(celery, redis_client, payload)
+    assert [event["type"] for event in first][-1] == "task-succeeded"
+
+    outcome, again = task_events(celery, redis_client, payload)
+
+    assert outcome.result == REDELIVERY_IGNORED
+    assert [event["type"] for event in again] == ["task-succeeded"]
+    assert again[0]["result"] == first[-1]["result"] == "'success'"
+
+
+def test_the_message_of_a_call_cancelled_while_queued_is_revoked_for_flower(
+    celery: Celery, redis_client: redis.Redis, redis_url: str
+) -> None:
+    payload = read("notes.txt")
+    call = Envelope.model_validate(payload).call
+    store = CallStore(redis.Redis.from_url(redis_url), ttl_s=60)
+    assert store.create(ToolResult.accepted(call, ToolStatus.CANCELLED), request=call.digest())
+
+    outcome, sent = task_events(celery, redis_client, payload)
+
+    assert outcome.result == REDELIVERY_IGNORED
+    assert [event["type"] for event in sent] == ["task-revoked"]
+    assert sent[0]["uuid"] == outcome.id
+    assert (sent[0]["terminated"], sent[0]["expired"]) == (False, False)

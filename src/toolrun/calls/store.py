@@ -39,11 +39,8 @@ _DEAD_LETTERS_KEPT = 10_000
 # died between storing the result and acknowledging the message) or is back to waiting for
 # approval (its approval was undone), count the delivery and store the running state.
 # Returns the delivery count, or 0 for a call that must not run (no worker holds it then).
-# Whatever it returns, it publishes each `Broadcast` of ARGV from 4 on (channel, message).
+# With a count it publishes each `Broadcast` of ARGV from 4 on (channel, message).
 _START = """
-for i = 4, #ARGV, 2 do
-    redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
-end
 redis.call('ZREM', KEYS[4], ARGV[3])
 redis.call('HDEL', KEYS[5], ARGV[3])
 local current = redis.call('GET', KEYS[1])
@@ -53,6 +50,9 @@ if current then
         redis.call('HDEL', KEYS[3], ARGV[3])
         return 0
     end
+end
+for i = 4, #ARGV, 2 do
+    redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
 end
 local count = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
@@ -373,7 +373,7 @@ class CallStore:
 
     def start(self, running: ToolResult, broadcasts: Sequence[Broadcast] = ()) -> int:
         """Count one more delivery and store the running state, and publish `broadcasts`
-        (one atomic round trip).
+        (one atomic round trip; none of it for a call that must not run).
 
         Returns how many deliveries there have been, this one included; 0 when the call
         has already ended and must not run again.

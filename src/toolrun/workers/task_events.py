@@ -6,8 +6,10 @@ with a new Redis client, per event — about a third of that process's CPU per c
 round-trip bench (bench/README.md). toolrun's workers send them instead with the state
 changes they stand for: task-received and task-started with the call's running state,
 task-succeeded or task-failed with its ending (`calls.store`, `workers.runtime`); the
-admission sends task-sent with the message (`workers.messages`). So Celery's worker task
-events are off (`workers.app`); its worker heartbeats are not. Each event has the
+admission sends task-sent with the message (`workers.messages`); a message taken for a
+call that had already ended sends only how it ended (task-revoked for a cancelled
+call). So Celery's worker task events are off (`workers.app`); its worker heartbeats are
+not. Each event has the
 fields Celery's own has (`celery.worker.request`, `celery.worker.strategy`), which
 `tests/integration/test_task_events.py` checks against a Celery worker's. They go when
 the app's `task_send_sent_event` is on, as task-sent does.
@@ -28,7 +30,7 @@ from celery.utils.nodenames import anon_nodename
 from celery.utils.time import utcoffset
 
 from toolrun.calls.store import Broadcast
-from toolrun.tools.model import ToolResult
+from toolrun.tools.model import ToolResult, ToolStatus
 from toolrun.workers.wire import EVENTS_EXCHANGE, events_channel, stored_message
 
 
@@ -140,6 +142,23 @@ class DeliveryEvents:
             exception=repr(error),
             traceback=shown or f"{type(error).__name__}: {error}",
         )
+
+    def settled(self, record: ToolResult) -> Broadcast | None:
+        """The final event of a task whose call had ended as `record` before this
+        delivery (a redelivery, or the message of a call cancelled while queued):
+        task-revoked for a cancelled call, as Celery's worker sends for a revoked task;
+        else the ending's own (sent again if its worker sent it before it was lost);
+        nothing for a call not ended (back to awaiting approval: a new message follows)."""
+        if record.status is ToolStatus.CANCELLED:
+            return self.events.event(
+                "task-revoked",
+                self.worker,
+                uuid=self.call_id,
+                terminated=False,
+                signum=None,
+                expired=False,
+            )
+        return self.ended(record) if record.final else None
 
     def returned(self, value: str) -> Broadcast | None:
         """task-succeeded: the task returned `value` (a status, or why nothing ran)."""

@@ -40,7 +40,7 @@ OLDER_MESSAGE = (
     "queued by an older toolrun, whose message this worker no longer reads; nothing ran: "
     "submit the call again"
 )
-# What a task that ran no tool returns (Flower shows it); one that did returns the status.
+# What a task that ran no tool returns; one that did returns the status (Flower shows it).
 UNREAD = "unread message: nothing ran"
 REDELIVERY_IGNORED = "already ended: redelivery ignored"
 
@@ -114,7 +114,8 @@ def register_tasks(app: Celery, runtime: WorkerRuntime) -> None:
             raise
         if result is None:  # nothing ended here; the slot its ending freed may be idle
             _next_call(publisher, envelope.queue)
-            return _returned(runtime, delivery, REDELIVERY_IGNORED)
+            _ended_before(runtime, delivery, call.id)
+            return REDELIVERY_IGNORED
         failure = task_failure(result)
         if failure is not None:
             raise failure
@@ -125,6 +126,18 @@ def _returned(runtime: WorkerRuntime, delivery: DeliveryEvents, value: str) -> s
     """`value`, returned by a task that ended no call, once its events are published."""
     _announce(runtime, delivery, [delivery.returned(value)])
     return value
+
+
+def _ended_before(runtime: WorkerRuntime, delivery: DeliveryEvents, call_id: str) -> None:
+    """Tell Flower how a call whose message was taken after it ended did end (nothing
+    started here: no task-received or task-started)."""
+    try:
+        record = runtime.store.get(call_id)
+        settled = None if record is None else delivery.settled(record)
+        if settled is not None:
+            publish(runtime.store.client, [settled])
+    except redis.RedisError as exc:  # Flower then shows the task as it last heard of it
+        log.warning("the events of %s not sent (%s)", delivery.call_id, exc)
 
 
 def _announce(

@@ -5,6 +5,8 @@ ends as an error that says so; each call ends once, with one history row."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import signal
 import time
@@ -15,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 import redis
+from redis.client import PubSub
 from sqlmodel import Session, col, select
 
 from tests.integration.platform import Platform, apart, wait_for
@@ -22,6 +25,7 @@ from toolrun.calls import keys
 from toolrun.database import open_database
 from toolrun.history import CallRecord
 from toolrun.permissions.levels import PermissionLevel
+from toolrun.workers.wire import events_channel
 
 TTL_S = 3  # the platform's worker TTL here (30 s by default): the reaper sweeps every 1 s
 
@@ -52,6 +56,21 @@ def final(api: httpx.Client, call_id: str, timeout_s: float = 60) -> dict[str, A
     raise AssertionError(f"call {call_id} still {result['status']} after {timeout_s} s")
 
 
+def task_event(listener: PubSub, call_id: str, kind: str, timeout_s: float = 10) -> dict[str, Any]:
+    """The first task event of `kind` for `call_id` that `listener` hears."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        published = listener.get_message(timeout=0.5)
+        if published is None:
+            continue
+        event = json.loads(base64.b64decode(json.loads(published["data"])["body"]))
+        if (event["type"], event.get("uuid")) == (kind, call_id):
+            listener.close()
+            return dict(event)
+    listener.close()
+    raise AssertionError(f"no {kind} for {call_id} in {timeout_s} s")
+
+
 def history_count(platform: Platform, call_id: str) -> int:
     engine = open_database(platform.settings.database)
     try:
@@ -73,6 +92,8 @@ def test_the_calls_of_a_worker_lost_whole_are_settled_by_another(lonely: Platfor
         for name in (f"once-{tag}", f"again-{tag}"):
             wait_for(lambda n=name: (workspace / n).read_text().strip(), 20, f"{name} to start")
         doomed = lonely.processes.pop("worker-doomed")
+        flower = redis.Redis.from_url(lonely.redis_url).pubsub(ignore_subscribe_messages=True)
+        flower.psubscribe(events_channel(lonely.redis_url, "*"))  # the task events
 
         os.killpg(doomed.pid, signal.SIGKILL)  # the main process and its pool, at once
         doomed.wait()
@@ -96,6 +117,9 @@ def test_the_calls_of_a_worker_lost_whole_are_settled_by_another(lonely: Platfor
         assert client.llen(keys.done(call_id)) == 1
         wait_for(lambda c=call_id: history_count(lonely, c) == 1, 15, "the history rows")
     assert not client.hlen("unacked")  # nothing left behind
+    # The reaper tells Flower how the call it ended did end (its message is dropped).
+    failed = task_event(flower, unsafe, "task-failed")
+    assert "not safe to run twice" in failed["exception"]
 
 
 def test_a_live_workers_running_calls_are_left_alone(lonely: Platform) -> None:

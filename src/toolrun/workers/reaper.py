@@ -53,6 +53,7 @@ from toolrun.workers.broker import held_task_ids
 from toolrun.workers.dispatch import FairPublisher
 from toolrun.workers.presence import alive_workers
 from toolrun.workers.runtime import WorkerRuntime, lost_after_start
+from toolrun.workers.task_events import TaskEvents
 
 log = logging.getLogger(__name__)
 
@@ -265,10 +266,13 @@ class Reaper:
         current.status = ToolStatus.ERROR
         current.error = lost_after_start(f"{current.tool_name}@{current.tool_version}", starts)
         current.metadata.update(deliveries=starts, tool_starts=starts)
+        # Its message is dropped, so no worker takes it again: Flower hears the ending here.
+        failed = TaskEvents(self.celery).delivery(current.call_id, None).ended(current)
         envelope = taken.envelope
         if envelope is None:  # unreadable: nothing of its arguments is stored
-            return self.endings.finish(current, {}, None).stored
-        return self.endings.finish(current, envelope.call.arguments, envelope.redaction()).stored
+            return self.endings.finish(current, {}, None, broadcast=failed).stored
+        arguments, secrets = envelope.call.arguments, envelope.redaction()
+        return self.endings.finish(current, arguments, secrets, broadcast=failed).stored
 
 
 @dataclass(frozen=True)

@@ -106,39 +106,32 @@ def task_events(
     return outcome, sent
 
 
-def test_a_task_that_raises_tells_flower_it_failed(
-    celery: Celery, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("owner", "method"),
+    [(WorkerRuntime, "_execute"), (CallStore, "send_start")],
+    ids=["after the start script", "before it"],
+)
+def test_a_task_that_raises_tells_flower_it_was_received_started_and_failed(
+    celery: Celery,
+    redis_client: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    owner: type,
+    method: str,
 ) -> None:
     """Celery's own task events are off (`workers.task_events`): an error out of the run
-    itself (here once the call started) still reaches Flower as task-failed."""
+    itself still reaches Flower as task-failed, after task-received and task-started,
+    which a task that raised before the start script published sends with it."""
 
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("the history database is away")
 
-    monkeypatch.setattr(WorkerRuntime, "_execute", broken)  # after the start script
+    monkeypatch.setattr(owner, method, broken)
     outcome, sent = task_events(celery, redis_client, read("notes.txt"))
 
     assert outcome.failed()
     assert [event["type"] for event in sent] == ["task-received", "task-started", "task-failed"]
     assert sent[-1]["exception"] == "RuntimeError('the history database is away')"
     assert "Traceback" in sent[-1]["traceback"]
-
-
-def test_a_task_that_raises_before_its_start_is_recorded_is_shown_received_and_started(
-    celery: Celery, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Flower shows a task failed only after it was received and started: a task that
-    raised before the start script published those sends them with its task-failed."""
-
-    def broken(*_: object, **__: object) -> None:
-        raise RuntimeError("the running state could not be made")
-
-    monkeypatch.setattr(CallStore, "send_start", broken)  # before the start script
-    outcome, sent = task_events(celery, redis_client, read("notes.txt"))
-
-    assert outcome.failed()
-    assert [event["type"] for event in sent] == ["task-received", "task-started", "task-failed"]
-    assert sent[-1]["exception"] == "RuntimeError('the running state could not be made')"
 
 
 def test_a_redelivery_of_an_ended_call_tells_flower_only_how_it_ended(

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import os
 
+from kombu import Exchange, Queue
+
 from toolrun.config import Settings
 from toolrun.workers.app import create_celery_app
 
 BROKER = os.environ["BENCH_REDIS_URL"]
+# A queue of its own, so that a toolrun worker may run beside it (platform_roundtrip).
+NOOP_QUEUE = "bench.noop"
 app = create_celery_app(Settings(redis_url=BROKER))
 app.conf.update(
+    task_queues=[
+        *app.conf.task_queues,
+        Queue(NOOP_QUEUE, Exchange(NOOP_QUEUE, "direct"), NOOP_QUEUE),
+    ],
     result_backend=BROKER,
     task_ignore_result=False,
     worker_send_task_events=True,

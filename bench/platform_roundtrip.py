@@ -1,8 +1,11 @@
 """Raw Celery no-op round trip vs a toolrun `read` through the API, on the same Redis.
 
 Both sides: prefork workers with -c 2 and toolrun's reliability settings (acks_late,
-reject_on_worker_lost, prefetch 1), Redis on loopback. Clients: 1 (latency) and 32
-concurrent (latency under load, throughput). Prints a table, writes
+reject_on_worker_lost, prefetch 1), Redis on loopback, both running for the whole bench
+(on queues of their own). Clients: 1 (latency) and 32 concurrent (latency under load,
+throughput). At one client the two sides' calls alternate, one by one, so that a change
+in this VM's speed during the run (its hours differ by ±30%) falls on both alike; at 32
+clients each side is loaded in turn, Celery's first. Prints a table, writes
 bench/results/platform_roundtrip.json. Nothing is asserted.
 
     .venv/bin/python -m bench.platform_roundtrip [--seconds 10] [--traces] [--profile DIR]
@@ -13,7 +16,7 @@ loopback in this process, which answers 200 and counts the batches and their byt
 without decoding them; OTEL_METRICS_EXPORTER=none, so only spans are sent.
 
 `--profile DIR` also samples the API and worker processes with py-spy (`pip install
-py-spy`; it needs ptrace, e.g. root) while the toolrun side runs, and writes their
+py-spy`; it needs ptrace, e.g. root) while the clients run, and writes their
 collapsed stacks to DIR/api.txt and DIR/worker.txt (flamegraph.pl or speedscope read them).
 """
 
@@ -105,7 +108,13 @@ def wait_ready(check: Any, what: str, timeout_s: float = 60) -> None:
     raise SystemExit(f"{what} did not become ready")
 
 
-def bench_celery(env: dict[str, str], logs: Path, seconds: float) -> dict[str, dict[str, float]]:
+@contextlib.contextmanager
+def celery_side(env: dict[str, str], logs: Path) -> Iterator[Any]:
+    """A raw Celery worker running, and a function making one no-op round trip (seconds)."""
+    os.environ["BENCH_REDIS_URL"] = env["BENCH_REDIS_URL"]
+    sys.path.insert(0, str(ROOT))
+    from bench.noop_app import NOOP_QUEUE, noop  # noqa: PLC0415 - needs BENCH_REDIS_URL
+
     worker = start(
         [
             sys.executable,
@@ -115,7 +124,7 @@ def bench_celery(env: dict[str, str], logs: Path, seconds: float) -> dict[str, d
             "bench.noop_app",
             "worker",
             "-Q",
-            "tools.read_only",
+            NOOP_QUEUE,
             "-c",
             "2",
             "-P",
@@ -128,23 +137,17 @@ def bench_celery(env: dict[str, str], logs: Path, seconds: float) -> dict[str, d
         env,
         logs / "celery.log",
     )
-    os.environ["BENCH_REDIS_URL"] = env["BENCH_REDIS_URL"]
-    sys.path.insert(0, str(ROOT))
-    from bench.noop_app import noop  # noqa: PLC0415 - needs BENCH_REDIS_URL set first
 
     def once() -> float:
         started = time.perf_counter()
-        noop.apply_async(queue="tools.read_only").get(timeout=30)
+        noop.apply_async(queue=NOOP_QUEUE).get(timeout=30)
         return time.perf_counter() - started
 
     try:
         wait_ready(lambda: once() < 30, "celery worker")
         for _ in range(200):
             once()
-        return {
-            "1 client": run_threads(once, 1, seconds),
-            f"{CONCURRENCY} clients": run_threads(once, CONCURRENCY, seconds),
-        }
+        yield once
     finally:
         stop(worker)
 
@@ -213,14 +216,20 @@ def span_sink() -> Iterator[SpanSink]:
         server.server_close()
 
 
-def bench_toolrun(
-    env: dict[str, str],
-    logs: Path,
-    seconds: float,
-    workspace: Path,
-    profile: Path | None,
-    traces: SpanSink | None = None,
-) -> dict[str, dict[str, float]]:
+@dataclass
+class ToolrunSide:
+    """A toolrun platform running (API and read_only worker) and an agent's token."""
+
+    port: int
+    token: str
+    api: subprocess.Popen[bytes]
+    worker: subprocess.Popen[bytes]
+
+
+@contextlib.contextmanager
+def toolrun_side(
+    env: dict[str, str], logs: Path, workspace: Path, traces: SpanSink | None = None
+) -> Iterator[ToolrunSide]:
     port = free_port()
     otel = (
         {}
@@ -248,20 +257,11 @@ def bench_toolrun(
         toolrun_env,
         logs / "api.log",
     )
-    base = f"http://127.0.0.1:{port}"
-    body = READ_BODY
-    samplers: list[subprocess.Popen[bytes]] = []
     try:
+        base = f"http://127.0.0.1:{port}"
         wait_ready(lambda: httpx.get(f"{base}/healthz").status_code == 200, "toolrun API")
-        if profile is not None:
-            samplers = [
-                sample(process, profile / f"{name}.txt", 2 * seconds + 5)
-                for name, process in (("api", api), ("worker", worker))
-            ]
-        return asyncio.run(run_clients(port, body, seconds, token))
+        yield ToolrunSide(port, token, api, worker)
     finally:
-        for sampler in samplers:
-            sampler.wait()
         stop(api)
         stop(worker)
 
@@ -277,10 +277,14 @@ def sample(process: subprocess.Popen[bytes], into: Path, seconds: float) -> subp
 
 
 async def run_clients(
-    port: int, body: dict[str, Any], seconds: float, token: str
-) -> dict[str, dict[str, float]]:
-    path = "/v1/calls?wait=10"
-    connections = [await Connection.open("127.0.0.1", port, token) for _ in range(CONCURRENCY)]
+    celery_once: Any, toolrun: ToolrunSide, seconds: float, profile: Path | None
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """Both sides' figures at 1 client (calls alternated) and at 32 (Celery's, then
+    toolrun's): (celery, toolrun)."""
+    path, body = "/v1/calls?wait=10", READ_BODY
+    port = toolrun.port
+    # Opened for each phase: uvicorn closes a connection idle for 5 s.
+    connections = [await Connection.open("127.0.0.1", port, toolrun.token)]
 
     async def once(connection: Connection) -> float:
         started = time.perf_counter()
@@ -289,25 +293,43 @@ async def run_clients(
             raise SystemExit(f"call failed: {status} {answer[:300]!r}")
         return time.perf_counter() - started
 
+    samplers: list[subprocess.Popen[bytes]] = []
     try:
         first = await connections[0].post_json("127.0.0.1", "/v1/calls?wait=60", body)
         if first[0] != 200:  # the worker is still starting
             raise SystemExit(f"the worker did not answer: {first}")
         for _ in range(200):
             await once(connections[0])
-        results = {}
-        for clients in (1, CONCURRENCY):
-            latencies: list[float] = []
-            deadline = time.perf_counter() + seconds
-
-            started = time.perf_counter()
-            await asyncio.gather(
-                *(_loop(once, c, deadline, latencies) for c in connections[:clients])
-            )
-            label = "1 client" if clients == 1 else f"{clients} clients"
-            results[label] = summary(latencies, time.perf_counter() - started)
-        return results
+        if profile is not None:
+            samplers = [
+                sample(process, profile / f"{name}.txt", 3 * seconds + 5)
+                for name, process in (("api", toolrun.api), ("worker", toolrun.worker))
+            ]
+        # One client: a Celery call, then a toolrun call (this loop has nothing else to do
+        # meanwhile, so Celery's blocking client may run on it), for twice `seconds`.
+        theirs: list[float] = []
+        ours: list[float] = []
+        deadline = time.perf_counter() + 2 * seconds
+        while time.perf_counter() < deadline:
+            theirs.append(celery_once())
+            ours.append(await once(connections[0]))
+        celery = {"1 client": summary(theirs, sum(theirs))}
+        toolrun_figures = {"1 client": summary(ours, sum(ours))}
+        label = f"{CONCURRENCY} clients"
+        celery[label] = await asyncio.to_thread(run_threads, celery_once, CONCURRENCY, seconds)
+        await connections.pop().close()
+        connections += [
+            await Connection.open("127.0.0.1", port, toolrun.token) for _ in range(CONCURRENCY)
+        ]
+        latencies: list[float] = []
+        deadline = time.perf_counter() + seconds
+        started = time.perf_counter()
+        await asyncio.gather(*(_loop(once, c, deadline, latencies) for c in connections))
+        toolrun_figures[label] = summary(latencies, time.perf_counter() - started)
+        return celery, toolrun_figures
     finally:
+        for sampler in samplers:
+            sampler.wait()
         for connection in connections:
             await connection.close()
 
@@ -338,11 +360,13 @@ def main() -> None:
         with contextlib.ExitStack() as stack:
             sink = stack.enter_context(span_sink()) if options.traces else None
             try:
-                celery = bench_celery(env, logs, options.seconds)
-                toolrun = bench_toolrun(
-                    env, logs, options.seconds, workspace, options.profile, sink
+                celery_once = stack.enter_context(celery_side(env, logs))
+                ours = stack.enter_context(toolrun_side(env, logs, workspace, sink))
+                celery, toolrun = asyncio.run(
+                    run_clients(celery_once, ours, options.seconds, options.profile)
                 )
             finally:
+                stack.close()
                 server.stop()
     report(celery, toolrun, sink)
 

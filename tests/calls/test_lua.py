@@ -237,3 +237,13 @@ def test_a_sent_script_whose_connection_broke_is_run_again_as_a_round_trip(
     finally:
         monkeypatch.undo()
     assert sent.get() == [b"a", b"c", 3]
+
+
+def test_a_sent_scripts_reply_dropped_unread_is_not_taken_for_the_next(
+    redis_client: redis.Redis,
+) -> None:
+    counter, echo = LuaScript(redis_client, COUNT), LuaScript(redis_client, ECHO)
+    counter(keys=["dropped"])
+    counter.send(keys=["dropped"])  # its Reply is dropped at once, its answer never read
+    assert echo(keys=["a"], args=["c", 2]) == [b"a", b"c", 3]  # not the counter's 2
+    assert redis_client.get("dropped") == b"2"

@@ -102,14 +102,16 @@ def task_events(
         if published is not None:
             message = json.loads(published["data"])
             sent.append(json.loads(base64.b64decode(message["body"])))
+    while (published := listener.get_message(timeout=0.2)) is not None:  # anything after
+        sent.append(json.loads(base64.b64decode(json.loads(published["data"])["body"])))
     listener.close()
     return outcome, sent
 
 
 @pytest.mark.parametrize(
     ("owner", "method"),
-    [(WorkerRuntime, "_execute"), (CallStore, "send_start")],
-    ids=["after the start script", "before it"],
+    [(WorkerRuntime, "_execute"), (WorkerRuntime, "_checked"), (CallStore, "send_start")],
+    ids=["after the start script", "while it runs", "before it"],
 )
 def test_a_task_that_raises_tells_flower_it_was_received_started_and_failed(
     celery: Celery,
@@ -153,11 +155,11 @@ def test_a_redelivery_of_an_ended_call_tells_flower_only_how_it_ended(
 
 
 def test_the_message_of_a_call_cancelled_while_queued_is_revoked_for_flower(
-    celery: Celery, redis_client: redis.Redis, redis_url: str
+    celery: Celery, redis_client: redis.Redis
 ) -> None:
     payload = read("notes.txt")
     call = Envelope.model_validate(payload).call
-    store = CallStore(redis.Redis.from_url(redis_url), ttl_s=60)
+    store = CallStore(redis_client, ttl_s=60)
     assert store.create(ToolResult.accepted(call, ToolStatus.CANCELLED), request=call.digest())
 
     outcome, sent = task_events(celery, redis_client, payload)

@@ -17,7 +17,6 @@ from toolrun.api.lifecycle import admitted, respond
 from toolrun.api.schemas import CALL_ID_PATTERN, CallRequest, OpenCall
 from toolrun.api.state import ApiState, get_state
 from toolrun.calls import keys
-from toolrun.calls.envelope import Priority
 from toolrun.calls.fairness import agent_key
 from toolrun.calls.lifecycle import CallIdTaken
 from toolrun.errors import InvalidArguments, ToolNotFound
@@ -67,20 +66,10 @@ async def submit_call(body: CallRequest, state: State, agent: Agent, wait: Wait 
         arguments=body.arguments,
         agent_id=agent.id,
     )
-    state.calls_in_flight += 1
-    try:
-        return await _answered(state, call, agent, body.priority, wait)
-    finally:
-        state.calls_in_flight -= 1
-
-
-async def _answered(
-    state: ApiState, call: ToolCall, agent: AgentProfile, priority: Priority, wait: float
-) -> Response:
     with bound_contextvars(call_id=call.id):  # on every line logged while it is admitted
         try:
             result = await admitted(
-                state, state.lifecycle.admit, call, agent, priority=priority, metered=True
+                state, state.lifecycle.admit, call, agent, priority=body.priority, metered=True
             )
         except ToolNotFound as exc:
             raise HTTPException(404, str(exc)) from exc

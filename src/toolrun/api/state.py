@@ -56,8 +56,6 @@ class ApiState:
     subagents: SubAgentStore
     preferences: Preferences
     selection_model: ModelSteps | None  # steps 2 and 5 by a model, where one is configured
-    # POST /v1/calls requests being answered (admitted or waited on), counted on the loop.
-    calls_in_flight: int = 0
 
 
 async def get_state(request: Request) -> ApiState:

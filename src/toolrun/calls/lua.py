@@ -52,7 +52,9 @@ class _Held:
         self.connection = connection
         self.pid = os.getpid()
         self.busy = False
-        self.pending: Reply | None = None  # a reply sent for, not yet read
+        # The reply sent for and not yet read, weakly: a Reply dropped unread leaves the
+        # connection busy, made again before its next use (and no cycle to collect).
+        self.pending: weakref.ref[Reply] | None = None
 
     def __del__(self) -> None:
         # Not contextlib.suppress: at interpreter exit this module's globals may be gone.
@@ -87,7 +89,8 @@ def _held(client: redis.Redis, kept: _Kept) -> _Held:
 
 
 def kept_connection(client: redis.Redis) -> AbstractConnection:
-    """This thread's own connection to `client`'s server (made at first use)."""
+    """This thread's own connection to `client`'s server (made at first use). Nothing
+    may be sent on it directly while a `Reply` is pending on it."""
     return _held(client, _kept(client)).connection
 
 
@@ -122,8 +125,9 @@ class LuaScript:
         def send() -> Reply:
             held.busy = True
             connection.send_command(*command)  # type: ignore[no-untyped-call]
-            held.pending = Reply(self, held, keys, arguments)
-            return held.pending
+            reply = Reply(self, held, keys, arguments)
+            held.pending = weakref.ref(reply)
+            return reply
 
         return connection.retry.call_with_retry(
             send,
@@ -145,8 +149,9 @@ def _ready(held: _Held) -> AbstractConnection:
     command was sent (an exception raised by a signal handler, such as a soft time
     limit), whose reply may still be on its way."""
     connection = held.connection
-    if held.pending is not None:  # read before anything else is sent on the connection
-        held.pending.collect()
+    pending = None if held.pending is None else held.pending()
+    if pending is not None:  # read before anything else is sent on the connection
+        pending.collect()
     if held.busy:
         connection.disconnect()  # type: ignore[no-untyped-call]
         held.busy = False
@@ -201,22 +206,25 @@ class Reply:
         held = self._held
         held.pending = None
         self._read = True
+        # Until a reply is read, it is one that did not come.
+        self._error = redis.ConnectionError("the reply was cut off before it was read")
         try:
             self._value = held.connection.read_response()
         except redis.ResponseError as exc:  # a whole reply, read: the connection is ready
             self._error = exc
         except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-            held.connection.disconnect()  # type: ignore[no-untyped-call]
             self._error = exc
-        except BaseException:
-            self._error = redis.ConnectionError("the reply was cut off before it was read")
-            raise  # busy: the connection is made again before its next use
+            held.connection.disconnect()  # type: ignore[no-untyped-call]
+        else:
+            self._error = None
+        # Not reached when anything else is raised (a soft time limit): the connection
+        # stays busy, so it is made again before its next use.
         held.busy = False
 
     def get(self) -> Any:
         """The script's reply; a script the server had lost, or whose reply did not come,
-        is run again as a round trip of its own (loaded again, retried as `__call__`
-        is); an error reply raises."""
+        is run once more as a round trip of its own (`__call__`: loaded again, and
+        retried under the pool's policy); an error reply raises."""
         if not self._read:
             self.collect()
         error = self._error

@@ -286,9 +286,8 @@ class Selector:
         why): the best first, ties in registry order. Cards are taken by their words'
         score, best first, until none left could come in even with the largest boost."""
         history = asked.history
-        most = (1.0 + SCENARIO_BOOST + INTENT_BOOST) * max(
-            [1.0, *(_history_boost(record)[0] for record in history.values())]
-        )
+        most = 1.0 + SCENARIO_BOOST + INTENT_BOOST
+        most = max([most, *(_boosted_by(most, record)[0] for record in history.values())])
         name_words, tag_words = self.index.name_words, self.index.tag_words
         boosted: list[tuple[float, int, list[str]]] = []
         kept: list[float] = []  # the `limit` best boosted scores so far, a min-heap
@@ -310,8 +309,7 @@ class Selector:
                 why.append("intent")
             record = history.get(card.name)
             if record is not None:
-                factor, reasons = _history_boost(record)
-                boost *= factor
+                boost, reasons = _boosted_by(boost, record)
                 why += reasons
             value = score * boost
             boosted.append((-value, index, why))
@@ -466,12 +464,12 @@ def _matched(candidate: Candidate) -> dict[str, Any]:
     return shown
 
 
-def _history_boost(record: Record) -> tuple[float, list[str]]:
-    """What a tool's history multiplies its score by (its success rate, and its rating
-    around the middle 3 of 5), and why."""
-    factor = 0.5 + record.success_rate / 2
+def _boosted_by(boost: float, record: Record) -> tuple[float, list[str]]:
+    """`boost` times what a tool's history says of it (its success rate, and its rating
+    around the middle 3 of 5), each factor in turn, and why."""
+    boost *= 0.5 + record.success_rate / 2
     why = [f"history {record.success_rate:.0%} success"]
     if record.rating is not None:
-        factor *= 1 + 0.1 * (record.rating - 3)
+        boost *= 1 + 0.1 * (record.rating - 3)
         why.append(f"rated {record.rating:.1f}/5")
-    return factor, why
+    return boost, why

@@ -53,7 +53,7 @@ from toolrun.workers.broker import held_task_ids
 from toolrun.workers.dispatch import FairPublisher
 from toolrun.workers.presence import alive_workers
 from toolrun.workers.runtime import WorkerRuntime, lost_after_start
-from toolrun.workers.task_events import TaskEvents
+from toolrun.workers.task_events import TaskEvents, publish
 
 log = logging.getLogger(__name__)
 
@@ -266,13 +266,21 @@ class Reaper:
         current.status = ToolStatus.ERROR
         current.error = lost_after_start(f"{current.tool_name}@{current.tool_version}", starts)
         current.metadata.update(deliveries=starts, tool_starts=starts)
-        # Its message is dropped, so no worker takes it again: Flower hears the ending here.
-        failed = TaskEvents(self.celery).delivery(current.call_id, None).ended(current)
         envelope = taken.envelope
         if envelope is None:  # unreadable: nothing of its arguments is stored
-            return self.endings.finish(current, {}, None, broadcast=failed).stored
-        arguments, secrets = envelope.call.arguments, envelope.redaction()
-        return self.endings.finish(current, arguments, secrets, broadcast=failed).stored
+            stored = self.endings.finish(current, {}, None).stored
+        else:
+            arguments, secrets = envelope.call.arguments, envelope.redaction()
+            stored = self.endings.finish(current, arguments, secrets).stored
+        # Its message is dropped, so no worker takes it again: Flower hears the ending
+        # here, if this was the ending.
+        failed = TaskEvents(self.celery).delivery(current.call_id, None).ended(current)
+        if stored and failed is not None:
+            try:
+                publish(self.store.client, [failed])
+            except redis.RedisError as exc:  # Flower then shows it as it last heard
+                log.warning("the events of %s not sent (%s)", current.call_id, exc)
+        return stored
 
 
 @dataclass(frozen=True)

@@ -166,13 +166,18 @@ class WorkerRuntime:
         running = self._state(call, ToolStatus.RUNNING, facts)
         started = [] if events is None else events.started()
         starting = self.store.send_start(running, started)
-        checked = self._checked(envelope)
+        try:
+            checked: Tool | ToolResult | Exception = self._checked(envelope)
+        except Exception as exc:  # raised once the start's answer is read (below)
+            checked = exc
         deliveries = starting.deliveries()
         if events is not None:
             events.start_published = True
         if deliveries == 0:
             log.warning("call %s already ended; redelivery ignored", call.id)
             return None
+        if isinstance(checked, Exception):
+            raise checked
         facts["deliveries"] = deliveries
         checked = self._redelivery_refused(call, checked, deliveries) or checked
         if isinstance(checked, ToolResult):

@@ -22,8 +22,8 @@ given as None, the client's own encoding of the source (toolrun's scripts are AS
 that the thread does other work while the server runs it: a worker checks the call it
 was handed while its start is recorded. A script sent on the same connection before
 then reads the earlier reply first, so neither is lost or misread; a reply that did not
-come (the connection broke) or a script the server lost is run again as a round trip of
-its own, as `__call__` retries.
+come (the connection broke) or a script the server lost is run once more as a round trip
+of its own (`__call__`). A reply dropped unread leaves its connection to be made again.
 """
 
 from __future__ import annotations

@@ -9,10 +9,9 @@ task-succeeded or task-failed with its ending (`calls.store`, `workers.runtime`)
 admission sends task-sent with the message (`workers.messages`); a message taken for a
 call that had already ended sends only how it ended (task-revoked for a cancelled
 call). So Celery's worker task events are off (`workers.app`); its worker heartbeats are
-not. Each event has the
-fields Celery's own has (`celery.worker.request`, `celery.worker.strategy`), which
-`tests/integration/test_task_events.py` checks against a Celery worker's. They go when
-the app's `task_send_sent_event` is on, as task-sent does.
+not. Each event has the fields Celery's own has (`celery.worker.request`,
+`celery.worker.strategy`), which `tests/integration/test_task_events.py` checks against a
+Celery worker's. They go when the app's `task_send_sent_event` is on, as task-sent does.
 """
 
 from __future__ import annotations

@@ -22,11 +22,13 @@ def test_deliveries_are_counted_and_a_finished_call_is_not_restarted(
     store = CallStore(redis_client, ttl_s=60)
     call_id = uuid.uuid4().hex
 
-    assert store.start(state(call_id, ToolStatus.RUNNING)) == 1
-    assert store.start(state(call_id, ToolStatus.RUNNING)) == 2  # a redelivery
+    assert store.send_start(state(call_id, ToolStatus.RUNNING)).deliveries() == 1
+    assert store.send_start(state(call_id, ToolStatus.RUNNING)).deliveries() == 2  # a redelivery
     store.finish(state(call_id, ToolStatus.SUCCESS))
 
-    assert store.start(state(call_id, ToolStatus.RUNNING)) == 0  # redelivered after the end
+    assert (
+        store.send_start(state(call_id, ToolStatus.RUNNING)).deliveries() == 0
+    )  # redelivered after the end
     record = ToolResult.model_validate_json(redis_client.get(f"toolrun:call:{call_id}") or b"")
     assert record.status is ToolStatus.SUCCESS
     assert 0 < redis_client.ttl(f"toolrun:call:{call_id}") <= 60

@@ -108,7 +108,9 @@ def earlier_delivery_died(runtime: WorkerRuntime, call: ToolCall, times: int = 1
     """As a worker that started the call and was lost before it ended: the delivery
     counted, the call left running."""
     for _ in range(times):
-        assert runtime.store.start(ToolResult.accepted(call, ToolStatus.RUNNING)) > 0
+        assert (
+            runtime.store.send_start(ToolResult.accepted(call, ToolStatus.RUNNING)).deliveries() > 0
+        )
 
 
 def test_a_redelivered_call_of_a_tool_unsafe_to_repeat_ends_without_running(

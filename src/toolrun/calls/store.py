@@ -371,18 +371,12 @@ class CallStore:
         raw = self.client.mget([keys.record(call_id) for call_id in call_ids]) if call_ids else []
         return [None if item is None else ToolResult.model_validate_json(item) for item in raw]
 
-    def start(self, running: ToolResult, broadcasts: Sequence[Broadcast] = ()) -> int:
-        """Count one more delivery and store the running state, and publish `broadcasts`
-        (one atomic round trip; none of it for a call that must not run).
-
-        Returns how many deliveries there have been, this one included; 0 when the call
-        has already ended and must not run again.
-        """
-        return self.send_start(running, broadcasts).deliveries()
-
     def send_start(self, running: ToolResult, broadcasts: Sequence[Broadcast] = ()) -> Starting:
-        """`start`, sent without waiting for its answer, which `Starting.deliveries()`
-        reads (on this thread): the caller does meanwhile what needs no answer."""
+        """Count one more delivery and store the running state, and publish `broadcasts`
+        (one atomic round trip; none of it for a call that must not run). Sent without
+        waiting for the answer, which `Starting.deliveries()` reads (on this thread): how
+        many deliveries there have been, this one included; 0 when the call has already
+        ended and must not run again. The caller does meanwhile what needs no answer."""
         call_id = running.call_id
         keys_ = [
             keys.record(call_id),

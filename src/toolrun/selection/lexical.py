@@ -39,13 +39,14 @@ def card_fields(card: ToolCard) -> dict[str, list[str]]:
 
 @dataclass
 class LexicalIndex:
-    """Weighted term frequencies of each card, and postings, for BM25 scores."""
+    """Each term's BM25 share of each card holding it, and each card's words (for
+    `relevance`)."""
 
     cards: Sequence[ToolCard]
 
     def __post_init__(self) -> None:
-        self.weights: list[dict[str, float]] = []
-        self.postings: dict[str, list[int]] = defaultdict(list)
+        weights: list[dict[str, float]] = []  # each card's weighted term frequencies
+        postings: dict[str, list[int]] = defaultdict(list)
         self.words: list[set[str]] = []  # every term of the card
         self.name_words: list[set[str]] = []  # the telling terms of its name
         self.description_words: list[set[str]] = []
@@ -56,31 +57,25 @@ class LexicalIndex:
             for name, found in fields.items():
                 for term in found:
                     weighted[term] += FIELD_WEIGHTS[name]
-            self.weights.append(dict(weighted))
+            weights.append(dict(weighted))
             self.words.append(set(weighted))
             self.name_words.append({t for t in terms(card.name) if t not in GENERIC})
             self.tag_words.append({t for tag in card.tags for t in terms(tag)})
             self.description_words.append({t for t in fields["description"] if not t.isdigit()})
             for term in weighted:
-                self.postings[term].append(index)
+                postings[term].append(index)
         self.position = {card.name: index for index, card in enumerate(self.cards)}
-        self.lengths = [sum(w.values()) for w in self.weights]
-        self.average = sum(self.lengths) / len(self.lengths) if self.lengths else 1.0
+        lengths = [sum(w.values()) for w in weights]
+        average = sum(lengths) / len(lengths) if lengths else 1.0
         count = len(self.cards)
-        self.idf = {
-            term: math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
-            for term, docs in self.postings.items()
-        }
-        # Each term's share of the BM25 score of each card holding it, worked out once.
-        self.shares: dict[str, list[tuple[int, float]]] = {
-            term: [(index, self._share(term, index)) for index in docs]
-            for term, docs in self.postings.items()
-        }
-
-    def _share(self, term: str, index: int) -> float:
-        tf = self.weights[index][term]
-        norm = K1 * (1 - B + B * self.lengths[index] / self.average)
-        return self.idf[term] * tf * (K1 + 1) / (tf + norm)
+        # Worked out once here, so that a task's scores are sums.
+        self.shares: dict[str, list[tuple[int, float]]] = {}
+        for term, docs in postings.items():
+            idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
+            self.shares[term] = [
+                (index, _share(idf, weights[index][term], lengths[index], average))
+                for index in docs
+            ]
 
     def relevance(self, index: int, query: set[str]) -> float:
         """How well card `index` and a task's terms (numbers left out) cover each other:
@@ -103,3 +98,10 @@ class LexicalIndex:
             for index, share in self.shares.get(term, ()):
                 found[index] += share
         return found
+
+
+def _share(idf: float, tf: float, length: float, average: float) -> float:
+    """A term's BM25 share of a card's score: its `idf`, its weighted frequency `tf` in
+    the card, the card's `length` against the `average`."""
+    norm = K1 * (1 - B + B * length / average)
+    return idf * tf * (K1 + 1) / (tf + norm)

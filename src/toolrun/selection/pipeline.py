@@ -287,7 +287,7 @@ class Selector:
         score, best first, until none left could come in even with the largest boost."""
         history = asked.history
         most = 1.0 + SCENARIO_BOOST + INTENT_BOOST
-        most = max([most, *(_boosted_by(most, record)[0] for record in history.values())])
+        most = max([most, *(_with_history(most, record) for record in history.values())])
         name_words, tag_words = self.index.name_words, self.index.tag_words
         boosted: list[tuple[float, int, list[str]]] = []
         kept: list[float] = []  # the `limit` best boosted scores so far, a min-heap
@@ -309,8 +309,8 @@ class Selector:
                 why.append("intent")
             record = history.get(card.name)
             if record is not None:
-                boost, reasons = _boosted_by(boost, record)
-                why += reasons
+                boost = _with_history(boost, record)
+                why += _history_reasons(record)
             value = score * boost
             boosted.append((-value, index, why))
             (heapq.heappush if len(kept) < limit else heapq.heappushpop)(kept, value)
@@ -464,12 +464,18 @@ def _matched(candidate: Candidate) -> dict[str, Any]:
     return shown
 
 
-def _boosted_by(boost: float, record: Record) -> tuple[float, list[str]]:
-    """`boost` times what a tool's history says of it (its success rate, and its rating
-    around the middle 3 of 5), each factor in turn, and why."""
+def _with_history(boost: float, record: Record) -> float:
+    """`boost` times what a tool's history says of it: its success rate, then its rating
+    around the middle 3 of 5 (one factor after the other)."""
     boost *= 0.5 + record.success_rate / 2
-    why = [f"history {record.success_rate:.0%} success"]
     if record.rating is not None:
         boost *= 1 + 0.1 * (record.rating - 3)
+    return boost
+
+
+def _history_reasons(record: Record) -> list[str]:
+    """Why `_with_history` moved a tool."""
+    why = [f"history {record.success_rate:.0%} success"]
+    if record.rating is not None:
         why.append(f"rated {record.rating:.1f}/5")
-    return boost, why
+    return why

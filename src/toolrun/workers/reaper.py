@@ -272,14 +272,9 @@ class Reaper:
         else:
             arguments, secrets = envelope.call.arguments, envelope.redaction()
             stored = self.endings.finish(current, arguments, secrets).stored
-        # Its message is dropped, so no worker takes it again: Flower hears the ending
-        # here, if this was the ending.
-        failed = TaskEvents(self.celery).delivery(current.call_id, None).ended(current)
-        if stored and failed is not None:
-            try:
-                publish(self.store.client, [failed])
-            except redis.RedisError as exc:  # Flower then shows it as it last heard
-                log.warning("the events of %s not sent (%s)", current.call_id, exc)
+        if stored:  # its message is dropped, so no worker takes it again: Flower hears it here
+            failed = TaskEvents(self.celery).delivery(current.call_id, None).ended(current)
+            publish(self.store.client, current.call_id, [failed])
         return stored
 
 

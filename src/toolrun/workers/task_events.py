@@ -17,9 +17,11 @@ Celery worker's. They go when the app's `task_send_sent_event` is on, as task-se
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,8 @@ from celery.utils.time import utcoffset
 from toolrun.calls.store import Broadcast
 from toolrun.tools.model import ToolResult, ToolStatus
 from toolrun.workers.wire import EVENTS_EXCHANGE, events_channel, stored_message
+
+log = logging.getLogger(__name__)
 
 
 class ToolCallFailed(Exception):
@@ -170,12 +174,17 @@ class DeliveryEvents:
         )
 
 
-def publish(client: redis.Redis, broadcasts: list[Broadcast]) -> None:
-    """Publish `broadcasts` in one round trip: what no state change carries (a message
-    nothing ran for)."""
-    if not broadcasts:
+def publish(client: redis.Redis, call_id: str, broadcasts: Iterable[Broadcast | None]) -> None:
+    """Publish the events of call `call_id` that no state change carries (None: an event
+    that is off), in one round trip. A Redis that fails is logged, not raised: Flower
+    then shows the task as it last heard of it."""
+    sent = [broadcast for broadcast in broadcasts if broadcast is not None]
+    if not sent:
         return
     pipe = client.pipeline(transaction=False)
-    for broadcast in broadcasts:
+    for broadcast in sent:
         pipe.publish(broadcast.channel, broadcast.message)
-    pipe.execute()
+    try:
+        pipe.execute()
+    except redis.RedisError as exc:
+        log.warning("the events of %s not sent (%s)", call_id, exc)

@@ -133,11 +133,11 @@ def _ended_before(runtime: WorkerRuntime, delivery: DeliveryEvents, call_id: str
     started here: no task-received or task-started)."""
     try:
         record = runtime.store.get(call_id)
-        settled = None if record is None else delivery.settled(record)
-        if settled is not None:
-            publish(runtime.store.client, [settled])
     except redis.RedisError as exc:  # Flower then shows the task as it last heard of it
         log.warning("the events of %s not sent (%s)", delivery.call_id, exc)
+        return
+    settled = None if record is None else delivery.settled(record)
+    publish(runtime.store.client, delivery.call_id, [settled])
 
 
 def _announce(
@@ -145,12 +145,8 @@ def _announce(
 ) -> None:
     """Publish a task's events that no state change of its call carries, after its
     task-received and task-started unless the start script published them."""
-    if not delivery.start_published:
-        events = [*delivery.started(), *events]
-    try:
-        publish(runtime.store.client, [event for event in events if event is not None])
-    except redis.RedisError as exc:  # Flower then shows the task as it last heard of it
-        log.warning("the events of %s not sent (%s)", delivery.call_id, exc)
+    started = [] if delivery.start_published else delivery.started()
+    publish(runtime.store.client, delivery.call_id, [*started, *events])
 
 
 def _settle(

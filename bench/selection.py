@@ -7,11 +7,14 @@
         recall@5 and top-1 over the whole registry in TOOLS.jsonl, p50 selection time.
     python bench/selection.py [--lexical] calibrate BFCL_DIR [--write [FILE]]
         step 4's judge (`toolrun.selection.judge`) on every development set at once:
-        each set left out in turn (fitted on the others, scored on it), then fitted on
-        all; one table of top-1 (or "no suitable tool") and argument accuracy per set,
-        by words and, with the model, by meaning; then a table of each set scored by
-        the judge fitted on all with its bar moved (the `min_confidence` trade). --write
-        stores the judges fitted on all sets in src/toolrun/selection/judge.json (or FILE).
+        each set left out in turn (fitted on the others, scored on it), each set's
+        questions whose tools the judge was not fitted on (FOLDS folds of every set's
+        questions, grouped by their tools, each scored by the judge fitted on the
+        others), then fitted on all; one table of top-1 (or "no suitable tool") and
+        argument accuracy per set, by words and, with the model, by meaning; then a
+        table of each set scored by the judge fitted on all with its bar moved (the
+        `min_confidence` trade). --write stores the judges fitted on all sets in
+        src/toolrun/selection/judge.json (or FILE).
 
 With the embedding model installed (the `semantic` extra), selection goes by meaning as
 well as by words; --lexical measures words alone. Each prints a table (to stderr), then
@@ -28,6 +31,8 @@ import math
 import re
 import statistics
 import sys
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,6 +148,8 @@ def seal(tools: Path, queries: Path, encoder: Encoder | None) -> dict[str, Any]:
 # written for it (bench/data/toolrun_tasks.jsonl: the right built-in tool, or none).
 BFCL_SETS = {"multiple": True, "live_simple": True, "simple_python": True, "irrelevance": False}
 REGISTRY_SET = "toolrun"
+WIDE = 110  # columns for the calibration table
+FOLDS = 5  # of every set's questions, grouped by their tools (`Judged.fold`)
 REGISTRY_TASKS = Path(__file__).parent / "data" / "toolrun_tasks.jsonl"
 JUDGE_FILE = Path(__file__).resolve().parents[1] / "src" / "toolrun" / "selection" / "judge.json"
 
@@ -167,6 +174,14 @@ class Judged:
     fits: bool  # a tool in the list fits (else "no suitable tool" is right)
     synthetic: bool  # another question's tools: a negative made for fitting only
     candidates: list[Seen]
+    tools: str  # what decides its fold: the question's first tool by name (`fold`)
+
+    @property
+    def fold(self) -> int:
+        """Its fold among FOLDS: the questions offered the same first tool share one (a
+        made negative its question's), so no question is judged by a fit on questions
+        offered its tools."""
+        return zlib.crc32(self.tools.encode()) % FOLDS
 
 
 def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
@@ -183,14 +198,16 @@ def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
         for place, record in enumerate(records):
             task = question_text(record)
             answer = answers.get(record["id"], {})
+            offered = min(str(f["name"]) for f in record["function"])
             selector = Selector([ToolCard.parse(f) for f in record["function"]], encoder)
-            judged.append(Judged(group, fits, False, first(selector, task, answer)))
+            judged.append(Judged(group, fits, False, first(selector, task, answer), offered))
             if fits:
                 other = records[(place + len(records) // 2) % len(records)]
                 tools = [f for f in other["function"] if f["name"] not in answer]
                 if tools:
                     selector = Selector([ToolCard.parse(f) for f in tools], encoder)
-                    judged.append(Judged(group, False, True, first(selector, task, {})))
+                    made = first(selector, task, {})
+                    judged.append(Judged(group, False, True, made, offered))
     registry = Selector(
         [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()], encoder
     )
@@ -198,7 +215,9 @@ def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
         right = record["tool"]
         answer = {} if right is None else {right: None}
         candidates = first(registry, record["task"], answer)
-        judged.append(Judged(REGISTRY_SET, right is not None, False, candidates))
+        # One registry for all: its tasks are folded by the tool they ask for.
+        asked = right if right is not None else record["task"]
+        judged.append(Judged(REGISTRY_SET, right is not None, False, candidates, asked))
     return judged
 
 
@@ -272,22 +291,47 @@ def scored(
     return right / total, None if arguments is None else arguments / total
 
 
+CALIBRATE_COLUMNS = (
+    "judge",
+    "set",
+    "n",
+    "measure",
+    "left out",
+    "unseen tools",
+    "fitted",
+    "arguments",
+)
+
+
 def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> None:
-    """Each set left out in turn, then all, for words and (with the model) meaning."""
+    """Each set left out in turn, each fold of questions, then all, for words and (with
+    the model) meaning."""
     groups = [*BFCL_SETS, REGISTRY_SET]
     by_words = gather(folder, None)
     by_meaning = gather(folder, encoder) if encoder is not None else None
 
-    def fitted(without: str | None) -> tuple[Judges, Judges | None]:
+    def fitted(without: str | None = None, fold: int | None = None) -> tuple[Judges, Judges | None]:
+        """The judges fitted on every set but `without`, on every fold but `fold`."""
         kept = set(groups) - {without}
-        words = Judges(fit_judge(examples(by_words, kept, False), BY_WORDS))
+
+        def fitting(judged: list[Judged]) -> list[Judged]:
+            return [question for question in judged if question.fold != fold]
+
+        words = Judges(fit_judge(examples(fitting(by_words), kept, False), BY_WORDS))
         if by_meaning is None:
             return words, None
-        meaning = fit_judge(examples(by_meaning, kept, True), BY_MEANING)
+        meaning = fit_judge(examples(fitting(by_meaning), kept, True), BY_MEANING)
         return words, Judges(words.words, meaning)
 
-    table = Table(title="step 4's judge: each set left out (fitted on the others), then all")
-    for column in ("judge", "set", "n", "measure", "left out", "fitted", "arguments"):
+    unseen = [
+        unseen_tools(fitted, judged, groups, place)
+        for place, judged in enumerate((by_words, by_meaning))
+    ]
+    table = Table(
+        title="step 4's judge: each set left out (fitted on the others), its questions "
+        f"of tools not fitted on ({FOLDS} folds), then fitted on all"
+    )
+    for column in CALIBRATE_COLUMNS:
         left = column in ("judge", "set", "measure")
         table.add_column(column, justify="left" if left else "right")
     whole = fitted(None)
@@ -302,14 +346,18 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
                 continue
             out, _ = scored(left_out, judged, group)
             all_in, arguments = scored(judges, judged, group)
+            new = unseen[place][group]
             figures: dict[str, Any] = {"n": n, kind: {"left_out": round(out, 4)}}
+            figures[kind]["unseen_tools"] = round(new, 4)
             figures[kind]["fitted"] = round(all_in, 4)
             if arguments is not None:
                 figures["arguments"] = round(arguments, 4)
             measured.setdefault(name, {})[group] = figures
             shown = "-" if arguments is None else f"{arguments:.3f}"
-            table.add_row(name, group, str(n), kind, f"{out:.3f}", f"{all_in:.3f}", shown)
-    Console(stderr=True).print(table)
+            table.add_row(
+                name, group, str(n), kind, f"{out:.3f}", f"{new:.3f}", f"{all_in:.3f}", shown
+            )
+    Console(stderr=True, width=WIDE).print(table)  # every column whole, in a log too
     measured["bars"] = bars(whole[1] or whole[0], by_meaning or by_words, groups)
     if write is not None:
         meaning = whole[1]
@@ -325,6 +373,30 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
         partial.replace(write)
         sys.stderr.write(f"wrote {write}\n")
     sys.stdout.write(f"{json.dumps(measured)}\n")
+
+
+def unseen_tools(
+    fitted: Callable[..., tuple[Judges, Judges | None]],
+    judged: list[Judged] | None,
+    groups: list[str],
+    place: int,
+) -> dict[str, float]:
+    """Each set's share right over its questions, each judged by the judges (`place`: 0
+    by words, 1 by meaning) fitted on every set's questions of the other folds: what to
+    expect on new questions of a kind seen, offering tools never seen. Empty without
+    `judged`."""
+    right = dict.fromkeys(groups, 0.0)
+    total = dict.fromkeys(groups, 0)
+    for fold in range(FOLDS if judged is not None else 0):
+        assert judged is not None  # for mypy: no folds without questions
+        judges = fitted(fold=fold)[place]
+        held = [question for question in judged if question.fold == fold]
+        for group in groups:
+            n = sum(q.group == group and not q.synthetic for q in held)
+            if n and judges is not None:
+                right[group] += scored(judges, held, group)[0] * n
+                total[group] += n
+    return {group: right[group] / total[group] for group in groups if total[group]}
 
 
 # `min_confidence` settings shown against each set: the trade the judge offers.

@@ -127,6 +127,7 @@ def test_calibrate_scores_every_set_left_out_and_writes_judges_that_load(
         assert by["multiple"]["n"] == 30
         for figures in (by["multiple"]["top-1"], by["irrelevance"]["no suitable tool"]):
             assert 0 <= figures["left_out"] <= 1
+            assert 0 <= figures["unseen_tools"] <= 1
             assert 0 <= figures["fitted"] <= 1
         assert 0 <= by["multiple"]["arguments"] <= by["multiple"]["top-1"]["fitted"]
     assert "left out" in done.stderr

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from toolrun.selection.arguments import fill
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import without_values
@@ -719,3 +721,61 @@ def test_a_names_s_is_a_possessive_before_a_noun_a_number_or_a_comma() -> None:
         "people": ["Einstein", "Newton", "Bohr"]
     }
     assert fill(person, "I ate at McDonald's.").arguments == {"person": "McDonald's"}
+
+
+CONVERTER = {
+    "amount": {"type": "number"},
+    "from_currency": {"type": "string", "description": "The currency to convert from."},
+    "to_currency": {"type": "string", "description": "The currency to convert to."},
+}
+
+
+@pytest.mark.parametrize(
+    ("task", "source", "target"),
+    [
+        ("Convert 150 Euros to Canadian dollars.", "EUR", "CAD"),
+        # The target named first, the source after the verb that converts it.
+        ("What is the cost in British Pounds if I convert 200 US dollars?", "USD", "GBP"),
+        ("Exchange rate from British pounds to Japanese yen", "GBP", "JPY"),
+        ("How much is $200 USD in yen?", "USD", "JPY"),  # the sign and the code: one
+        ("convert 100 swedish kronor to NOK", "SEK", "NOK"),
+        ("rate between USD and EUR", "USD", "EUR"),  # no side said: in order
+    ],
+)
+def test_currency_parameters_take_the_codes_of_the_currencies_on_their_side(
+    task: str, source: str, target: str
+) -> None:
+    filled = fill(card(CONVERTER, ["from_currency", "to_currency"]), task)
+
+    assert filled.arguments["from_currency"] == source
+    assert filled.arguments["to_currency"] == target
+    assert filled.sources["to_currency"] == "currency in the task"
+
+
+def test_a_lone_currency_parameter_takes_the_one_named_and_none_is_made_up() -> None:
+    worth = card(
+        {
+            "name": {"type": "string", "description": "The celebrity's full name."},
+            "currency": {"type": "string", "description": "Default is 'USD'."},
+        },
+        ["name"],
+    )
+
+    assert fill(worth, "Net worth in euros of Lionel Messi").arguments == {
+        "name": "Lionel Messi",
+        "currency": "EUR",
+    }
+    assert fill(worth, "Net worth of Lionel Messi").arguments == {"name": "Lionel Messi"}
+    converter = card(CONVERTER, ["from_currency"])
+    assert "from_currency" not in fill(converter, "Convert it to yen").arguments  # no source
+
+
+def test_a_currency_taken_is_no_name_for_another_parameter() -> None:
+    tool = card(
+        {**CONVERTER, "bank": {"type": "string", "description": "The bank to use."}},
+        ["from_currency", "to_currency", "bank"],
+    )
+
+    filled = fill(tool, "Convert 150 Euros to Canadian Dollars at Royal Bank")
+
+    assert filled.arguments["bank"] == "Royal Bank"  # not "Euros"

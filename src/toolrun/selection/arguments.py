@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.currencies import chosen
 from toolrun.selection.facts import Facts
 from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
 from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
@@ -342,9 +343,15 @@ def _text(
 
 def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     """The kind of value the parameter's name or description asks for, where the task
-    has one: what to replace, a URL, an e-mail address, a pattern, a path, a date (in the
-    format asked), a year, a math expression."""
+    has one: what to replace, a currency's code (of its side: "from", "to"), a URL, an
+    e-mail address, a pattern, a path, a date (in the format asked), a year, a math
+    expression."""
     own, words = asked.own, asked.words
+    if "currency" in own and (mention := chosen(own, facts.currencies)):
+        facts.currencies.remove(mention)
+        written = mention.text.lower()  # "British Pounds" is no name for another
+        facts.names[:] = [n for n in facts.names if n.lower() not in written]
+        return mention.code, "currency in the task"
     if facts.pair and own & (_OLD | _NEW):
         return facts.pair[0 if own & _OLD else 1], "what to replace in the task"
     kinds: list[tuple[frozenset[str], list[Any], str]] = [

@@ -16,6 +16,7 @@ from functools import lru_cache
 from itertools import pairwise, takewhile
 from typing import Any
 
+from toolrun.selection.currencies import Mention, mentions
 from toolrun.selection.dates import Day, dates
 from toolrun.selection.phrases import address_spans, counted, verbatim_spans
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, split_words, stem
@@ -143,6 +144,7 @@ class Facts:
     addresses: list[str] = field(default_factory=list)  # "221B Baker Street, London"
     counted: list[list[str]] = field(default_factory=list)  # "five burgers and six wings"
     counts: list[list[int]] = field(default_factory=list)  # … their counts: [5, 6]
+    currencies: list[Mention] = field(default_factory=list)  # "150 euros to yen"
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     given_places: list[str] = field(default_factory=list)  # names place parameters took
@@ -238,6 +240,7 @@ class Facts:
             addresses=addresses,
             counted=counted_items,
             counts=counts,
+            currencies=mentions(task),
             coded=_coded(task),
             words=_word_lists(bare),
             whole=task.strip(),

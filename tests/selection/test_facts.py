@@ -70,6 +70,13 @@ def test_dates_as_tasks_write_them_and_in_the_format_a_description_asks() -> Non
     assert Facts.of("since July 2022").dates[0].written() == "2022-07-01"
 
 
+def test_dates_with_the_year_first_or_no_space_after_the_comma() -> None:
+    stay = Facts.of("a room from 2023 April 4th to April 8th, then from 15th October,2023")
+
+    assert [day.written() for day in stay.dates] == ["2023-04-04", "2023-04-08", "2023-10-15"]
+    assert Facts.of("in 2023 may 5 people come").dates == []  # "may" is no month here
+
+
 def test_numbers_exponents_scientific_units_and_number_words() -> None:
     facts = Facts.of("at 9.8 m/s^2, a charge of 1e-9, at 300K, for $300K, three times")
 

@@ -1,6 +1,7 @@
-"""Dates as tasks write them ("May 10th, 2020", "March.11, 2022", "2022/08/16",
-"06-01-2023", "July 2022"), and written back in the format a parameter's description asks
-("in the format MM-DD-YYYY"; ISO where it names none)."""
+"""Dates as tasks write them ("May 10th, 2020", "March.11, 2022", "15th October,2023",
+"2023 April 4th", "2022/08/16", "06-01-2023", "July 2022"), and written back in the
+format a parameter's description asks ("in the format MM-DD-YYYY"; ISO where it names
+none)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,18 @@ _MONTH = "|".join(f"{name[:3]}(?:{name[3:]})?" for name in MONTHS) + "|sept"
 _DIGIT = re.compile(r"\d")
 _NUMERIC = re.compile(r"(?<![\w/.-])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\w/-])")
 _NUMERIC_YEAR_LAST = re.compile(r"(?<![\w/.-])(\d{1,2})([-/.])(\d{1,2})\2(\d{4})(?![\w/-])")
+_BEFORE_YEAR = r"(?:,\s*|\s+)"  # "May 10th, 2020", "15th October,2023", "1st June 2022"
 _MONTH_FIRST = re.compile(
-    rf"\b({_MONTH})(?![a-z])\.?\s*(\d{{1,2}})(?:st|nd|rd|th)?\b,?\s+(\d{{4}})\b", re.I
+    rf"\b({_MONTH})(?![a-z])\.?\s*(\d{{1,2}})(?:st|nd|rd|th)?\b{_BEFORE_YEAR}(\d{{4}})\b", re.I
 )
 _DAY_FIRST = re.compile(
-    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b\.?,?\s+(\d{{4}})\b", re.I
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\b\.?{_BEFORE_YEAR}(\d{{4}})\b", re.I
+)
+# A year, then a month capitalised ("2023 April 4th"; not "in 2023 may 5 people").
+_CAPITALISED = "|".join(f"{name[:3].title()}(?:{name[3:]})?" for name in MONTHS) + "|Sept"
+_YEAR_FIRST = re.compile(
+    rf"\b(\d{{4}}),?\s+({_CAPITALISED})(?![a-z])\.?\s*(\d{{1,2}})(?:st|nd|rd|th)?\b"
+    r"(?![,.]?\s*\d)"
 )
 _MONTH_DAY = re.compile(
     rf"\b({_MONTH})(?![a-z])\.?\s*(\d{{1,2}})(?:st|nd|rd|th)?\b(?![,.]?\s*\d)", re.I
@@ -83,6 +91,7 @@ def dates(text: str) -> tuple[list[Day], str]:
         return [day for _, day in sorted(found, key=lambda pair: pair[0])], text
     text = _MONTH_FIRST.sub(lambda m: take(m, _valid(int(m[3]), month(m[1]), int(m[2]))), text)
     text = _DAY_FIRST.sub(lambda m: take(m, _valid(int(m[3]), month(m[2]), int(m[1]))), text)
+    text = _YEAR_FIRST.sub(lambda m: take(m, _valid(int(m[1]), month(m[2]), int(m[3]))), text)
     text = _MONTH_YEAR.sub(lambda m: take(m, Day(int(m[2]), month(m[1]))), text)
     yearless = [(m, month(m[1]), int(m[2])) for m in _MONTH_DAY.finditer(text)]
     for match, number, day in yearless:  # "April 3rd to April 5th 2023"

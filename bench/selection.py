@@ -8,9 +8,9 @@
     python bench/selection.py [--lexical] calibrate BFCL_DIR [--write [FILE]]
         step 4's judge (`toolrun.selection.judge`) on every development set at once:
         each set left out in turn (fitted on the others, scored on it), each set's
-        questions whose tools the judge was not fitted on (FOLDS folds of every set's
-        questions, grouped by their tools, each scored by the judge fitted on the
-        others), then fitted on all; one table of top-1 (or "no suitable tool") and
+        questions of tools the judge was not fitted on (FOLDS folds of every set's
+        questions, each scored by the judge fitted on the other folds' questions that
+        offer none of its tools), then fitted on all; one table of top-1 (or "no suitable tool") and
         argument accuracy per set, by words and, with the model, by meaning; then a
         table of each set scored by the judge fitted on all with its bar moved (the
         `min_confidence` trade). --write stores the judges fitted on all sets in
@@ -149,7 +149,7 @@ def seal(tools: Path, queries: Path, encoder: Encoder | None) -> dict[str, Any]:
 BFCL_SETS = {"multiple": True, "live_simple": True, "simple_python": True, "irrelevance": False}
 REGISTRY_SET = "toolrun"
 WIDE = 110  # columns for the calibration table
-FOLDS = 5  # of every set's questions, grouped by their tools (`Judged.fold`)
+FOLDS = 5  # of every set's questions (`Judged.fold`)
 REGISTRY_TASKS = Path(__file__).parent / "data" / "toolrun_tasks.jsonl"
 JUDGE_FILE = Path(__file__).resolve().parents[1] / "src" / "toolrun" / "selection" / "judge.json"
 
@@ -174,14 +174,13 @@ class Judged:
     fits: bool  # a tool in the list fits (else "no suitable tool" is right)
     synthetic: bool  # another question's tools: a negative made for fitting only
     candidates: list[Seen]
-    tools: str  # what decides its fold: the question's first tool by name (`fold`)
+    offered: frozenset[str]  # the names of the tools it was offered
+    fold_key: str  # what decides its fold (a made negative's is its question's)
 
     @property
     def fold(self) -> int:
-        """Its fold among FOLDS: the questions offered the same first tool share one (a
-        made negative its question's), so no question is judged by a fit on questions
-        offered its tools."""
-        return zlib.crc32(self.tools.encode()) % FOLDS
+        """Its fold among FOLDS."""
+        return zlib.crc32(self.fold_key.encode()) % FOLDS
 
 
 def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
@@ -198,26 +197,30 @@ def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
         for place, record in enumerate(records):
             task = question_text(record)
             answer = answers.get(record["id"], {})
-            offered = min(str(f["name"]) for f in record["function"])
+            offered = frozenset(str(f["name"]) for f in record["function"])
+            key = min(offered)
             selector = Selector([ToolCard.parse(f) for f in record["function"]], encoder)
-            judged.append(Judged(group, fits, False, first(selector, task, answer), offered))
+            seen = first(selector, task, answer)
+            judged.append(Judged(group, fits, False, seen, offered, key))
             if fits:
                 other = records[(place + len(records) // 2) % len(records)]
                 tools = [f for f in other["function"] if f["name"] not in answer]
                 if tools:
                     selector = Selector([ToolCard.parse(f) for f in tools], encoder)
                     made = first(selector, task, {})
-                    judged.append(Judged(group, False, True, made, offered))
-    registry = Selector(
-        [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()], encoder
-    )
+                    names = frozenset(str(f["name"]) for f in tools)
+                    judged.append(Judged(group, False, True, made, names, key))
+    cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
+    registry = Selector(cards, encoder)
+    built_in = frozenset(card.name for card in cards)
     for record in json_lines(REGISTRY_TASKS):
         right = record["tool"]
         answer = {} if right is None else {right: None}
         candidates = first(registry, record["task"], answer)
-        # One registry for all: its tasks are folded by the tool they ask for.
-        asked = right if right is not None else record["task"]
-        judged.append(Judged(REGISTRY_SET, right is not None, False, candidates, asked))
+        # Every task is offered the whole registry: one fold's are judged by a fit on
+        # none of them (the registry's tools are never new to it).
+        key = right if right is not None else record["task"]
+        judged.append(Judged(REGISTRY_SET, right is not None, False, candidates, built_in, key))
     return judged
 
 
@@ -310,12 +313,14 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
     by_words = gather(folder, None)
     by_meaning = gather(folder, encoder) if encoder is not None else None
 
-    def fitted(without: str | None = None, fold: int | None = None) -> tuple[Judges, Judges | None]:
-        """The judges fitted on every set but `without`, on every fold but `fold`."""
+    def fitted(
+        without: str | None = None, unseen: Callable[[Judged], bool] | None = None
+    ) -> tuple[Judges, Judges | None]:
+        """The judges fitted on every set but `without`, on the questions not `unseen`."""
         kept = set(groups) - {without}
 
         def fitting(judged: list[Judged]) -> list[Judged]:
-            return [question for question in judged if question.fold != fold]
+            return [q for q in judged if unseen is None or not unseen(q)]
 
         words = Judges(fit_judge(examples(fitting(by_words), kept, False), BY_WORDS))
         if by_meaning is None:
@@ -323,10 +328,7 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
         meaning = fit_judge(examples(fitting(by_meaning), kept, True), BY_MEANING)
         return words, Judges(words.words, meaning)
 
-    unseen = [
-        unseen_tools(fitted, judged, groups, place)
-        for place, judged in enumerate((by_words, by_meaning))
-    ]
+    unseen = unseen_tools(fitted, by_words, by_meaning, groups)
     table = Table(
         title="step 4's judge: each set left out (fitted on the others), its questions "
         f"of tools not fitted on ({FOLDS} folds), then fitted on all"
@@ -377,26 +379,37 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
 
 def unseen_tools(
     fitted: Callable[..., tuple[Judges, Judges | None]],
-    judged: list[Judged] | None,
+    by_words: list[Judged],
+    by_meaning: list[Judged] | None,
     groups: list[str],
-    place: int,
-) -> dict[str, float]:
-    """Each set's share right over its questions, each judged by the judges (`place`: 0
-    by words, 1 by meaning) fitted on every set's questions of the other folds: what to
-    expect on new questions of a kind seen, offering tools never seen. Empty without
-    `judged`."""
-    right = dict.fromkeys(groups, 0.0)
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each set's share right over its questions (by words, by meaning), each fold's
+    judged by the judges fitted on the questions of the other folds that were offered
+    none of its tools: what to expect on new questions of a kind seen, offering tools
+    not seen. (The lists hold the same questions in the same order.)"""
+    right: list[dict[str, float]] = [dict.fromkeys(groups, 0.0), dict.fromkeys(groups, 0.0)]
     total = dict.fromkeys(groups, 0)
-    for fold in range(FOLDS if judged is not None else 0):
-        assert judged is not None  # for mypy: no folds without questions
-        judges = fitted(fold=fold)[place]
-        held = [question for question in judged if question.fold == fold]
+    for fold in range(FOLDS):
+        held = [q for q in by_words if q.fold == fold]
+        tools = frozenset().union(*(q.offered for q in held if not q.synthetic))
+
+        def unseen(question: Judged, fold: int = fold, tools: frozenset[str] = tools) -> bool:
+            return question.fold == fold or bool(question.offered & tools)
+
+        judges = fitted(unseen=unseen)
         for group in groups:
             n = sum(q.group == group and not q.synthetic for q in held)
-            if n and judges is not None:
-                right[group] += scored(judges, held, group)[0] * n
-                total[group] += n
-    return {group: right[group] / total[group] for group in groups if total[group]}
+            total[group] += n
+            for place, judged in enumerate((by_words, by_meaning)):
+                each = judges[place]
+                if n and judged is not None and each is not None:
+                    kept = [q for q in judged if q.fold == fold]
+                    right[place][group] += scored(each, kept, group)[0] * n
+    words, meaning = (
+        {group: shares[group] / total[group] for group in groups if total[group]}
+        for shares in right
+    )
+    return words, meaning
 
 
 # `min_confidence` settings shown against each set: the trade the judge offers.

@@ -740,12 +740,19 @@ CONVERTER = {
         ("How much is $200 USD in yen?", "USD", "JPY"),  # the sign and the code: one
         ("convert 100 swedish kronor to NOK", "SEK", "NOK"),
         ("rate between USD and EUR", "USD", "EUR"),  # no side said: in order
+        ("Convert to yen 100 dollars", "USD", "JPY"),  # a side is said after the last one
+        ("Convert the price in euros to dollars", "EUR", "USD"),  # "to" over "in"
+        ("100USD to EUR", "USD", "EUR"),
+        ("500 pounds sterling to euros", "GBP", "EUR"),
     ],
 )
+@pytest.mark.parametrize("first", ["from_currency", "to_currency"])
 def test_currency_parameters_take_the_codes_of_the_currencies_on_their_side(
-    task: str, source: str, target: str
+    task: str, source: str, target: str, first: str
 ) -> None:
-    filled = fill(card(CONVERTER, ["from_currency", "to_currency"]), task)
+    required = sorted(["from_currency", "to_currency"], key=lambda name: name != first)
+
+    filled = fill(card(CONVERTER, required), task)
 
     assert filled.arguments["from_currency"] == source
     assert filled.arguments["to_currency"] == target
@@ -768,12 +775,18 @@ def test_a_lone_currency_parameter_takes_the_one_named_and_none_is_made_up() -> 
     assert fill(worth, "Net worth of Lionel Messi").arguments == {"name": "Lionel Messi"}
     converter = card(CONVERTER, ["from_currency"])
     assert "from_currency" not in fill(converter, "Convert it to yen").arguments  # no source
+    price = card({"currency": {"type": "string"}}, ["currency"])
+    assert fill(price, "How much are 100 pounds of flour in dollars?").arguments == {
+        "currency": "USD"  # the pounds are a weight
+    }
+    for no_currency in ("What did Rand Paul say to Franc?", "9000 norwegian kroners"):
+        assert fill(price, no_currency).sources.get("currency") != "currency in the task"
 
 
-def test_a_currency_taken_is_no_name_for_another_parameter() -> None:
+def test_a_currency_is_no_name_for_another_parameter() -> None:
     tool = card(
-        {**CONVERTER, "bank": {"type": "string", "description": "The bank to use."}},
-        ["from_currency", "to_currency", "bank"],
+        {"bank": {"type": "string", "description": "The bank to use."}, **CONVERTER},
+        ["bank", "from_currency", "to_currency"],
     )
 
     filled = fill(tool, "Convert 150 Euros to Canadian Dollars at Royal Bank")

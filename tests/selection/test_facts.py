@@ -71,10 +71,17 @@ def test_dates_as_tasks_write_them_and_in_the_format_a_description_asks() -> Non
 
 
 def test_dates_with_the_year_first_or_no_space_after_the_comma() -> None:
-    stay = Facts.of("a room from 2023 April 4th to April 8th, then from 15th October,2023")
+    stay = Facts.of("from 2023 April 4th to April 8th, then 15th October,2023 or May 2,2024")
 
-    assert [day.written() for day in stay.dates] == ["2023-04-04", "2023-04-08", "2023-10-15"]
+    assert [day.written() for day in stay.dates] == [
+        "2023-04-04",
+        "2023-04-08",
+        "2023-10-15",
+        "2024-05-02",
+    ]
     assert Facts.of("in 2023 may 5 people come").dates == []  # "may" is no month here
+    assert Facts.of("order 1234 May 5, then call 0800 March 3").dates == []  # no years
+    assert Facts.of("2023 Feb 30 or June 31, 2024").dates == []  # no such days
 
 
 def test_numbers_exponents_scientific_units_and_number_words() -> None:

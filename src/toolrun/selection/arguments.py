@@ -349,8 +349,6 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     own, words = asked.own, asked.words
     if "currency" in own and (mention := chosen(own, facts.currencies)):
         facts.currencies.remove(mention)
-        written = mention.text.lower()  # "British Pounds" is no name for another
-        facts.names[:] = [n for n in facts.names if n.lower() not in written]
         return mention.code, "currency in the task"
     if facts.pair and own & (_OLD | _NEW):
         return facts.pair[0 if own & _OLD else 1], "what to replace in the task"

@@ -10,14 +10,13 @@ from typing import Literal
 
 Side = Literal["from", "to"] | None
 
-# What a currency is called, lowercase, singular (a plural "s" or "es" is read too); a
-# name that is also a common word ("won", "real", "crown") only with its country's.
+# What a currency is called, lowercase, singular; a name that is also a common word or a
+# person's ("won", "real", "rand", "franc", "buck") only with its country's.
 _NAMES: dict[str, str] = {
     "us dollar": "USD",
     "u.s. dollar": "USD",
     "american dollar": "USD",
     "dollar": "USD",
-    "buck": "USD",
     "canadian dollar": "CAD",
     "australian dollar": "AUD",
     "new zealand dollar": "NZD",
@@ -33,11 +32,9 @@ _NAMES: dict[str, str] = {
     "chinese yuan": "CNY",
     "yuan": "CNY",
     "renminbi": "CNY",
-    "rmb": "CNY",
     "indian rupee": "INR",
     "rupee": "INR",
     "swiss franc": "CHF",
-    "franc": "CHF",
     "mexican peso": "MXN",
     "peso": "MXN",
     "brazilian real": "BRL",
@@ -51,30 +48,45 @@ _NAMES: dict[str, str] = {
     "danish krone": "DKK",
     "turkish lira": "TRY",
     "south african rand": "ZAR",
-    "rand": "ZAR",
     "polish zloty": "PLN",
     "zloty": "PLN",
-    "bitcoin": "BTC",
 }
-_PLURALS = {"swedish krona": "swedish kronor", "norwegian krone": "norwegian kroner"}
+# Plurals not made with "s": the irregular ones, and those of names of two words whose
+# first takes the "s" ("pounds sterling").
+_IRREGULAR = {
+    "swedish kronor": "SEK",
+    "norwegian kroner": "NOK",
+    "danish kroner": "DKK",
+    "pounds sterling": "GBP",
+}
+# Every way a currency is written, lowercase, its words one space apart: each name, its
+# plural in "s" and the irregular ones.
+_WRITTEN: dict[str, str] = {
+    **{f"{name}s": code for name, code in _NAMES.items()},
+    **_NAMES,
+    **_IRREGULAR,
+}
 _SIGNS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR"}
-# The codes read as written (upper case), beyond those the names give.
-_CODES = frozenset(_NAMES.values()) | {"SEK", "NOK", "DKK", "HUF", "CZK", "ILS", "THB", "AED"}
+# The codes read as written (upper case): not "TRY", a word written in capitals too.
+_CODES = frozenset(_WRITTEN.values()) - {"TRY"} | {"NOK", "DKK", "HUF", "CZK", "ILS", "AED"}
 
 _NAMED = re.compile(
     r"(?<![\w.])(?:"
     + "|".join(
-        r"\s+".join(re.escape(word) for word in name.split()) + r"(?:e?s)?"
-        for name in sorted([*_NAMES, *_PLURALS.values()], key=len, reverse=True)
+        r"\s+".join(re.escape(word) for word in name.split())
+        for name in sorted(_WRITTEN, key=len, reverse=True)
     )
     + r")(?!\w)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,
 )
-_CODED = re.compile(r"(?<![\w$€£¥₹])(?:[A-Z]{3})(?!\w)|[$€£¥₹]")
+_WEIGHT = re.compile(r"pounds?\s+of\b", re.IGNORECASE | re.ASCII)  # "100 pounds of flour"
+_CODED = re.compile(r"(?<![A-Za-z$€£¥₹])[A-Z]{3}(?![A-Za-z])|[$€£¥₹]")
 # Words before a currency that put it on one side: "from euros", "convert 200 dollars",
-# "to yen", "into pounds", "in British pounds" (what a cost is asked in).
+# "to yen", "into pounds"; "in British pounds" (what a cost is asked in) only where no
+# other word says which currency is the target.
 _FROM = frozenset({"from", "convert", "converting", "exchange", "exchanging", "sell", "selling"})
-_TO = frozenset({"to", "into", "in", "buy", "buying"})
+_TO = frozenset({"to", "into", "buy", "buying"})
+_WEAK_TO = "in"
 _BEFORE = 3  # words looked at before a currency (an amount between is skipped)
 _WORD = re.compile(r"[\w.]+")
 
@@ -82,12 +94,12 @@ _WORD = re.compile(r"[\w.]+")
 @dataclass(frozen=True)
 class Mention:
     """A currency the task names: its code, the side of a conversion the words before it
-    say (None: they say neither), and where it starts in the task."""
+    say (None: they say neither), where it starts in the task, and how it is written."""
 
     code: str
     side: Side
     start: int
-    text: str  # as written
+    text: str
 
 
 def mentions(task: str) -> list[Mention]:
@@ -95,25 +107,36 @@ def mentions(task: str) -> list[Mention]:
     USD") counts once."""
     found: dict[int, tuple[str, int]] = {}  # start → (code, end)
     for match in _NAMED.finditer(task):
-        found[match.start()] = (_code_of(match[0]), match.end())
+        if not _WEIGHT.match(task, match.start()):
+            found[match.start()] = (_WRITTEN[" ".join(match[0].lower().split())], match.end())
     for match in _CODED.finditer(task):
         text = match[0]
         code = _SIGNS.get(text) or (text if text in _CODES else None)
         if code is not None and not _inside(found, match.start()):
             found[match.start()] = (code, match.end())
-    ordered = sorted(found.items())
     kept: list[Mention] = []
-    for start, (code, end) in ordered:
-        if kept and kept[-1].code == code and _adjacent(task, ordered, kept[-1].start, start):
+    weak: list[int] = []  # the places in `kept` of those "in" put on the "to" side
+    after = 0  # where the mention before ends: a side is said after it
+    for start, (code, end) in sorted(found.items()):
+        if kept and kept[-1].code == code and re.fullmatch(r"[\s\d.,]*", task[after:start]):
+            after = end
             continue  # "$200 USD", "€ 5 euros": one currency
-        kept.append(Mention(code, _side(task[:start]), start, task[start:end]))
+        side, word = _side(task[after:start])
+        if word == _WEAK_TO:
+            weak.append(len(kept))
+        kept.append(Mention(code, side, start, task[start:end]))
+        after = end
+    if sum(m.side == "to" for m in kept) > 1:  # "the price in euros to dollars"
+        for place in weak:
+            kept[place] = Mention(kept[place].code, None, kept[place].start, kept[place].text)
     return kept
 
 
 def chosen(parameter_words: frozenset[str], found: list[Mention]) -> Mention | None:
     """The mention a currency parameter named by `parameter_words` takes: the one on its
-    side ("from_currency", "base_currency" / "to_currency", "target_currency"), else the
-    first (its side's first by order, the source before the target)."""
+    side ("from_currency", "base_currency" / "to_currency", "target_currency"), else one
+    no word puts on the other side (the first for the source, the second of two for the
+    target); a parameter that names no side takes the first."""
     if not found:
         return None
     if parameter_words & {"from", "base", "source", "origin", "sell", "input"}:
@@ -126,47 +149,23 @@ def chosen(parameter_words: frozenset[str], found: list[Mention]) -> Mention | N
     if sided:
         return sided[0]
     unsided = [m for m in found if m.side is None]
-    if wanted == "to" and not any(m.side == "to" for m in found) and len(unsided) > 1:
-        return unsided[1]  # "150 euros, canadian dollars": the second is the target
-    others = [m for m in found if m.side != _other(wanted)]
-    return others[0] if others else None
-
-
-def _other(side: Side) -> Side:
-    return "to" if side == "from" else "from"
-
-
-def _code_of(written: str) -> str:
-    name = re.sub(r"\s+", " ", written.lower())
-    for plural, singular in ((p, s) for s, p in _PLURALS.items()):
-        if name == plural:
-            return _NAMES[singular]
-    if name in _NAMES:
-        return _NAMES[name]
-    for ending in ("es", "s"):
-        if name.endswith(ending) and name[: -len(ending)] in _NAMES:
-            return _NAMES[name[: -len(ending)]]
-    raise ValueError(f"not a currency name: {written!r}")  # the pattern matched only names
+    if wanted == "to" and len(unsided) > 1 and not any(m.side == "from" for m in found):
+        return unsided[1]  # "between USD and EUR": the second is the target
+    return unsided[0] if unsided else None
 
 
 def _inside(found: dict[int, tuple[str, int]], place: int) -> bool:
     return any(start <= place < end for start, (_code, end) in found.items())
 
 
-def _adjacent(task: str, ordered: list[tuple[int, tuple[str, int]]], first: int, then: int) -> bool:
-    """Only an amount stands between the mention at `first` and the one at `then`."""
-    end = dict(ordered)[first][1]
-    between = task[end:then]
-    return bool(re.fullmatch(r"\s*[\d.,]*\s*", between))
-
-
-def _side(before: str) -> Side:
-    """The side the words before a currency put it on: the nearest telling word among the
-    last few, an amount skipped ("convert 200 US dollars")."""
+def _side(before: str) -> tuple[Side, str | None]:
+    """The side the words before a currency put it on, with the word that says it: the
+    nearest telling word among the last few, an amount skipped ("convert 200 US
+    dollars")."""
     words = [w.lower() for w in _WORD.findall(before)]
     for word in reversed(words[-_BEFORE:]):
         if word in _FROM:
-            return "from"
-        if word in _TO:
-            return "to"
-    return None
+            return "from", word
+        if word in _TO or word == _WEAK_TO:
+            return "to", word
+    return None, None

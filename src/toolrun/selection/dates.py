@@ -5,6 +5,7 @@ none)."""
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
 
@@ -35,8 +36,8 @@ _DAY_FIRST = re.compile(
 )
 # A year, then a month capitalised ("2023 April 4th"; not "in 2023 may 5 people").
 _CAPITALISED = "|".join(f"{name[:3].title()}(?:{name[3:]})?" for name in MONTHS) + "|Sept"
-_YEAR_FIRST = re.compile(
-    rf"\b(\d{{4}}),?\s+({_CAPITALISED})(?![a-z])\.?\s*(\d{{1,2}})(?:st|nd|rd|th)?\b"
+_YEAR_FIRST = re.compile(  # a year of 1900 to 2099: not "order 1234 May 5"
+    rf"\b((?:19|20)\d\d),?\s+({_CAPITALISED})(?![a-z])\.?\s*(\d{{1,2}})(?:st|nd|rd|th)?\b"
     r"(?![,.]?\s*\d)"
 )
 _MONTH_DAY = re.compile(
@@ -113,6 +114,9 @@ def _month_day(first: str, second: str, year: str) -> Day | None:
 
 
 def _valid(year: int, month: int, day: int) -> Day | None:
-    if 1 <= month <= 12 and 1 <= day <= 31:
-        return Day(year, month, day)
-    return None
+    """The day, where the calendar has it (not "2023 Feb 30")."""
+    try:
+        datetime.date(year, month, day)
+    except ValueError:
+        return None
+    return Day(year, month, day)

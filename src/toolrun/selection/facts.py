@@ -213,6 +213,9 @@ class Facts:
         counted_items, counts = counted(rest)
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
         names, places, named_groups = _names(bare, noted)
+        currencies = mentions(task)
+        written = [mention.text.lower() for mention in currencies]
+        names = [n for n in names if not any(n.lower() in w for w in written)]  # "Euros"
         lines = _RANGE.search(plain)
         return cls(
             quoted,
@@ -240,7 +243,7 @@ class Facts:
             addresses=addresses,
             counted=counted_items,
             counts=counts,
-            currencies=mentions(task),
+            currencies=currencies,
             coded=_coded(task),
             words=_word_lists(bare),
             whole=task.strip(),

@@ -779,6 +779,8 @@ def test_a_lone_currency_parameter_takes_the_one_named_and_none_is_made_up() -> 
     assert fill(price, "How much are 100 pounds of flour in dollars?").arguments == {
         "currency": "USD"  # the pounds are a weight
     }
+    paid = fill(price, "Read https://rates.example/EUR and pay in dollars")
+    assert paid.arguments == {"currency": "USD"}  # not the URL's
     for no_currency in ("What did Rand Paul say to Franc?", "9000 norwegian kroners"):
         assert fill(price, no_currency).sources.get("currency") != "currency in the task"
 

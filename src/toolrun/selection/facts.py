@@ -213,7 +213,7 @@ class Facts:
         counted_items, counts = counted(rest)
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
         names, places, named_groups = _names(bare, noted)
-        currencies = mentions(task)
+        currencies = mentions(rest)  # not in a URL, an address or text given as written
         written = [mention.text.lower() for mention in currencies]
         names = [n for n in names if not any(n.lower() in w for w in written)]  # "Euros"
         lines = _RANGE.search(plain)

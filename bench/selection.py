@@ -10,11 +10,11 @@
         each set left out in turn (fitted on the others, scored on it), each set's
         questions of tools the judge was not fitted on (FOLDS folds of every set's
         questions, each scored by the judge fitted on the other folds' questions that
-        offer none of its tools), then fitted on all; one table of top-1 (or "no suitable tool") and
-        argument accuracy per set, by words and, with the model, by meaning; then a
-        table of each set scored by the judge fitted on all with its bar moved (the
-        `min_confidence` trade). --write stores the judges fitted on all sets in
-        src/toolrun/selection/judge.json (or FILE).
+        offer none of its tools), then fitted on all; one table of top-1 (or "no
+        suitable tool") and argument accuracy per set, by words and, with the model, by
+        meaning; then a table of each set scored by the judge fitted on all with its bar
+        moved (the `min_confidence` trade). --write stores the judges fitted on all sets
+        in src/toolrun/selection/judge.json (or FILE).
 
 With the embedding model installed (the `semantic` extra), selection goes by meaning as
 well as by words; --lexical measures words alone. Each prints a table (to stderr), then
@@ -403,8 +403,8 @@ def unseen_tools(
             for place, judged in enumerate((by_words, by_meaning)):
                 each = judges[place]
                 if n and judged is not None and each is not None:
-                    kept = [q for q in judged if q.fold == fold]
-                    right[place][group] += scored(each, kept, group)[0] * n
+                    in_fold = [q for q in judged if q.fold == fold]
+                    right[place][group] += scored(each, in_fold, group)[0] * n
     words, meaning = (
         {group: shares[group] / total[group] for group in groups if total[group]}
         for shares in right

@@ -4,6 +4,7 @@ currency parameter of step 5 ("from_currency", "target_currency", "currency").""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -79,6 +80,10 @@ _NAMED = re.compile(
     + r")(?!\w)",
     re.IGNORECASE | re.ASCII,
 )
+# The last word of every name and irregular plural: a task that holds none of them
+# names no currency, and the long pattern above is not run on it (selection parses
+# every task; a substring test of each is a tenth of one pass of a pattern).
+_LAST_WORDS = tuple(sorted({name.split()[-1] for name in (*_NAMES, *_IRREGULAR)}))
 _WEIGHT = re.compile(r"pounds?\s+of\b", re.IGNORECASE | re.ASCII)  # "100 pounds of flour"
 _CODED = re.compile(r"(?<![A-Za-z$€£¥₹])[A-Z]{3}(?![A-Za-z])|[$€£¥₹]")
 # Words before a currency that put it on one side: "from euros", "convert 200 dollars",
@@ -106,7 +111,9 @@ def mentions(task: str) -> list[Mention]:
     """The currencies `task` names, in order; a sign next to a named or coded one ("$200
     USD") counts once."""
     found: dict[int, tuple[str, int]] = {}  # start → (code, end)
-    for match in _NAMED.finditer(task):
+    lowered = task.lower()
+    named = _NAMED.finditer(task) if any(w in lowered for w in _LAST_WORDS) else ()
+    for match in named:
         if not _WEIGHT.match(task, match.start()):
             found[match.start()] = (_WRITTEN[" ".join(match[0].lower().split())], match.end())
     for match in _CODED.finditer(task):
@@ -128,7 +135,7 @@ def mentions(task: str) -> list[Mention]:
         after = end
     if sum(m.side == "to" for m in kept) > 1:  # "the price in euros to dollars"
         for place in weak:
-            kept[place] = Mention(kept[place].code, None, kept[place].start, kept[place].text)
+            kept[place] = dataclasses.replace(kept[place], side=None)
     return kept
 
 

@@ -214,8 +214,8 @@ class Facts:
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
         names, places, named_groups = _names(bare, noted)
         currencies = mentions(rest)  # not in a URL, an address or text given as written
-        written = [mention.text.lower() for mention in currencies]
-        names = [n for n in names if not any(n.lower() in w for w in written)]  # "Euros"
+        written = [f" {' '.join(m.text.lower().split())} " for m in currencies]
+        names = [n for n in names if not any(f" {n.lower()} " in w for w in written)]
         lines = _RANGE.search(plain)
         return cls(
             quoted,

@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Protocol
@@ -92,7 +93,7 @@ class SweepTracker:
         return sorted(found - self._spared)
 
     def kill_all(self) -> None:
-        _kill(self.survivors())
+        _kill_until_gone(self.survivors)
 
     def close(self) -> None:
         if self._pids is not None:
@@ -225,7 +226,8 @@ def kill_labelled(label: str) -> None:
     if pids_base is not None:
         for group in pids_base.glob(f"{label}-*"):
             PidsGroup.close_group(group)
-    _kill(_sweep(f"{CALL_MARKER_VAR}={label}-".encode(), None))
+    needle = f"{CALL_MARKER_VAR}={label}-".encode()
+    _kill_until_gone(lambda: _sweep(needle, None))
 
 
 def isolation_kind(*, use_cgroups: bool) -> str:
@@ -308,6 +310,18 @@ def _sweep(needle: bytes, pgid: int | None) -> list[int]:
             if mine and not _is_zombie(name):
                 found.append(pid)
     return found
+
+
+def _kill_until_gone(find: Callable[[], list[int]]) -> None:
+    """Kill what `find` finds until it finds nothing (or `_EMPTY_WAIT_S` has passed).
+
+    One sweep is not enough: a process forked after /proc was listed, or one mid-exec
+    whose environment cannot be read, is missed by it and found by the next.
+    """
+    deadline = time.monotonic() + _EMPTY_WAIT_S
+    while (pids := find()) and time.monotonic() < deadline:
+        _kill(pids)
+        time.sleep(0.001)  # a killed process turns zombie within a millisecond or two
 
 
 def _kill(pids: list[int]) -> None:

@@ -794,3 +794,31 @@ def test_a_currency_is_no_name_for_another_parameter() -> None:
     filled = fill(tool, "Convert 150 Euros to Canadian Dollars at Royal Bank")
 
     assert filled.arguments["bank"] == "Royal Bank"  # not "Euros"
+
+
+def test_a_date_and_time_and_a_time_zone_named_by_its_place() -> None:
+    reschedule = card(
+        {
+            "event": typed("string"),
+            "dateOrTime": typed(
+                "string", "The new date and time, in ISO-8601 format (e.g., 'YYYY-MM-DDTHH:MM:SS')."
+            ),
+            "timezone": typed(
+                "string",
+                "The Olson identifier of the time zone.",
+                enum=["Asia/Tokyo", "America/New_York", "Europe/London", "UTC"],
+            ),
+        },
+        ["event", "dateOrTime", "timezone"],
+    )
+
+    filled = fill(reschedule, "Reschedule event 'Bob-123' to November 1, 2023 at 4pm London time")
+
+    assert filled.arguments == {
+        "event": "Bob-123",
+        "dateOrTime": "2023-11-01T16:00:00",
+        "timezone": "Europe/London",
+    }
+    new_york = fill(reschedule, "Move 'x' to 2023-11-01 at 9:15 am New York time").arguments
+    assert new_york["timezone"] == "America/New_York"
+    assert new_york["dateOrTime"] == "2023-11-01T09:15:00"

@@ -3,6 +3,8 @@ identifiers, a replace pair, a range; and the task's words without them."""
 
 from __future__ import annotations
 
+import pytest
+
 from toolrun.selection.facts import Facts, without_values
 
 
@@ -82,6 +84,81 @@ def test_dates_with_the_year_first_or_no_space_after_the_comma() -> None:
     assert Facts.of("in 2023 may 5 people come").dates == []  # "may" is no month here
     assert Facts.of("order 1234 May 5, then call 0800 March 3").dates == []  # no years
     assert Facts.of("2023 Feb 30 or June 31, 2024").dates == []  # no such days
+
+
+@pytest.mark.parametrize(
+    ("task", "time"),
+    [
+        ("Move it to November 1, 2023 at 8pm London time", (20, 0)),
+        ("on the 15th of April 2021 at 1:45 pm, UTC", (13, 45)),
+        ("departing on the 12th of March 2023 at 3 in the afternoon", (15, 0)),
+        ("available on 2024-03-12 16:00 - 18:00", (16, 0)),
+        ("at 7 in the morning on 2022-05-03", (7, 0)),
+        ("May 12 2023 at 12am", (0, 0)),
+    ],
+)
+def test_a_time_of_day_written_next_to_a_date_goes_with_it(
+    task: str, time: tuple[int, int]
+) -> None:
+    facts = Facts.of(task)
+
+    assert [day.time for day in facts.dates] == [time]
+    assert not {n.value for n in facts.numbers} & {time[0], 3, 7, 12}  # its hour is used
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "on May 5, 2023 3 people come",  # a bare number is no time
+        "May 10th, 2020 at 25:00",  # no such hour
+        "May 10th, 2020 at 13pm",
+        "in July 2022 at 8pm",  # no day to give it to
+    ],
+)
+def test_what_is_no_time_of_a_date(task: str) -> None:
+    assert all(day.time is None for day in Facts.of(task).dates)
+
+
+def test_a_date_with_its_time_is_written_as_the_description_asks() -> None:
+    [day] = Facts.of("November 1, 2023 at 8pm").dates
+
+    assert day.written("in ISO-8601 format (e.g., 'YYYY-MM-DDTHH:MM:SS')") == "2023-11-01T20:00:00"
+    assert day.written("in ISO-8601 format, such as '2023-04-15T13:45:00Z'") == (
+        "2023-11-01T20:00:00Z"
+    )
+    assert day.written("in the format of 'dd/mm/yyyy HH:MM'") == "01/11/2023 20:00"
+    assert day.written("in the format of 'YYYY-MM-DD HH:mm:ss'") == "2023-11-01 20:00:00"
+    assert day.written("in the format of 'YYYY-MM-DD'") == "2023-11-01"  # no time asked
+    assert day.written() == "2023-11-01"
+    [untimed] = Facts.of("November 1, 2023").dates
+    assert untimed.written("in the format 'YYYY-MM-DDTHH:MM:SS'") == "2023-11-01"
+
+
+@pytest.mark.parametrize(
+    ("task", "days"),
+    [
+        ("Forecast for the upcoming Saturday? Today is Tuesday April 25th 2023", ["2023-04-29"]),
+        ("the coming Tuesday; today is Tuesday April 25th 2023", ["2023-05-02"]),  # not today
+        ("next Wednesday, today is Monday April 25th 2023", ["2023-04-27"]),  # the user's day
+        ("for tomorrow; today is 2023-12-31", ["2024-01-01"]),
+        ("the day after tomorrow, today's date is 2024-02-28", ["2024-03-01"]),
+        ("tomorrow, or May 6, 2023", []),  # no today to count from
+    ],
+)
+def test_days_counted_from_the_date_a_task_gives_as_today(task: str, days: list[str]) -> None:
+    written = [day.written() for day in Facts.of(task).dates]
+
+    assert written[: len(days)] == days
+    assert len(written) == len(days) + 1  # today's date is still there, after
+
+
+def test_a_time_after_a_counted_day_goes_with_it() -> None:
+    facts = Facts.of("move it to next Thursday at 4:30 PM? Today is Monday 2022-10-17")
+
+    assert [day.written("as 'YYYY-MM-DD HH:MM'") for day in facts.dates] == [
+        "2022-10-20 16:30",
+        "2022-10-17",
+    ]
 
 
 def test_numbers_exponents_scientific_units_and_number_words() -> None:

@@ -73,6 +73,9 @@ def named_option(
     for option in options:
         if _written(str(option), task):
             return option, "enum value in the task"
+    for option in options:  # a time zone by its place: "London time" → Europe/London
+        if (place := _zone_place(str(option))) and _written(place, task):
+            return option, "enum value in the task (a time zone by its place)"
     for value, meaning in meanings:
         if value in options and _written(meaning, task):
             return value, "enum value in the task (by its meaning)"
@@ -92,6 +95,16 @@ def named_options(options: list[Any], task: str) -> list[Any]:
     found = [o for o in options if _written(str(o), task) or _by_stem(str(o), task)]
     lowered = task.lower()
     return sorted(found, key=lambda o: (lowered.find(str(o).lower()) + 1) or len(task) + 1)
+
+
+_ZONE = re.compile(r"(?:[A-Z][a-z]+/)+([A-Z][A-Za-z]+(?:_[A-Z][A-Za-z]+)*)")
+
+
+def _zone_place(option: str) -> str:
+    """The place an Olson time zone is named after ("New York" of America/New_York), ""
+    for any other value."""
+    found = _ZONE.fullmatch(option)
+    return found[1].replace("_", " ") if found else ""
 
 
 @functools.lru_cache(maxsize=8192)

@@ -4,8 +4,12 @@ Both sides: prefork workers with -c 2 and toolrun's reliability settings (acks_l
 reject_on_worker_lost, prefetch 1), Redis on loopback, both running for the whole bench
 (on queues of their own). Clients: 1 (latency) and 32 concurrent (latency under load,
 throughput). At one client the two sides' calls alternate, one by one, so that a change
-in this VM's speed during the run (its hours differ by ±30%) falls on both alike; at 32
-clients each side is loaded in turn, Celery's first. Prints a table, writes
+in this VM's speed during the run (its hours differ by ±30%) falls on both alike. At 32
+clients the sides are loaded in turn, in ROUNDS rounds of `seconds / ROUNDS` each, in
+the order Celery, toolrun, toolrun, Celery, ... (a drift in speed falls on both alike
+here too); a round counts only the calls that end in its steady state: from WARMUP_S
+after its clients start to its end (the clients' first calls, and the last ones in
+flight when it ends, are not counted). Prints a table, writes
 bench/results/platform_roundtrip.json. Nothing is asserted.
 
     .venv/bin/python -m bench.platform_roundtrip [--seconds 10] [--traces] [--profile DIR]
@@ -59,6 +63,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHECKOUT_PATH = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
 RESULTS = ROOT / "bench" / "results" / "platform_roundtrip.json"
 CONCURRENCY = 32
+ROUNDS = 4  # of each side at CONCURRENCY clients, alternated
+WARMUP_S = 0.5  # of each round, not counted
 API_PROCESSES = int(os.environ.get("BENCH_API_PROCESSES", "1"))
 # The call every round-trip bench makes: a `read` of the small file of `small_workspace`.
 READ_BODY = {"tool_name": "read", "arguments": {"file_path": "small.txt"}}
@@ -75,6 +81,24 @@ def small_workspace(parent: Path) -> Path:
 def percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+@dataclass
+class Steady:
+    """The calls of a side's rounds that ended in their steady state: each call's
+    latency, and how long the rounds' counted windows lasted together."""
+
+    latencies_s: list[float]
+    elapsed_s: float = 0.0
+
+    def add(self, ended: list[tuple[float, float]], start: float, end: float) -> None:
+        """Count the calls of `ended` (when each ended, its latency) that ended from
+        `start` to `end`, a window of the round."""
+        self.latencies_s += [latency for at, latency in ended if start <= at <= end]
+        self.elapsed_s += end - start
+
+    def summary(self) -> dict[str, float]:
+        return summary(self.latencies_s, self.elapsed_s)
 
 
 def summary(latencies_s: list[float], elapsed_s: float) -> dict[str, float]:
@@ -152,25 +176,27 @@ def celery_side(env: dict[str, str], logs: Path) -> Iterator[Any]:
         stop(worker)
 
 
-def run_threads(once: Any, clients: int, seconds: float) -> dict[str, float]:
-    latencies: list[float] = []
+def run_threads(once: Any, clients: int, seconds: float, into: Steady) -> None:
+    """`clients` threads calling `once` for WARMUP_S, then `seconds` counted (`into`)."""
+    ended: list[tuple[float, float]] = []
     lock = threading.Lock()
-    deadline = time.perf_counter() + seconds
+    started = time.perf_counter()
+    deadline = started + WARMUP_S + seconds
 
     def loop() -> None:
         mine = []
         while time.perf_counter() < deadline:
-            mine.append(once())
+            latency = once()
+            mine.append((time.perf_counter(), latency))
         with lock:
-            latencies.extend(mine)
+            ended.extend(mine)
 
     threads = [threading.Thread(target=loop) for _ in range(clients)]
-    started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return summary(latencies, time.perf_counter() - started)
+    into.add(ended, started + WARMUP_S, deadline)
 
 
 @dataclass
@@ -302,7 +328,7 @@ async def run_clients(
             await once(connections[0])
         if profile is not None:
             samplers = [
-                sample(process, profile / f"{name}.txt", 3 * seconds + 5)
+                sample(process, profile / f"{name}.txt", 4 * seconds + 2 * ROUNDS * WARMUP_S + 5)
                 for name, process in (("api", toolrun.api), ("worker", toolrun.worker))
             ]
         # One client: a Celery call, then a toolrun call (this loop has nothing else to do
@@ -315,17 +341,30 @@ async def run_clients(
             ours.append(await once(connections[0]))
         celery = {"1 client": summary(theirs, sum(theirs))}
         toolrun_figures = {"1 client": summary(ours, sum(ours))}
-        label = f"{CONCURRENCY} clients"
-        celery[label] = await asyncio.to_thread(run_threads, celery_once, CONCURRENCY, seconds)
         await connections.pop().close()
-        connections += [
-            await Connection.open("127.0.0.1", port, toolrun.token) for _ in range(CONCURRENCY)
-        ]
-        latencies: list[float] = []
-        deadline = time.perf_counter() + seconds
-        started = time.perf_counter()
-        await asyncio.gather(*(_loop(once, c, deadline, latencies) for c in connections))
-        toolrun_figures[label] = summary(latencies, time.perf_counter() - started)
+        theirs_loaded, ours_loaded = Steady([]), Steady([])
+        for round_ in range(ROUNDS):
+            for side in ("celery", "toolrun") if round_ % 2 == 0 else ("toolrun", "celery"):
+                if side == "celery":
+                    await asyncio.to_thread(
+                        run_threads, celery_once, CONCURRENCY, seconds / ROUNDS, theirs_loaded
+                    )
+                    continue
+                # Opened for each round: uvicorn closes a connection idle for 5 s.
+                connections += [
+                    await Connection.open("127.0.0.1", port, toolrun.token)
+                    for _ in range(CONCURRENCY)
+                ]
+                ended: list[tuple[float, float]] = []
+                started = time.perf_counter()
+                deadline = started + WARMUP_S + seconds / ROUNDS
+                await asyncio.gather(*(_loop(once, c, deadline, ended) for c in connections))
+                ours_loaded.add(ended, started + WARMUP_S, deadline)
+                while connections:
+                    await connections.pop().close()
+        label = f"{CONCURRENCY} clients"
+        celery[label] = theirs_loaded.summary()
+        toolrun_figures[label] = ours_loaded.summary()
         return celery, toolrun_figures
     finally:
         for sampler in samplers:
@@ -334,9 +373,12 @@ async def run_clients(
             await connection.close()
 
 
-async def _loop(once: Any, connection: Connection, deadline: float, into: list[float]) -> None:
+async def _loop(
+    once: Any, connection: Connection, deadline: float, into: list[tuple[float, float]]
+) -> None:
     while time.perf_counter() < deadline:
-        into.append(await once(connection))
+        latency = await once(connection)
+        into.append((time.perf_counter(), latency))
 
 
 def main() -> None:

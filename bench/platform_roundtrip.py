@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,7 @@ class Steady:
     """The calls of a side's rounds that ended in their steady state: each call's
     latency, and how long the rounds' counted windows lasted together."""
 
-    latencies_s: list[float]
+    latencies_s: list[float] = field(default_factory=list)
     elapsed_s: float = 0.0
 
     def add(self, ended: list[tuple[float, float]], start: float, end: float) -> None:
@@ -305,11 +305,11 @@ def sample(process: subprocess.Popen[bytes], into: Path, seconds: float) -> subp
 async def run_clients(
     celery_once: Any, toolrun: ToolrunSide, seconds: float, profile: Path | None
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
-    """Both sides' figures at 1 client (calls alternated) and at 32 (Celery's, then
-    toolrun's): (celery, toolrun)."""
+    """Both sides' figures at 1 client (calls alternated) and at 32 (ROUNDS rounds a
+    side, alternated): (celery, toolrun)."""
     path, body = "/v1/calls?wait=10", READ_BODY
     port = toolrun.port
-    # Opened for each phase: uvicorn closes a connection idle for 5 s.
+    # Opened for each phase and round: uvicorn closes a connection idle for 5 s.
     connections = [await Connection.open("127.0.0.1", port, toolrun.token)]
 
     async def once(connection: Connection) -> float:
@@ -342,7 +342,7 @@ async def run_clients(
         celery = {"1 client": summary(theirs, sum(theirs))}
         toolrun_figures = {"1 client": summary(ours, sum(ours))}
         await connections.pop().close()
-        theirs_loaded, ours_loaded = Steady([]), Steady([])
+        theirs_loaded, ours_loaded = Steady(), Steady()
         for round_ in range(ROUNDS):
             for side in ("celery", "toolrun") if round_ % 2 == 0 else ("toolrun", "celery"):
                 if side == "celery":
@@ -350,7 +350,6 @@ async def run_clients(
                         run_threads, celery_once, CONCURRENCY, seconds / ROUNDS, theirs_loaded
                     )
                     continue
-                # Opened for each round: uvicorn closes a connection idle for 5 s.
                 connections += [
                     await Connection.open("127.0.0.1", port, toolrun.token)
                     for _ in range(CONCURRENCY)

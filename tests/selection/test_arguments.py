@@ -819,6 +819,8 @@ def test_a_date_and_time_and_a_time_zone_named_by_its_place() -> None:
         "dateOrTime": "2023-11-01T16:00:00",
         "timezone": "Europe/London",
     }
+    london = fill(reschedule, "Move 'x' from Tokyo to 2023-11-01 at 9pm, London time").arguments
+    assert london["timezone"] == "Europe/London"  # the place before "time" over the first
     new_york = fill(reschedule, "Move 'x' to 2023-11-01 at 9:15 am New York time").arguments
     assert new_york["timezone"] == "America/New_York"
     assert new_york["dateOrTime"] == "2023-11-01T09:15:00"

@@ -95,15 +95,17 @@ def test_dates_with_the_year_first_or_no_space_after_the_comma() -> None:
         ("available on 2024-03-12 16:00 - 18:00", (16, 0)),
         ("at 7 in the morning on 2022-05-03", (7, 0)),
         ("May 12 2023 at 12am", (0, 0)),
+        ("May 12 2023 at 12pm", (12, 0)),
+        ("2023-05-01 10:30:45 sharp", (10, 30, 45)),
     ],
 )
 def test_a_time_of_day_written_next_to_a_date_goes_with_it(
-    task: str, time: tuple[int, int]
+    task: str, time: tuple[int, ...]
 ) -> None:
     facts = Facts.of(task)
 
-    assert [day.time for day in facts.dates] == [time]
-    assert not {n.value for n in facts.numbers} & {time[0], 3, 7, 12}  # its hour is used
+    assert [day.time for day in facts.dates] == [(*time, 0)[:3]]
+    assert not {n.value for n in facts.numbers} & {time[0], 3, 7, 12, 45}  # it is used
 
 
 @pytest.mark.parametrize(
@@ -113,10 +115,22 @@ def test_a_time_of_day_written_next_to_a_date_goes_with_it(
         "May 10th, 2020 at 25:00",  # no such hour
         "May 10th, 2020 at 13pm",
         "in July 2022 at 8pm",  # no day to give it to
+        "on 2023-05-06\n10:30 we meet",  # not across a line
+        "on 2023-05-06" + " " * 50 + "10:30",
     ],
 )
 def test_what_is_no_time_of_a_date(task: str) -> None:
     assert all(day.time is None for day in Facts.of(task).dates)
+
+
+def test_a_time_goes_to_the_date_it_follows_not_one_before() -> None:
+    facts = Facts.of("from 2023-05-01, then 2023-05-02 10:00")
+
+    assert [day.time for day in facts.dates] == [None, (10, 0, 0)]
+
+
+def test_a_month_matched_by_unicode_case_folding_is_read() -> None:
+    assert [day.written() for day in Facts.of("In May, \u017fep 5, 2023").dates] == ["2023-09-05"]
 
 
 def test_a_date_with_its_time_is_written_as_the_description_asks() -> None:
@@ -126,6 +140,8 @@ def test_a_date_with_its_time_is_written_as_the_description_asks() -> None:
     assert day.written("in ISO-8601 format, such as '2023-04-15T13:45:00Z'") == (
         "2023-11-01T20:00:00Z"
     )
+    # a zone's letter in a format is no "Z": the task's time is its own, not UTC
+    assert day.written("as 'YYYY-MM-DDTHH:MM:SSZ'; the zone apart") == "2023-11-01T20:00:00"
     assert day.written("in the format of 'dd/mm/yyyy HH:MM'") == "01/11/2023 20:00"
     assert day.written("in the format of 'YYYY-MM-DD HH:mm:ss'") == "2023-11-01 20:00:00"
     assert day.written("in the format of 'YYYY-MM-DD'") == "2023-11-01"  # no time asked
@@ -142,14 +158,26 @@ def test_a_date_with_its_time_is_written_as_the_description_asks() -> None:
         ("next Wednesday, today is Monday April 25th 2023", ["2023-04-27"]),  # the user's day
         ("for tomorrow; today is 2023-12-31", ["2024-01-01"]),
         ("the day after tomorrow, today's date is 2024-02-28", ["2024-03-01"]),
-        ("tomorrow, or May 6, 2023", []),  # no today to count from
+        ("Today is Monday April 24th 2023. The weather in Paris tomorrow?", ["2023-04-25"]),
+        ("today is 2023-04-24; free day after tomorrow", ["2023-04-26"]),
+        ("today's date is Wednesday, the 26th of April, 2023: next Friday", ["2023-04-28"]),
     ],
 )
 def test_days_counted_from_the_date_a_task_gives_as_today(task: str, days: list[str]) -> None:
     written = [day.written() for day in Facts.of(task).dates]
 
-    assert written[: len(days)] == days
-    assert len(written) == len(days) + 1  # today's date is still there, after
+    assert written[:-1] == days  # what the task asks for first, today's date after
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "tomorrow, or May 6, 2023",  # no today to count from
+        "today is 9999-12-31, and tomorrow?",  # past the calendar's end
+    ],
+)
+def test_no_day_is_counted_without_a_today_to_count_from(task: str) -> None:
+    assert len(Facts.of(task).dates) == 1
 
 
 def test_a_time_after_a_counted_day_goes_with_it() -> None:

@@ -313,21 +313,42 @@ def _sweep(needle: bytes, pgid: int | None) -> list[int]:
 
 
 def _kill_until_gone(find: Callable[[], list[int]]) -> None:
-    """Kill what `find` finds until it finds nothing (or `_EMPTY_WAIT_S` has passed).
+    """Kill what `find` finds until it finds nothing twice in a row (or `_EMPTY_WAIT_S`
+    has passed); nothing found at first ends it at once.
 
     One sweep is not enough: a process forked after /proc was listed, or one mid-exec
-    whose environment cannot be read, is missed by it and found by the next.
+    whose environment cannot be read for a moment, is missed by it and found by a later
+    one. A process that may not be signalled is not tried again.
     """
     deadline = time.monotonic() + _EMPTY_WAIT_S
-    while (pids := find()) and time.monotonic() < deadline:
-        _kill(pids)
-        time.sleep(0.001)  # a killed process turns zombie within a millisecond or two
+    refused: set[int] = set()
+    pause = 0.001  # a killed process turns zombie within a millisecond or two
+    empty = 0
+    killed = False
+    while time.monotonic() < deadline:
+        pids = [pid for pid in find() if pid not in refused]
+        if pids:
+            refused |= _kill(pids)
+            killed, empty = True, 0
+        elif not killed or empty:
+            return
+        else:
+            empty += 1
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
-def _kill(pids: list[int]) -> None:
+def _kill(pids: list[int]) -> set[int]:
+    """SIGKILL `pids`; returns those this process may not signal."""
+    refused = set()
     for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        try:
             os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            refused.add(pid)
+    return refused
 
 
 def _zombie_or_gone(pid: int) -> bool:

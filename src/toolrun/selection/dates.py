@@ -7,6 +7,7 @@ HH:MM", "such as '2023-04-15T13:45:00Z'")."""
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import re
 from dataclasses import dataclass, replace
@@ -44,11 +45,14 @@ _YEAR_FIRST = re.compile(  # a year of 1900 to 2099: not "order 1234 May 5"
 )
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _WEEKDAY = "|".join(WEEKDAYS)
-# "today is", "today's date is", then maybe the weekday, right before the date it gives.
+# "today is", "today's date is", then maybe the weekday, right before the date it gives
+# (searched for in the _TODAY_REACH characters before a date).
 _TODAY = re.compile(rf"\btoday(?:'s date)?\s+is\s*(?:({_WEEKDAY}),?\s*)?(?:the\s+)?\Z")
-# A day named by how far it is from today (read in lower case).
+_TODAY_REACH = 48
+# A day named by how far it is from today (read in lower case); "next Tuesday" is the
+# first Tuesday after today, as "the coming Tuesday" is.
 _RELATIVE = re.compile(
-    r"\b(?:(?P<after>the day after tomorrow)|tomorrow"
+    r"\b(?:(?P<after>(?:the )?day after tomorrow)|tomorrow"
     rf"|(?:this |the )?(?:upcoming|coming|next) (?P<weekday>{_WEEKDAY}))\b"
 )
 _MONTH_DAY = re.compile(
@@ -62,17 +66,25 @@ _FORMAT = re.compile(
     rf"(?<![\w%])({_FIELD})([-/.])({_FIELD})(?:\2({_FIELD}))?(?!(?-i:[a-zA-SU-Z\d])|[-/.]\w)", re.I
 )
 # The time a description asks after its date format ("THH:MM:SS", " HH:mm", " %H:%M"), or
-# shows in an example ("2023-04-15T13:45:00Z"): the separator, then whether seconds follow.
-_TIME_FORMAT = re.compile(r"([T ])(?:hh|%H):(?:mm|%M)(:(?:ss|%S))?", re.I)
+# shows in an example ("2023-04-15T13:45:00Z"): the separator, whether seconds follow,
+# whether the example ends in "Z". A "Z" among a format's letters ("HH:MM:SSZ") is a
+# zone's field, which a task's local time ("4pm London time") does not fill.
+_TIME_FORMAT = re.compile(r"([T ])(?:hh|%H):(?:mm|%M)(:(?:ss|%S))?()", re.I)
 _EXAMPLE = re.compile(r"\b\d{4}-\d\d-\d\d([T ])\d\d:\d\d(:\d\d)?(Z)?")
 # A time of day right after a date ("at 8pm", ", 4:30 PM", "at 3 in the afternoon",
-# "16:00") or right before one ("at 4pm on"): its hour, minutes, and half of the day.
+# "16:00:30") or right before one ("at 4pm on"): its hour, minutes, seconds, and half of
+# the day. Only a few spaces or tabs may come between its parts and the date: no line
+# break, no date blanked out before it.
+_GAP = r"[ \t]{1,3}"
 _CLOCK = (
-    r"(?P<hour>\d{1,2})(?::(?P<minute>[0-5]\d))?"
-    r"(?:\s*(?P<half>[ap])\.?m\b\.?|\s+in\s+the\s+(?P<part>morning|afternoon|evening))?"
+    r"(?P<hour>\d{1,2})(?::(?P<minute>[0-5]\d)(?::(?P<second>[0-5]\d))?)?"
+    rf"(?:[ \t]?(?P<half>[ap])\.?m\b\.?"
+    rf"|{_GAP}in{_GAP}the{_GAP}(?P<part>morning|afternoon|evening))?"
 )
-_TIME_AFTER = re.compile(rf",?\s*(?:at\s+|@\s*)?{_CLOCK}", re.I)  # matched where a date ends
-_TIME_BEFORE = re.compile(rf"(?:\bat\s+){_CLOCK}\s+on\s*\Z", re.I)
+_TIME_AFTER = re.compile(rf",?[ \t]{{0,3}}(?:at{_GAP}|@[ \t]?)?{_CLOCK}", re.I)
+_TIME_BEFORE = re.compile(rf"\bat{_GAP}{_CLOCK}{_GAP}on[ \t]{{0,3}}\Z", re.I)
+_BEFORE_REACH = 40  # how far before a date a time "at 4pm on" may start
+Clock = tuple[int, int, int]  # hour, minute, second
 
 
 @dataclass(frozen=True)
@@ -82,7 +94,7 @@ class Day:
     year: int
     month: int
     day: int | None = None
-    time: tuple[int, int] | None = None  # hour and minute, where the task gives them
+    time: Clock | None = None  # where the task gives one
 
     def written(self, description: str = "") -> str:
         """The date in the format `description` asks, else ISO (YYYY-MM-DD); with its time
@@ -98,12 +110,13 @@ class Day:
         return date + self._clock(_TIME_FORMAT.match(description, found.end()))
 
     def _clock(self, asked: re.Match[str] | None) -> str:
-        """The time as `asked` lays it out (separator, seconds, a "Z"); "" for none."""
+        """The time as `asked` lays it out (`_TIME_FORMAT` or `_EXAMPLE`: its separator,
+        seconds, a "Z"); "" for none."""
         if self.time is None or asked is None:
             return ""
-        hour, minute = self.time
-        seconds = ":00" if asked[2] else ""
-        zone = "Z" if asked.re is _EXAMPLE and asked[3] else ""
+        hour, minute, second = self.time
+        seconds = f":{second:02d}" if asked[2] else ""
+        zone = "Z" if asked[3] else ""
         return f"{asked[1]}{hour:02d}:{minute:02d}{seconds}{zone}"
 
 
@@ -120,7 +133,8 @@ def dates(text: str) -> tuple[list[Day], str]:
         return " " * len(match[0])  # the same length: later places stay right
 
     def month(name: str) -> int:
-        return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name.lower()[:3]))
+        # casefold: the patterns ignore case as Unicode does (a long s, U+017F, is an s)
+        return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name.casefold()[:3]))
 
     if not _DIGIT.search(text):
         return [], text
@@ -134,16 +148,23 @@ def dates(text: str) -> tuple[list[Day], str]:
     text = _DAY_FIRST.sub(lambda m: take(m, _valid(int(m[3]), month(m[2]), int(m[1]))), text)
     text = _YEAR_FIRST.sub(lambda m: take(m, _valid(int(m[1]), month(m[2]), int(m[3]))), text)
     text = _MONTH_YEAR.sub(lambda m: take(m, Day(int(m[2]), month(m[1]))), text)
-    yearless = [(m, month(m[1]), int(m[2])) for m in _MONTH_DAY.finditer(text)]
-    for match, number, day in yearless:  # "April 3rd to April 5th 2023"
-        years = sorted(
-            found, key=lambda pair: (pair[0] < match.start(), abs(pair[0] - match.start()))
-        )
-        if years and (found_day := _valid(years[0][1].year, number, day)):
-            found.append((match.start(), found_day))
+    # "April 3rd to April 5th 2023": a month and day take the year of the nearest date
+    # after them, else before them (one found so is a date for the next ones).
+    places = sorted(start for start, _ in found)
+    by_place = dict(found)
+    spans = []
+    for match in _MONTH_DAY.finditer(text):
+        at = bisect.bisect_left(places, match.start())
+        nearest = places[at] if at < len(places) else places[at - 1] if places else None
+        if nearest is not None and (
+            day := _valid(by_place[nearest].year, month(match[1]), int(match[2]))
+        ):
+            found.append((match.start(), day))
+            bisect.insort(places, match.start())
+            by_place[match.start()] = day
             ends[match.start()] = match.end()
-            text = _blanked(text, match.start(), match.end())
-    return _relative(*_timed(found, ends, text))
+            spans.append(match.span())
+    return _relative(*_timed(found, ends, _blanked_all(text, spans)))
 
 
 def _timed(
@@ -155,53 +176,79 @@ def _timed(
     days = []
     for start, found_day in sorted(found, key=lambda pair: pair[0]):
         day = found_day
-        after = _TIME_AFTER.match(text, ends[start])
-        before = _TIME_BEFORE.search(text[:start])
-        time, span = None, (0, 0)
-        if after and (time := _time_of(after)):
-            span = (after.start("hour"), after.end())
-        elif before and (time := _time_of(before)):
-            span = (before.start(), start)
-        if time is not None and day.day is not None:
-            day = replace(day, time=time)
-            text = _blanked(text, *span)
+        if day.day is not None:
+            time, text = _time_after(text, ends[start])
+            if time is None:
+                time, text = _time_before(text, start)
+            if time is not None:
+                day = replace(day, time=time)
         days.append((start, day))
     return days, text
 
 
+def _time_after(text: str, place: int) -> tuple[Clock | None, str]:
+    """The time of day written at `place` (where a date ends), and `text` without it."""
+    clock = _TIME_AFTER.match(text, place)
+    time = _time_of(clock) if clock else None
+    if clock is None or time is None:
+        return None, text
+    return time, _blanked(text, clock.start("hour"), clock.end())
+
+
+def _time_before(text: str, start: int) -> tuple[Clock | None, str]:
+    """The time of day written just before `start` ("at 4pm on"), and `text` without it."""
+    clock = _TIME_BEFORE.search(text, max(0, start - _BEFORE_REACH), start)
+    time = _time_of(clock) if clock else None
+    if clock is None or time is None:
+        return None, text
+    return time, _blanked(text, clock.start(), start)
+
+
 def _relative(found: list[tuple[int, Day]], text: str) -> tuple[list[Day], str]:
-    """The dates in order, with the days a task names by how far they are from a date
-    it gives as today's ("tomorrow", "the upcoming Wednesday" beside "today is Monday
-    April 24th 2023"). A weekday the task gives for today counts over the calendar's:
-    the user says which day they are on."""
+    """The dates, with the days a task names by how far they are from a date it gives
+    as today's ("tomorrow", "the upcoming Wednesday" beside "today is Monday April 24th
+    2023"). The days counted and the other dates come in the task's order, today's date
+    after them all: it says when the task is asked, not what it asks for."""
     lowered = text.lower()
-    today = next(
-        (
-            (day, said)
-            for start, day in found
-            if day.day is not None and (said := _TODAY.search(lowered[max(0, start - 30) : start]))
-        ),
-        None,
-    )
-    if today is None or not _RELATIVE.search(lowered):
+    today = _today(found, lowered) if _RELATIVE.search(lowered) else None
+    if today is None:
         return [day for _, day in found], text
-    day, said = today
-    date = datetime.date(day.year, day.month, day.day or 1)
-    weekday = WEEKDAYS.index(said[1]) if said[1] else date.weekday()
-    counted = list(found)
+    start, date, weekday = today
+    counted = []
     for match in _RELATIVE.finditer(lowered):
-        if match["after"]:
-            ahead = 2
-        elif match["weekday"]:
-            ahead = (WEEKDAYS.index(match["weekday"]) - weekday - 1) % 7 + 1
-        else:
-            ahead = 1
-        later = date + datetime.timedelta(days=ahead)
-        time = None
-        if (clock := _TIME_AFTER.match(text, match.end())) and (time := _time_of(clock)):
-            text = _blanked(text, clock.start("hour"), clock.end())
-        counted.append((match.start(), Day(later.year, later.month, later.day, time)))
-    return [day for _, day in sorted(counted, key=lambda pair: pair[0])], text
+        if (later := _counted(match, date, weekday)) is not None:
+            time, text = _time_after(text, match.end())
+            counted.append((match.start(), Day(later.year, later.month, later.day, time)))
+    others = [pair for pair in found if pair[0] != start]
+    ordered = sorted(counted + others, key=lambda pair: pair[0])
+    return [day for _, day in ordered] + [day for place, day in found if place == start], text
+
+
+def _today(found: list[tuple[int, Day]], lowered: str) -> tuple[int, datetime.date, int] | None:
+    """The first date the task gives as today's: where it starts, the date, and its
+    weekday — the one the task names with it, else the calendar's (the user says which
+    day they are on)."""
+    for start, day in found:
+        said = _TODAY.search(lowered, max(0, start - _TODAY_REACH), start)
+        if said and day.day is not None:
+            date = datetime.date(day.year, day.month, day.day)
+            return start, date, WEEKDAYS.index(said[1]) if said[1] else date.weekday()
+    return None
+
+
+def _counted(match: re.Match[str], today: datetime.date, weekday: int) -> datetime.date | None:
+    """The day `match` (of _RELATIVE) names, counted from `today` (whose weekday is
+    `weekday`); None past the calendar's end."""
+    if match["after"]:
+        ahead = 2
+    elif match["weekday"]:
+        ahead = (WEEKDAYS.index(match["weekday"]) - weekday - 1) % 7 + 1
+    else:
+        ahead = 1
+    try:
+        return today + datetime.timedelta(days=ahead)
+    except OverflowError:
+        return None
 
 
 def _blanked(text: str, start: int, end: int) -> str:
@@ -209,19 +256,31 @@ def _blanked(text: str, start: int, end: int) -> str:
     return text[:start] + " " * (end - start) + text[end:]
 
 
-def _time_of(clock: re.Match[str]) -> tuple[int, int] | None:
-    """Hour and minute of a time as `_CLOCK` matched it: "8pm", "4:30 PM", "3 in the
-    afternoon", "16:00"; None for a bare number ("May 5, 2023 3 people": no time)."""
+def _blanked_all(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the characters of each of `spans` (in order, apart) spaces."""
+    if not spans:
+        return text
+    parts, kept = [], 0
+    for start, end in spans:
+        parts += [text[kept:start], " " * (end - start)]
+        kept = end
+    return "".join([*parts, text[kept:]])
+
+
+def _time_of(clock: re.Match[str]) -> Clock | None:
+    """A time as `_CLOCK` matched it: "8pm", "4:30 PM", "3 in the afternoon", "16:00:30";
+    None for a bare number ("May 5, 2023 3 people": no time)."""
     hour, minute = int(clock["hour"]), int(clock["minute"] or 0)
+    second = int(clock["second"] or 0)
     half = (clock["half"] or "").lower()
     if half or clock["part"]:
         if not 1 <= hour <= 12:
             return None
         evening = half == "p" or clock["part"] in ("afternoon", "evening")
-        return (hour % 12 + (12 if evening else 0), minute)
+        return (hour % 12 + (12 if evening else 0), minute, second)
     if clock["minute"] is None or hour > 23:
         return None
-    return (hour, minute)
+    return (hour, minute, second)
 
 
 def _month_day(first: str, second: str, year: str) -> Day | None:

@@ -73,9 +73,8 @@ def named_option(
     for option in options:
         if _written(str(option), task):
             return option, "enum value in the task"
-    for option in options:  # a time zone by its place: "London time" → Europe/London
-        if (place := _zone_place(str(option))) and _written(place, task):
-            return option, "enum value in the task (a time zone by its place)"
+    if zone := _zone_named(options, task):  # "London time" → Europe/London
+        return zone, "enum value in the task (a time zone by its place)"
     for value, meaning in meanings:
         if value in options and _written(meaning, task):
             return value, "enum value in the task (by its meaning)"
@@ -97,14 +96,21 @@ def named_options(options: list[Any], task: str) -> list[Any]:
     return sorted(found, key=lambda o: (lowered.find(str(o).lower()) + 1) or len(task) + 1)
 
 
-_ZONE = re.compile(r"(?:[A-Z][a-z]+/)+([A-Z][A-Za-z]+(?:_[A-Z][A-Za-z]+)*)")
+_ZONE = re.compile(r"(?:[A-Z][a-z]+/)+([A-Z][A-Za-z]*(?:[_-][A-Za-z]+)*)")
 
 
-def _zone_place(option: str) -> str:
-    """The place an Olson time zone is named after ("New York" of America/New_York), ""
-    for any other value."""
-    found = _ZONE.fullmatch(option)
-    return found[1].replace("_", " ") if found else ""
+def _zone_named(options: Any, task: str) -> Any:
+    """The Olson time zone among `options` whose place the task names ("New York" for
+    America/New_York, "Port of Spain" for America/Port_of_Spain): the one followed by
+    "time" where several are named ("in Paris, London time"), else the first."""
+    named = [
+        (option, place)
+        for option in options
+        if (found := _ZONE.fullmatch(str(option)))
+        and _written(place := found[1].replace("_", " "), task)
+    ]
+    timed = [option for option, place in named if _written(f"{place} time", task)]
+    return (timed or [option for option, _ in named] or [None])[0]
 
 
 @functools.lru_cache(maxsize=8192)

@@ -12,6 +12,8 @@ import datetime
 import re
 from dataclasses import dataclass, replace
 
+from toolrun.selection.text import blanked
+
 MONTHS = [
     "january",
     "february",
@@ -164,7 +166,7 @@ def dates(text: str) -> tuple[list[Day], str]:
             by_place[match.start()] = day
             ends[match.start()] = match.end()
             spans.append(match.span())
-    return _relative(*_timed(found, ends, _blanked_all(text, spans)))
+    return _relative(*_timed(found, ends, blanked(text, spans)))
 
 
 def _timed(
@@ -192,7 +194,7 @@ def _time_after(text: str, place: int) -> tuple[Clock | None, str]:
     time = _time_of(clock) if clock else None
     if clock is None or time is None:
         return None, text
-    return time, _blanked(text, clock.start("hour"), clock.end())
+    return time, blanked(text, [(clock.start("hour"), clock.end())])
 
 
 def _time_before(text: str, start: int) -> tuple[Clock | None, str]:
@@ -201,7 +203,7 @@ def _time_before(text: str, start: int) -> tuple[Clock | None, str]:
     time = _time_of(clock) if clock else None
     if clock is None or time is None:
         return None, text
-    return time, _blanked(text, clock.start(), start)
+    return time, blanked(text, [(clock.start(), start)])
 
 
 def _relative(found: list[tuple[int, Day]], text: str) -> tuple[list[Day], str]:
@@ -249,22 +251,6 @@ def _counted(match: re.Match[str], today: datetime.date, weekday: int) -> dateti
         return today + datetime.timedelta(days=ahead)
     except OverflowError:
         return None
-
-
-def _blanked(text: str, start: int, end: int) -> str:
-    """`text` with its characters from `start` to `end` spaces (later places stay)."""
-    return text[:start] + " " * (end - start) + text[end:]
-
-
-def _blanked_all(text: str, spans: list[tuple[int, int]]) -> str:
-    """`text` with the characters of each of `spans` (in order, apart) spaces."""
-    if not spans:
-        return text
-    parts, kept = [], 0
-    for start, end in spans:
-        parts += [text[kept:start], " " * (end - start)]
-        kept = end
-    return "".join([*parts, text[kept:]])
 
 
 def _time_of(clock: re.Match[str]) -> Clock | None:

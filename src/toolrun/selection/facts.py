@@ -19,7 +19,7 @@ from typing import Any
 from toolrun.selection.currencies import Mention, mentions
 from toolrun.selection.dates import Day, dates
 from toolrun.selection.phrases import address_spans, counted, verbatim_spans
-from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, split_words, stem
+from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, blanked, split_words, stem
 
 # "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
 _QUOTED = re.compile(
@@ -174,14 +174,14 @@ class Facts:
         unquoted = _blanked(task, list(_QUOTED.finditer(task))) if _QUOTES & set(task) else task
         spans = verbatim_spans(unquoted, task)
         verbatim = [noted(start, task[start:end]) for start, end in spans]
-        rest = _blanked_spans(task, spans)
+        rest = blanked(task, spans)
         found, rest = _cut(_URL, rest, "://" in rest)
         urls = [noted(m.start(), m[0]) for m in found]
         found, rest = _cut(_EMAIL, rest, "@" in rest)
         emails = [noted(m.start(), m[0]) for m in found]
         spans = address_spans(rest)
         addresses = [noted(start, rest[start:end]) for start, end in spans]
-        rest = _blanked_spans(rest, spans)
+        rest = blanked(rest, spans)
         pair = None
         if _REPLACING.search(rest) and (replacing := _REPLACE.search(rest)):
             pair = (_unquoted(replacing["old"]), _unquoted(replacing["new"]))
@@ -459,20 +459,9 @@ def _cut(
     return found, _blanked(text, found)
 
 
-def _blanked_spans(text: str, spans: list[tuple[int, int]]) -> str:
-    """`text` with `spans` (in order, apart) as spaces."""
-    if not spans:
-        return text
-    parts, last = [], 0
-    for start, end in spans:
-        parts += [text[last:start], " " * (end - start)]
-        last = end
-    return "".join([*parts, text[last:]])
-
-
 def _blanked(text: str, found: list[re.Match[str]]) -> str:
     """`text` with the spans of `found` as spaces."""
-    return _blanked_spans(text, [match.span() for match in found])
+    return blanked(text, [match.span() for match in found])
 
 
 def _unquoted(text: str) -> str:

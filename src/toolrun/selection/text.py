@@ -1,4 +1,5 @@
-"""Words for matching: identifiers split into their parts, stop words dropped, stems."""
+"""Words for matching: identifiers split into their parts, stop words dropped, stems; and
+text with parts blanked out, its places kept."""
 
 from __future__ import annotations
 
@@ -47,3 +48,14 @@ def stem(word: str) -> str:
 def terms(text: str) -> list[str]:
     """The stems of the words of `text` that carry meaning."""
     return [stem(word) for word in split_words(text) if word not in STOP_WORDS]
+
+
+def blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with `spans` (in order, apart) as spaces: later places stay where they were."""
+    if not spans:
+        return text
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [text[last:start], " " * (end - start)]
+        last = end
+    return "".join([*parts, text[last:]])

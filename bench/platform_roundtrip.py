@@ -349,18 +349,14 @@ async def run_clients(
                     await asyncio.to_thread(
                         run_threads, celery_once, CONCURRENCY, seconds / ROUNDS, theirs_loaded
                     )
-                    continue
-                connections += [
-                    await Connection.open("127.0.0.1", port, toolrun.token)
-                    for _ in range(CONCURRENCY)
-                ]
-                ended: list[tuple[float, float]] = []
-                started = time.perf_counter()
-                deadline = started + WARMUP_S + seconds / ROUNDS
-                await asyncio.gather(*(_loop(once, c, deadline, ended) for c in connections))
-                ours_loaded.add(ended, started + WARMUP_S, deadline)
-                while connections:
-                    await connections.pop().close()
+                else:
+                    connections += [
+                        await Connection.open("127.0.0.1", port, toolrun.token)
+                        for _ in range(CONCURRENCY)
+                    ]
+                    await run_loops(once, connections, seconds / ROUNDS, ours_loaded)
+                    while connections:
+                        await connections.pop().close()
         label = f"{CONCURRENCY} clients"
         celery[label] = theirs_loaded.summary()
         toolrun_figures[label] = ours_loaded.summary()
@@ -370,6 +366,16 @@ async def run_clients(
             sampler.wait()
         for connection in connections:
             await connection.close()
+
+
+async def run_loops(once: Any, connections: list[Connection], seconds: float, into: Steady) -> None:
+    """A client on each of `connections` calling `once` for WARMUP_S, then `seconds`
+    counted (`into`): `run_threads`, on this event loop."""
+    ended: list[tuple[float, float]] = []
+    started = time.perf_counter()
+    deadline = started + WARMUP_S + seconds
+    await asyncio.gather(*(_loop(once, c, deadline, ended) for c in connections))
+    into.add(ended, started + WARMUP_S, deadline)
 
 
 async def _loop(

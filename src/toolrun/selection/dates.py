@@ -69,9 +69,10 @@ _FORMAT = re.compile(
 )
 # The time a description asks after its date format ("THH:MM:SS", " HH:mm", " %H:%M"), or
 # shows in an example ("2023-04-15T13:45:00Z"): the separator, whether seconds follow,
-# whether the example ends in "Z". A "Z" among a format's letters ("HH:MM:SSZ") is a
-# zone's field, which a task's local time ("4pm London time") does not fill.
-_TIME_FORMAT = re.compile(r"([T ])(?:hh|%H):(?:mm|%M)(:(?:ss|%S))?()", re.I)
+# and for an example whether it ends in "Z". A "Z" among a format's letters
+# ("HH:MM:SSZ") is a zone's field, which a task's local time ("4pm London time") does
+# not fill.
+_TIME_FORMAT = re.compile(r"([T ])(?:hh|%H):(?:mm|%M)(:(?:ss|%S))?", re.I)
 _EXAMPLE = re.compile(r"\b\d{4}-\d\d-\d\d([T ])\d\d:\d\d(:\d\d)?(Z)?")
 # A time of day right after a date ("at 8pm", ", 4:30 PM", "at 3 in the afternoon",
 # "16:00:30") or right before one ("at 4pm on"): its hour, minutes, seconds, and half of
@@ -103,23 +104,24 @@ class Day:
         where the task gives one and the description asks for one."""
         found = _FORMAT.search(description)
         if not found:
+            example = _EXAMPLE.search(description)
+            utc = example is not None and example[3] is not None
             return f"{self.year:04d}-{self.month:02d}-{self.day or 1:02d}" + self._clock(
-                _EXAMPLE.search(description)
+                example, utc=utc
             )
         fields = [f for f in (found[1], found[3], found[4]) if f]
         values = {"y": f"{self.year:04d}", "m": f"{self.month:02d}", "d": f"{self.day or 1:02d}"}
         date = found[2].join(values[field.strip("%").lower()[0]] for field in fields)
         return date + self._clock(_TIME_FORMAT.match(description, found.end()))
 
-    def _clock(self, asked: re.Match[str] | None) -> str:
+    def _clock(self, asked: re.Match[str] | None, *, utc: bool = False) -> str:
         """The time as `asked` lays it out (`_TIME_FORMAT` or `_EXAMPLE`: its separator,
-        seconds, a "Z"); "" for none."""
+        then seconds or not), with a "Z" where `utc`; "" for none."""
         if self.time is None or asked is None:
             return ""
         hour, minute, second = self.time
         seconds = f":{second:02d}" if asked[2] else ""
-        zone = "Z" if asked[3] else ""
-        return f"{asked[1]}{hour:02d}:{minute:02d}{seconds}{zone}"
+        return f"{asked[1]}{hour:02d}:{minute:02d}{seconds}{'Z' if utc else ''}"
 
 
 def dates(text: str) -> tuple[list[Day], str]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from toolrun.sandbox import tracking
 from toolrun.sandbox.tracking import (
     CALL_MARKER_VAR,
     CgroupTracker,
@@ -70,12 +71,25 @@ def test_tracker_finds_and_kills_a_setsid_daemon(kind: str) -> None:
         assert wait_until(lambda: daemon not in tracker.survivors())
 
 
-@pytest.mark.parametrize("kind", ["sweep", "cgroup"])
-def test_kill_all_ends_a_process_that_keeps_forking_daemons(kind: str) -> None:
+@pytest.mark.parametrize("kind", ["sweep", "cgroup", "sweep-slower-than-the-wait"])
+def test_kill_all_ends_a_process_that_keeps_forking_daemons(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An attack on a single sweep: daemons forked after /proc was listed are found by
-    the next one."""
+    the next one, however long a sweep takes (a crowded host: CI once took over the
+    whole wait for one sweep, and the daemons forked meanwhile outlived the call)."""
     if kind == "cgroup" and isolation_kind(use_cgroups=True) != "cgroup":
         pytest.skip("cgroup v2 is not writable here")
+    if kind == "sweep-slower-than-the-wait":
+        real_sweep = tracking._sweep
+
+        def slow_sweep(needle: bytes, pgid: int | None) -> list[int]:
+            found = real_sweep(needle, pgid)
+            time.sleep(0.1)  # the list goes stale while the loop forks on
+            return found
+
+        monkeypatch.setattr(tracking, "_sweep", slow_sweep)
+        monkeypatch.setattr(tracking, "_EMPTY_WAIT_S", 0.05)
     marker = os.urandom(8).hex()
     tracker = new_tracker(marker, use_cgroups=kind == "cgroup")
     proc = subprocess.Popen(

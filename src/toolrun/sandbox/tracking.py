@@ -30,6 +30,7 @@ CALL_MARKER_VAR = "TOOLRUN_CALL_MARKER"
 _CGROUP_MOUNTS = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 _PIDS_V1_MOUNT = Path("/sys/fs/cgroup/pids")
 _EMPTY_WAIT_S = 2.0
+_KILL_LIMIT_S = 30.0
 
 
 def label_for(call_id: str) -> str:
@@ -313,27 +314,36 @@ def _sweep(needle: bytes, pgid: int | None) -> list[int]:
 
 
 def _kill_until_gone(find: Callable[[], list[int]]) -> None:
-    """Kill what `find` finds until it finds nothing twice in a row (or `_EMPTY_WAIT_S`
-    has passed); nothing found at first ends it at once.
+    """Kill what `find` finds until it finds nothing twice in a row; nothing found at
+    first ends it at once.
 
     One sweep is not enough: a process forked after /proc was listed, or one mid-exec
     whose environment cannot be read for a moment, is missed by it and found by a later
-    one. A process that may not be signalled is not tried again.
+    one. While sweeps keep finding new processes it goes on, however long a sweep takes
+    (a host crowded by a fork loop); it gives up `_EMPTY_WAIT_S` after the last new one
+    (a process that does not die) or after `_KILL_LIMIT_S` in all. A process that may
+    not be signalled is not tried again.
     """
-    deadline = time.monotonic() + _EMPTY_WAIT_S
+    started = last_new = time.monotonic()
+    signalled: set[int] = set()
     refused: set[int] = set()
     pause = 0.001  # a killed process turns zombie within a millisecond or two
     empty = 0
-    killed = False
-    while time.monotonic() < deadline:
+    while True:
         pids = [pid for pid in find() if pid not in refused]
+        now = time.monotonic()
         if pids:
             refused |= _kill(pids)
-            killed, empty = True, 0
-        elif not killed or empty:
+            if not signalled.issuperset(pids):
+                signalled.update(pids)
+                last_new, pause = now, 0.001
+            empty = 0
+        elif not signalled or empty:
             return
         else:
             empty += 1
+        if now - last_new > _EMPTY_WAIT_S or now - started > _KILL_LIMIT_S:
+            return
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
 

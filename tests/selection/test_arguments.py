@@ -824,3 +824,33 @@ def test_a_date_and_time_and_a_time_zone_named_by_its_place() -> None:
     new_york = fill(reschedule, "Move 'x' to 2023-11-01 at 9:15 am New York time").arguments
     assert new_york["timezone"] == "America/New_York"
     assert new_york["dateOrTime"] == "2023-11-01T09:15:00"
+
+
+def test_a_time_of_day_alone_goes_to_its_parameter_as_asked() -> None:
+    flight = card(
+        {
+            "departure_location": typed("string", "The airport code, such as 'JFK'."),
+            "departure_date": typed("string", "The date in the format of 'dd/mm/yyyy'."),
+            "departure_time": typed("string", "The time in 24-hour format, such as '18:45'."),
+        },
+        ["departure_location", "departure_date", "departure_time"],
+    )
+
+    filled = fill(flight, "A flight from JFK on the 16th of March 2024 that leaves around 2pm")
+
+    assert filled.arguments == {
+        "departure_location": "JFK",
+        "departure_date": "16/03/2024",
+        "departure_time": "14:00",
+    }
+    # a time written next to the date is the time parameter's too
+    dated = fill(flight, "A flight from JFK on 2024-03-16 at 9:30 am").arguments
+    assert (dated["departure_date"], dated["departure_time"]) == ("16/03/2024", "09:30")
+
+
+def test_a_time_parameter_showing_no_time_of_day_takes_none() -> None:
+    preferred = card(
+        {"time": typed("string", "Preferred time of flight. Default is 'morning'.")}, []
+    )
+
+    assert "time" not in fill(preferred, "A flight at 3pm").arguments

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from toolrun.selection.dates import time_written
 from toolrun.selection.facts import Facts, without_values
 
 
@@ -121,6 +122,68 @@ def test_a_time_of_day_written_next_to_a_date_goes_with_it(
 )
 def test_what_is_no_time_of_a_date(task: str) -> None:
     assert all(day.time is None for day in Facts.of(task).dates)
+
+
+@pytest.mark.parametrize(
+    ("task", "times"),
+    [
+        ("a flight that leaves around 14:00", [(14, 0, 0)]),
+        ("Convert time 3pm from New York", [(15, 0, 0)]),
+        ("at 9:30 a.m. and again at 4 in the afternoon", [(9, 30, 0), (16, 0, 0)]),
+        ("lights off at 12am, up at 6:15:30", [(0, 0, 0), (6, 15, 30)]),
+        # a time next to a date is the date's, not one on its own
+        ("on 2024-03-16 at 14:00, back at 18:30", [(18, 30, 0)]),
+    ],
+)
+def test_a_time_of_day_on_its_own_is_read(task: str, times: list[tuple[int, int, int]]) -> None:
+    assert Facts.of(task).times == times
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["3 people at 5", "a 16:9 screen", "version 1.14:30", "room 25:00", "13pm", "page 4:75"],
+)
+def test_what_is_no_time_of_day(task: str) -> None:
+    assert Facts.of(task).times == []
+
+
+def test_a_time_of_day_on_its_own_leaves_its_numbers() -> None:
+    """The clock's hands at "6:30 PM": 6 and 30 stay numbers for an "hours" parameter."""
+    facts = Facts.of("the angle of the hands at 6:30 PM")
+
+    assert facts.times == [(18, 30, 0)]
+    assert [n.value for n in facts.numbers] == [6, 30]
+
+
+@pytest.mark.parametrize(
+    ("description", "written"),
+    [
+        ("The departure time in 24-hour format, such as '18:45'.", "14:05"),
+        ("The local time you want to convert, e.g. 3pm", "2:05pm"),
+        ("(24 hr format). Example: '15:30:00'", "14:05:09"),  # the example, not "24 hr"
+        ("The time as HH:MM:SS", "14:05:09"),
+        ("A time of day in 24-hour format", "14:05"),
+    ],
+)
+def test_a_time_of_day_is_written_as_the_description_asks(description: str, written: str) -> None:
+    assert time_written((14, 5, 9), description) == written
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "The departure time in the format of 'dd/mm/yyyy HH:MM'",  # a date is asked
+        "The new time in ISO-8601 format, such as '2023-04-15T13:45:00Z'",
+        "Preferred time of flight. Default is 'morning'.",  # no time of day shown
+    ],
+)
+def test_no_time_of_day_alone_is_written_where_none_is_asked(description: str) -> None:
+    assert time_written((14, 5, 9), description) is None
+
+
+def test_twelve_hours_are_written_as_an_example_with_am_pm_shows() -> None:
+    assert time_written((0, 0, 0), "e.g. 3pm") == "12am"
+    assert time_written((12, 30, 0), "e.g. 3 PM") == "12:30pm"
 
 
 def test_a_time_goes_to_the_date_it_follows_not_one_before() -> None:

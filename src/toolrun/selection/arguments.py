@@ -14,6 +14,7 @@ from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
+from toolrun.selection.dates import time_written
 from toolrun.selection.facts import Facts
 from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
 from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
@@ -125,7 +126,8 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     order = card.required + [p for p in specs if p not in card.required]
     found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts))
     free_text = [p for p in order if _is_free_text(specs[p])]
-    found |= _verbatim(free_text, card, facts)
+    found |= _times_of_day(free_text, card, facts)
+    found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= _named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
     options = [p for p in order if "enum" in specs[p] and p not in lists]
@@ -150,6 +152,25 @@ def _forget(facts: Facts, value: Any) -> None:
 
 def _is_free_text(spec: dict[str, Any]) -> bool:
     return kind(spec) == "string" and "enum" not in spec
+
+
+def _times_of_day(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
+    """For each text parameter of a time of day alone ("departure_time": "in 24-hour
+    format, such as '18:45'"), a time the task writes on its own (used up), else the time
+    of its first date that has one (the date stays for a date parameter); written as the
+    description asks (`dates.time_written`)."""
+    found: dict[str, tuple[Any, str]] = {}
+    for name in names:
+        if "time" not in _own(name):
+            continue
+        dated = (day.time for day in facts.dates if day.time is not None)
+        time = facts.times[0] if facts.times else next(dated, None)
+        description = str(card.properties[name].get("description", ""))
+        if time is not None and (written := time_written(time, description)) is not None:
+            found[name] = (written, "time of day in the task")
+            if facts.times:
+                facts.times.pop(0)
+    return found
 
 
 def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:

@@ -3,7 +3,9 @@
 next to one ("at 8pm", "at 4:30 PM", "at 3 in the afternoon", "16:00"), and written back
 in the format a parameter's description asks ("in the format MM-DD-YYYY"; ISO where it
 names none; with the time where it asks for one: "YYYY-MM-DDTHH:MM:SS", "dd/mm/yyyy
-HH:MM", "such as '2023-04-15T13:45:00Z'")."""
+HH:MM", "such as '2023-04-15T13:45:00Z'"); times of day written on their own ("leaves
+around 14:00", "3pm"), written back as a description of a time alone shows ("such as
+'18:45'", "e.g. 3pm")."""
 
 from __future__ import annotations
 
@@ -87,6 +89,17 @@ _CLOCK = (
 _TIME_AFTER = re.compile(rf",?[ \t]{{0,3}}(?:at{_GAP}|@[ \t]?)?{_CLOCK}", re.I)
 _TIME_BEFORE = re.compile(rf"\bat{_GAP}{_CLOCK}{_GAP}on[ \t]{{0,3}}\Z", re.I)
 _BEFORE_REACH = 40  # how far before a date a time "at 4pm on" may start
+# A time of day on its own ("leaves around 14:00", "convert 3pm", "at 9:30 a.m."): its
+# minutes or the half of the day make it one (`_time_of`); a bare number is none.
+_STANDALONE = re.compile(rf"(?<![\w:./-]){_CLOCK}(?![\w:])", re.I)
+# What a description of a time of day alone shows: an example ("18:45", "15:30:00",
+# "3pm") or a layout ("HH:MM", "hh:mm:ss"); else it may say "24-hour format".
+_TIME_ASKED = re.compile(
+    r"(?<![\d:])(?:\d{1,2}:\d\d(?P<seconds>:\d\d)?|\d{1,2}[ \t]?(?P<half>[ap])\.?m\b"
+    r"|hh:mm(?P<layout_seconds>:ss)?)",
+    re.I,
+)
+_TWENTY_FOUR_HOURS = re.compile(r"\b24[- ]?h(?:ou)?rs?\b", re.I)
 Clock = tuple[int, int, int]  # hour, minute, second
 
 
@@ -169,6 +182,35 @@ def dates(text: str) -> tuple[list[Day], str]:
             ends[match.start()] = match.end()
             spans.append(match.span())
     return _relative(*_timed(found, ends, blanked(text, spans)))
+
+
+def clocks(text: str) -> list[Clock]:
+    """The times of day `text` writes on their own (run after `dates`, which takes those
+    next to a date), in order."""
+    if not _DIGIT.search(text):
+        return []
+    found = (_time_of(match) for match in _STANDALONE.finditer(text))
+    return [time for time in found if time is not None]
+
+
+def time_written(time: Clock, description: str) -> str | None:
+    """`time` written as a parameter for a time of day alone asks: in its example's
+    shape ("18:45", "15:30:00", "3pm"), else hours and minutes ("HH:MM", "24-hour
+    format"); None where the description asks for a date (with a time or not) or shows
+    no time."""
+    if _FORMAT.search(description) or _EXAMPLE.search(description):
+        return None
+    asked = _TIME_ASKED.search(description)
+    if asked is None and not _TWENTY_FOUR_HOURS.search(description):
+        return None
+    hour, minute, second = time
+    if asked is None:
+        return f"{hour:02d}:{minute:02d}"
+    if asked["half"]:
+        minutes = f":{minute:02d}" if minute else ""
+        return f"{hour % 12 or 12}{minutes}{'pm' if hour >= 12 else 'am'}"
+    seconds = f":{second:02d}" if asked["seconds"] or asked["layout_seconds"] else ""
+    return f"{hour:02d}:{minute:02d}{seconds}"
 
 
 def _timed(

@@ -17,7 +17,7 @@ from itertools import pairwise, takewhile
 from typing import Any
 
 from toolrun.selection.currencies import Mention, mentions
-from toolrun.selection.dates import Day, dates
+from toolrun.selection.dates import Clock, Day, clocks, dates
 from toolrun.selection.phrases import address_spans, counted, verbatim_spans
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, blanked, split_words, stem
 
@@ -145,6 +145,7 @@ class Facts:
     counted: list[list[str]] = field(default_factory=list)  # "five burgers and six wings"
     counts: list[list[int]] = field(default_factory=list)  # … their counts: [5, 6]
     currencies: list[Mention] = field(default_factory=list)  # "150 euros to yen"
+    times: list[Clock] = field(default_factory=list)  # "around 14:00": not by a date
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     given_places: list[str] = field(default_factory=list)  # names place parameters took
@@ -197,6 +198,7 @@ class Facts:
         quoted_matches, plain = _cut(_QUOTED, rest, bool(_QUOTES & set(rest)))
         quoted = [noted(m.start(), next(g for g in m.groups() if g)) for m in quoted_matches]
         days, plain = dates(plain)
+        times = clocks(plain)  # their hours and minutes stay numbers too ("hours": 6)
         found, plain = _cut(_GLOB, plain, "*" in plain or "?" in plain)
         patterns = [m[0].rstrip(".,;:?") for m in found]
         found, plain = _cut(
@@ -244,6 +246,7 @@ class Facts:
             counted=counted_items,
             counts=counts,
             currencies=currencies,
+            times=times,
             coded=_coded(task),
             words=_word_lists(bare),
             whole=task.strip(),

@@ -854,3 +854,20 @@ def test_a_time_parameter_showing_no_time_of_day_takes_none() -> None:
     )
 
     assert "time" not in fill(preferred, "A flight at 3pm").arguments
+
+
+def test_the_users_own_name_goes_to_the_parameter_for_whoever_asks() -> None:
+    message = card(
+        {
+            "user_name": typed("string", "The name of the user sending the message."),
+            "partner_name": typed("string", "The name of the user's partner."),
+        },
+        ["user_name", "partner_name"],
+    )
+
+    filled = fill(message, "Help me send a nice message to my husband, Jeff? My name is Emily.")
+
+    assert filled.arguments == {"user_name": "Emily", "partner_name": "Jeff"}
+    # no own name given: the names keep the task's order
+    plain = fill(message, "Send a message from Emily to Jeff").arguments
+    assert plain == {"user_name": "Emily", "partner_name": "Jeff"}

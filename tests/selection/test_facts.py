@@ -186,6 +186,23 @@ def test_twelve_hours_are_written_as_an_example_with_am_pm_shows() -> None:
     assert time_written((12, 30, 0), "e.g. 3 PM") == "12:30pm"
 
 
+@pytest.mark.parametrize(
+    ("task", "own"),
+    [
+        ("Send a message to my husband, Jeff? My name is Emily.", "Emily"),
+        ("Hi, I am Karan. What is the status of my Indigo flight?", "Karan"),
+        ("I'm Ana López from Spain", "Ana López"),
+        ("my name is Ted", "Ted"),
+        ("I am Looking for Paris hotels", None),  # title-cased prose, not a name
+        ("I'm Interested in Rome", None),
+        ("I am going to Rome", None),
+        ("Book Rome for Jeff", None),  # no one says who they are
+    ],
+)
+def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> None:
+    assert Facts.of(task).own_name == own
+
+
 def test_a_time_goes_to_the_date_it_follows_not_one_before() -> None:
     facts = Facts.of("from 2023-05-01, then 2023-05-02 10:00")
 

@@ -41,6 +41,10 @@ _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 _EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
 _PATTERN_WORDS = frozenset({"pattern", "glob"})
 _DATE_WORDS = frozenset({"date", "day", "when", "time"})
+# Whoever asks, in a parameter's name: "user_name", "person_name", "customer_name".
+_ASKER = frozenset(
+    {"user", "person", "customer", "client", "passenger", "guest", "patient", "caller", "my"}
+)
 # A parameter for what the user says, which takes the whole task where nothing else fits.
 _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
 # Parameter name words too common to say on their own which value a task means.
@@ -127,6 +131,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts))
     free_text = [p for p in order if _is_free_text(specs[p])]
     found |= _times_of_day(free_text, card, facts)
+    found |= _own_name(free_text, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= _named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
@@ -171,6 +176,21 @@ def _times_of_day(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
             if facts.times:
                 facts.times.pop(0)
     return found
+
+
+def _own_name(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
+    """The name the user gives as theirs ("My name is Emily") to the first text parameter
+    for the name of whoever asks ("user_name", "person_name", "customer_name"), not to
+    another name parameter ("partner_name" takes the other)."""
+    own = facts.own_name
+    if own is None:
+        return {}
+    for name in names:
+        words = _own(name)
+        if "name" in words and words & _ASKER:
+            _forget(facts, own)
+            return {name: (own, "the user's own name in the task")}
+    return {}
 
 
 def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:

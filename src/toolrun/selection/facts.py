@@ -146,6 +146,7 @@ class Facts:
     counts: list[list[int]] = field(default_factory=list)  # … their counts: [5, 6]
     currencies: list[Mention] = field(default_factory=list)  # "150 euros to yen"
     times: list[Clock] = field(default_factory=list)  # "around 14:00": not by a date
+    own_name: str | None = None  # "My name is Emily", "Hi, I am Karan": the user's
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     given_places: list[str] = field(default_factory=list)  # names place parameters took
@@ -247,6 +248,7 @@ class Facts:
             counts=counts,
             currencies=currencies,
             times=times,
+            own_name=_own_name(bare, names),
             coded=_coded(task),
             words=_word_lists(bare),
             whole=task.strip(),
@@ -414,6 +416,24 @@ _NAME_ENDS = re.compile(
     + "|".join(sorted(STOP_WORDS, key=len, reverse=True))
     + r")\b)"
 )
+
+
+# The user saying who they are: "My name is Emily", "Hi, I am Karan.", "I'm Ana López";
+# after "I am", not a word of title-cased prose, which a preposition follows ("I am
+# Looking for", "I'm Interested in").
+_OWN_NAME = re.compile(
+    r"\b(?:(?i:my[ \t]+name[ \t]+is)|(?P<am>(?i:i[ \t]+am|i['\u2019]m)))[ \t]+"
+    r"(?P<name>[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)?)"
+    r"(?P<next>[ \t]+(?i:for|to|in|with|about|on|at|into|of)\b)?"
+)
+
+
+def _own_name(text: str, names: list[str]) -> str | None:
+    """The name the user gives as their own, where it is one of the task's names."""
+    said = _OWN_NAME.search(text)
+    if said is None or (said["am"] and said["next"]):
+        return None
+    return next((name for name in names if said["name"].startswith(name)), None)
 
 
 def _starts_sentence(text: str, place: int) -> bool:

@@ -149,3 +149,23 @@ def test_labels_are_safe_file_names() -> None:
 
     assert label.isalnum()
     assert len(label) == 16
+
+
+def test_killing_ends_after_two_empty_sweeps_however_slow_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A slow empty sweep is not taken as the end while the one before found a new
+    process: something may have forked while it listed /proc."""
+    monkeypatch.setattr(tracking, "_EMPTY_WAIT_S", 0.01)
+    never = 4_194_305  # above the kernel's largest pid_max: no process has it
+    sweeps = iter([[never], [], [never + 1], [], [], [never + 2]])
+    calls = []
+
+    def slow_find() -> list[int]:
+        time.sleep(0.05)
+        calls.append(1)
+        return next(sweeps)
+
+    tracking._kill_until_gone(slow_find)
+
+    assert len(calls) == 5  # the sweep that found never + 1 came after an empty one

@@ -871,3 +871,19 @@ def test_the_users_own_name_goes_to_the_parameter_for_whoever_asks() -> None:
     # no own name given: the names keep the task's order
     plain = fill(message, "Send a message from Emily to Jeff").arguments
     assert plain == {"user_name": "Emily", "partner_name": "Jeff"}
+
+
+def test_a_dates_time_goes_to_one_time_parameter_and_a_range_to_both() -> None:
+    slot = card(
+        {
+            "date": typed("string", "The day, as YYYY-MM-DD."),
+            "start_time": typed("string", "Start, in 24-hour format such as '09:00'."),
+            "end_time": typed("string", "End, in 24-hour format such as '17:00'."),
+        },
+        ["date", "start_time"],
+    )
+
+    timed = fill(slot, "Book the room on 2024-03-16 at 9:30 am").arguments
+    assert timed == {"date": "2024-03-16", "start_time": "09:30"}  # once, not as the end too
+    ranged = fill(slot, "Book the room on 2024-03-16, 14:00-16:00").arguments
+    assert (ranged["start_time"], ranged["end_time"]) == ("14:00", "16:00")

@@ -133,6 +133,7 @@ def test_what_is_no_time_of_a_date(task: str) -> None:
         ("lights off at 12am, up at 6:15:30", [(0, 0, 0), (6, 15, 30)]),
         # a time next to a date is the date's, not one on its own
         ("on 2024-03-16 at 14:00, back at 18:30", [(18, 30, 0)]),
+        ("free from 14:00-16:00", [(14, 0, 0), (16, 0, 0)]),
     ],
 )
 def test_a_time_of_day_on_its_own_is_read(task: str, times: list[tuple[int, int, int]]) -> None:
@@ -141,7 +142,16 @@ def test_a_time_of_day_on_its_own_is_read(task: str, times: list[tuple[int, int,
 
 @pytest.mark.parametrize(
     "task",
-    ["3 people at 5", "a 16:9 screen", "version 1.14:30", "room 25:00", "13pm", "page 4:75"],
+    [
+        "3 people at 5",
+        "a 16:9 screen",
+        "version 1.14:30",
+        "room 25:00",
+        "13pm",
+        "page 4:75",
+        "in UTC-3:00",  # a zone's offset
+        "offset +05:30",
+    ],
 )
 def test_what_is_no_time_of_day(task: str) -> None:
     assert Facts.of(task).times == []
@@ -175,15 +185,26 @@ def test_a_time_of_day_is_written_as_the_description_asks(description: str, writ
         "The departure time in the format of 'dd/mm/yyyy HH:MM'",  # a date is asked
         "The new time in ISO-8601 format, such as '2023-04-15T13:45:00Z'",
         "Preferred time of flight. Default is 'morning'.",  # no time of day shown
+        "The window to look back, within 24 hours.",  # a duration, no 24-hour format
+        "The zone's offset, e.g. +05:30",
     ],
 )
 def test_no_time_of_day_alone_is_written_where_none_is_asked(description: str) -> None:
     assert time_written((14, 5, 9), description) is None
 
 
-def test_twelve_hours_are_written_as_an_example_with_am_pm_shows() -> None:
-    assert time_written((0, 0, 0), "e.g. 3pm") == "12am"
-    assert time_written((12, 30, 0), "e.g. 3 PM") == "12:30pm"
+@pytest.mark.parametrize(
+    ("description", "written"),
+    [
+        ("e.g. 3pm", "12am"),
+        ("e.g. 3 PM", "12 AM"),  # its space and its capitals
+        ("e.g. 3:30 PM", "12:00 AM"),  # its minutes
+        ("as hh:mm AM/PM", "12:00 AM"),
+    ],
+)
+def test_twelve_hours_are_written_as_the_example_shows(description: str, written: str) -> None:
+    assert time_written((0, 0, 0), description) == written
+    assert time_written((21, 5, 0), description).startswith("9:05")  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -193,6 +214,10 @@ def test_twelve_hours_are_written_as_an_example_with_am_pm_shows() -> None:
         ("Hi, I am Karan. What is the status of my Indigo flight?", "Karan"),
         ("I'm Ana López from Spain", "Ana López"),
         ("my name is Ted", "Ted"),
+        ("My name is Émile", "Émile"),
+        ("Message Jo. I am Johnny.", "Johnny"),  # not the name it begins with
+        ("Hi, I am Looking for help. My name is Emily", "Emily"),  # the first that is one
+        ("I am Interested In Rome", None),
         ("I am Looking for Paris hotels", None),  # title-cased prose, not a name
         ("I'm Interested in Rome", None),
         ("I am going to Rome", None),
@@ -347,3 +372,10 @@ def test_a_number_keeps_its_unit_as_written_unless_it_is_compound() -> None:
     facts = Facts.of("ran 5 km in 20 minutes at 4 m/s with 100µF, and 3 miles per hour")
 
     assert [n.unit for n in facts.numbers] == ["km", "minutes", "", "µF", ""]
+
+
+def test_a_number_of_thousands_of_digits_is_no_number_and_no_crash() -> None:
+    """Past Python's int-string limit (4,300 digits) `int()` raises: the task is still read."""
+    facts = Facts.of("9" * 5000 + " and 7 items")
+
+    assert [n.value for n in facts.numbers] == [7]

@@ -343,7 +343,8 @@ class _Process(Protocol):
 def _end_call(proc: _Process, tracker: Tracker, grace_s: float) -> None:
     """TERM what is left of the call, give it `grace_s` to exit, then KILL the rest.
 
-    The KILL runs even if an exception (a worker's soft time limit) cuts the grace short.
+    The KILL runs even if an exception (a worker's soft time limit) cuts the grace short;
+    the group's first, at once, then the tracker's sweeps for what left it.
     """
     try:
         _signal_group(proc.pid, signal.SIGTERM)
@@ -356,9 +357,11 @@ def _end_call(proc: _Process, tracker: Tracker, grace_s: float) -> None:
                 proc.wait(timeout=_POLL_S)
     finally:
         try:
-            tracker.kill_all()
             _signal_group(proc.pid, signal.SIGKILL)
-            proc.wait()
+            try:
+                tracker.kill_all()
+            finally:
+                proc.wait()
         finally:
             tracker.close()
 

@@ -30,7 +30,11 @@ CALL_MARKER_VAR = "TOOLRUN_CALL_MARKER"
 _CGROUP_MOUNTS = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 _PIDS_V1_MOUNT = Path("/sys/fs/cgroup/pids")
 _EMPTY_WAIT_S = 2.0
-_KILL_LIMIT_S = 30.0
+# The most a call's end spends killing what it left (`kill_all`): sweeps that go on while
+# each finds new processes, then the cgroup's emptying. A worker's time limits leave room
+# for it (`workers.dispatch`).
+KILL_LIMIT_S = 6.0
+CLEANUP_LIMIT_S = KILL_LIMIT_S + _EMPTY_WAIT_S
 
 
 def label_for(call_id: str) -> str:
@@ -320,30 +324,29 @@ def _kill_until_gone(find: Callable[[], list[int]]) -> None:
     One sweep is not enough: a process forked after /proc was listed, or one mid-exec
     whose environment cannot be read for a moment, is missed by it and found by a later
     one. While sweeps keep finding new processes it goes on, however long a sweep takes
-    (a host crowded by a fork loop); it gives up `_EMPTY_WAIT_S` after the last new one
-    (a process that does not die) or after `_KILL_LIMIT_S` in all. A process that may
-    not be signalled is not tried again.
+    (a host crowded by a fork loop); it gives up when sweeps have found only processes
+    already killed for `_EMPTY_WAIT_S` (one that does not die), or after `KILL_LIMIT_S`
+    in all. A process that may not be signalled is not tried again.
     """
     started = last_new = time.monotonic()
     signalled: set[int] = set()
     refused: set[int] = set()
     pause = 0.001  # a killed process turns zombie within a millisecond or two
     empty = 0
-    while True:
+    while time.monotonic() - started < KILL_LIMIT_S:
         pids = [pid for pid in find() if pid not in refused]
-        now = time.monotonic()
-        if pids:
+        if not pids:
+            if not signalled or empty:
+                return
+            empty += 1
+        else:
+            empty = 0
             refused |= _kill(pids)
             if not signalled.issuperset(pids):
                 signalled.update(pids)
-                last_new, pause = now, 0.001
-            empty = 0
-        elif not signalled or empty:
-            return
-        else:
-            empty += 1
-        if now - last_new > _EMPTY_WAIT_S or now - started > _KILL_LIMIT_S:
-            return
+                last_new, pause = time.monotonic(), 0.001
+            elif time.monotonic() - last_new > _EMPTY_WAIT_S:
+                return
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
 

@@ -131,7 +131,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts))
     free_text = [p for p in order if _is_free_text(specs[p])]
     found |= _times_of_day(free_text, card, facts)
-    found |= _own_name(free_text, facts)
+    found |= _asker_name(free_text, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= _named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
@@ -161,24 +161,24 @@ def _is_free_text(spec: dict[str, Any]) -> bool:
 
 def _times_of_day(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
     """For each text parameter of a time of day alone ("departure_time": "in 24-hour
-    format, such as '18:45'"), a time the task writes on its own (used up), else the time
-    of its first date that has one (the date stays for a date parameter); written as the
-    description asks (`dates.time_written`)."""
+    format, such as '18:45'"), in turn: the time of the task's first date that has one
+    (which stays for a date parameter too), then the times it writes on their own ("on
+    May 5 at 14:00, back at 18:30"); written as the description asks
+    (`dates.time_written`)."""
     found: dict[str, tuple[Any, str]] = {}
+    dated = [day.time for day in facts.dates if day.time is not None][:1]
     for name in names:
         if "time" not in _own(name):
             continue
-        dated = (day.time for day in facts.dates if day.time is not None)
-        time = facts.times[0] if facts.times else next(dated, None)
+        pool = dated or facts.times
         description = str(card.properties[name].get("description", ""))
-        if time is not None and (written := time_written(time, description)) is not None:
+        if pool and (written := time_written(pool[0], description)) is not None:
             found[name] = (written, "time of day in the task")
-            if facts.times:
-                facts.times.pop(0)
+            pool.pop(0)
     return found
 
 
-def _own_name(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
+def _asker_name(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
     """The name the user gives as theirs ("My name is Emily") to the first text parameter
     for the name of whoever asks ("user_name", "person_name", "customer_name"), not to
     another name parameter ("partner_name" takes the other)."""

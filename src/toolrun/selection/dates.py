@@ -89,17 +89,22 @@ _CLOCK = (
 _TIME_AFTER = re.compile(rf",?[ \t]{{0,3}}(?:at{_GAP}|@[ \t]?)?{_CLOCK}", re.I)
 _TIME_BEFORE = re.compile(rf"\bat{_GAP}{_CLOCK}{_GAP}on[ \t]{{0,3}}\Z", re.I)
 _BEFORE_REACH = 40  # how far before a date a time "at 4pm on" may start
-# A time of day on its own ("leaves around 14:00", "convert 3pm", "at 9:30 a.m."): its
-# minutes or the half of the day make it one (`_time_of`); a bare number is none.
-_STANDALONE = re.compile(rf"(?<![\w:./-]){_CLOCK}(?![\w:])", re.I)
+# A time of day on its own ("leaves around 14:00", "convert 3pm", "at 9:30 a.m.", the end
+# of "14:00-16:00"): its minutes or the half of the day make it one (`_time_of`); a bare
+# number is none, nor is a zone's offset ("+05:30", "UTC-3:00").
+_STANDALONE = re.compile(rf"(?<![\w:./+])(?<![^\W\d_]-){_CLOCK}(?![\w:])", re.I)
 # What a description of a time of day alone shows: an example ("18:45", "15:30:00",
-# "3pm") or a layout ("HH:MM", "hh:mm:ss"); else it may say "24-hour format".
+# "3pm", "3:30 PM") or a layout ("HH:MM", "hh:mm:ss", "hh:mm AM/PM"); else it may say
+# "24-hour format" (not "within 24 hours").
 _TIME_ASKED = re.compile(
-    r"(?<![\d:])(?:\d{1,2}:\d\d(?P<seconds>:\d\d)?|\d{1,2}[ \t]?(?P<half>[ap])\.?m\b"
-    r"|hh:mm(?P<layout_seconds>:ss)?)",
+    r"(?<![\d:+-])(?:\d{1,2}(?P<minutes>:\d\d)?(?P<seconds>:\d\d)?(?:(?P<gap>[ \t]?)"
+    r"(?P<half>[ap])\.?m\b)?|hh:mm(?P<layout_seconds>:ss)?(?:(?P<layout_gap>[ \t]?)"
+    r"(?P<layout_half>[ap]m)(?:/[ap]m)?)?)",
     re.I,
 )
-_TWENTY_FOUR_HOURS = re.compile(r"\b24[- ]?h(?:ou)?rs?\b", re.I)
+_TWENTY_FOUR_HOURS = re.compile(
+    r"\b24(?:h|hr)\b|\b24[- ]?(?:h|hrs?|hours?)[ \t-]+(?:format|clock|time|notation)\b", re.I
+)
 Clock = tuple[int, int, int]  # hour, minute, second
 
 
@@ -194,23 +199,33 @@ def clocks(text: str) -> list[Clock]:
 
 
 def time_written(time: Clock, description: str) -> str | None:
-    """`time` written as a parameter for a time of day alone asks: in its example's
-    shape ("18:45", "15:30:00", "3pm"), else hours and minutes ("HH:MM", "24-hour
-    format"); None where the description asks for a date (with a time or not) or shows
-    no time."""
+    """`time` written as a parameter for a time of day alone asks: in its example's or
+    layout's shape ("18:45", "15:30:00", "3pm", "3:30 PM", "hh:mm AM/PM"), else hours and
+    minutes ("24-hour format"); None where the description asks for a date (with a time
+    or not) or shows no time of day."""
     if _FORMAT.search(description) or _EXAMPLE.search(description):
         return None
-    asked = _TIME_ASKED.search(description)
+    asked = next((m for m in _TIME_ASKED.finditer(description) if _shows_time(m)), None)
     if asked is None and not _TWENTY_FOUR_HOURS.search(description):
         return None
     hour, minute, second = time
     if asked is None:
         return f"{hour:02d}:{minute:02d}"
-    if asked["half"]:
-        minutes = f":{minute:02d}" if minute else ""
-        return f"{hour % 12 or 12}{minutes}{'pm' if hour >= 12 else 'am'}"
+    layout = asked[0].lower().startswith("hh")
     seconds = f":{second:02d}" if asked["seconds"] or asked["layout_seconds"] else ""
-    return f"{hour:02d}:{minute:02d}{seconds}"
+    half = asked["half"] or (asked["layout_half"] or "")[:1]
+    if not half:
+        return f"{hour:02d}:{minute:02d}{seconds}"
+    minutes = f":{minute:02d}{seconds}" if asked["minutes"] or layout or minute else ""
+    gap = asked["gap"] or asked["layout_gap"] or ""
+    letters = "pm" if hour >= 12 else "am"
+    return f"{hour % 12 or 12}{minutes}{gap}{letters.upper() if half.isupper() else letters}"
+
+
+def _shows_time(asked: re.Match[str]) -> bool:
+    """Whether a match of `_TIME_ASKED` is a time of day: minutes, a half of the day or a
+    layout ("2" alone is a number)."""
+    return bool(asked["minutes"] or asked["half"] or asked[0].lower().startswith("hh"))
 
 
 def _timed(

@@ -9,6 +9,7 @@ before each string value, which may name its parameter."""
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, fields
@@ -273,6 +274,9 @@ def words_before(text: str, place: int) -> list[str]:
     return [stem(w) for w in split_words(since)[-NEAR_BEFORE:]]
 
 
+_MOST_DIGITS = 100
+
+
 def numbers(text: str) -> list[Number]:
     """The numbers in `text`: "1,200" is 1200, "$1.2M" and "1.2 million" 1200000, "three"
     3; "300K" is a temperature, "$300K" money."""
@@ -285,6 +289,8 @@ def numbers(text: str) -> list[Number]:
     run, last_end = 0, None
     for match in _NUMBER.finditer(text):
         digits = match["value"].replace(",", "")
+        if len(digits) > _MOST_DIGITS:
+            continue  # no parameter's number (and past Python's int-string limit)
         value: float | int = (
             float(digits) if "." in digits or "e" in digits.lower() else int(digits)
         )
@@ -418,22 +424,29 @@ _NAME_ENDS = re.compile(
 )
 
 
-# The user saying who they are: "My name is Emily", "Hi, I am Karan.", "I'm Ana López";
-# after "I am", not a word of title-cased prose, which a preposition follows ("I am
-# Looking for", "I'm Interested in").
+# The user saying who they are: "My name is Emily", "Hi, I am Karan.", "I'm Émile Zola";
+# then the name's capitalised words.
 _OWN_NAME = re.compile(
     r"\b(?:(?i:my[ \t]+name[ \t]+is)|(?P<am>(?i:i[ \t]+am|i['\u2019]m)))[ \t]+"
-    r"(?P<name>[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)?)"
-    r"(?P<next>[ \t]+(?i:for|to|in|with|about|on|at|into|of)\b)?"
+    r"(?P<words>[^\W\d_][\w'\u2019-]*(?:[ \t]+[^\W\d_][\w'\u2019-]*){0,2})"
 )
+_PREPOSITIONS = frozenset({"for", "to", "in", "with", "about", "on", "at", "into", "of"})
 
 
 def _own_name(text: str, names: list[str]) -> str | None:
-    """The name the user gives as their own, where it is one of the task's names."""
-    said = _OWN_NAME.search(text)
-    if said is None or (said["am"] and said["next"]):
-        return None
-    return next((name for name in names if said["name"].startswith(name)), None)
+    """The name the user gives as their own, where it is one of the task's names. After
+    "I am", not title-cased prose, where a preposition comes next ("I am Looking for",
+    "I'm Interested In")."""
+    for said in _OWN_NAME.finditer(text):
+        words = said["words"].split()
+        capitalised = list(itertools.takewhile(lambda word: word[0].isupper(), words))
+        after = words[len(capitalised) : len(capitalised) + 1]
+        if said["am"] and {w.lower() for w in capitalised[1:] + after} & _PREPOSITIONS:
+            continue
+        for count in range(len(capitalised), 0, -1):
+            if (name := " ".join(capitalised[:count])) in names:
+                return name
+    return None
 
 
 def _starts_sentence(text: str, place: int) -> bool:

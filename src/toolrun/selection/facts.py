@@ -48,10 +48,10 @@ _NUMBER = re.compile(
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b(?!-)", re.I)
 # Between two numbers of one run: "12, 24 and 36", "(33.4 N, 112.0 W)".
 _RUN_GAP = re.compile(r"\s*(?:[NSEW]\b\s*)?(?:,\s*(?:and\s+)?|and\s+)")
-_HEADING = re.compile(r"\s*°?\s*([NSEW])\b")
+_HEADING = re.compile(r"\s*(?:°\s*)?([NSEW])\b")  # one way to split the spaces: linear
 _WORD_LIST = re.compile(r"\b[a-z][a-z-]+(?:,\s*[a-z][a-z-]+)*,?\s+and\s+[a-z][a-z-]+\b")
 _UNIT = re.compile(r" ?([µμΩ]?[A-Za-zµμΩ]+)(?![\w/^]| ?/| per\b)")
-_HEADING_AFTER = re.compile(r"(?<=\d)\s*°?\s*[NSEW]\b")
+_HEADING_AFTER = re.compile(r"(?<=\d)\s*(?:°\s*)?[NSEW]\b")
 _PROPER_WORD_END = r"(?![\w'\u2019-])"
 _UPPER = "".join(c for c in map(chr, range(0x500)) if c.isupper())
 _LETTER = r"[^\W\d_]"

@@ -71,6 +71,13 @@ def test_tracker_finds_and_kills_a_setsid_daemon(kind: str) -> None:
         assert wait_until(lambda: daemon not in tracker.survivors())
 
 
+# Daemons forked one after another while the tracker sweeps: enough that one sweep misses
+# some every time (it did in 5 of 5 runs), bounded so that a crowded host is not swamped.
+FORKING_DAEMONS = (
+    "i=0; while [ $i -lt 1000 ]; do setsid sleep 300 </dev/null & i=$((i + 1)); done; wait"
+)
+
+
 @pytest.mark.parametrize("kind", ["sweep", "cgroup", "sweep-slower-than-the-wait"])
 def test_kill_all_ends_a_process_that_keeps_forking_daemons(
     kind: str, monkeypatch: pytest.MonkeyPatch
@@ -93,7 +100,7 @@ def test_kill_all_ends_a_process_that_keeps_forking_daemons(
     marker = os.urandom(8).hex()
     tracker = new_tracker(marker, use_cgroups=kind == "cgroup")
     proc = subprocess.Popen(
-        ["/bin/sh", "-c", "while :; do setsid sleep 300 </dev/null & done"],
+        ["/bin/sh", "-c", FORKING_DAEMONS],
         env={"PATH": os.environ["PATH"], CALL_MARKER_VAR: marker},
         start_new_session=True,
         preexec_fn=tracker.enter,  # noqa: PLW1509 - the tracker must be entered before exec

@@ -30,11 +30,9 @@ CALL_MARKER_VAR = "TOOLRUN_CALL_MARKER"
 _CGROUP_MOUNTS = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 _PIDS_V1_MOUNT = Path("/sys/fs/cgroup/pids")
 _EMPTY_WAIT_S = 2.0
-# The most a call's end spends killing what it left (`kill_all`): sweeps that go on while
-# each finds new processes, then the cgroup's emptying. A worker's time limits leave room
-# for it (`workers.dispatch`).
-KILL_LIMIT_S = 6.0
-CLEANUP_LIMIT_S = KILL_LIMIT_S + _EMPTY_WAIT_S
+# The most the sweeps that end a call spend while each finds new processes (a fork loop
+# on a crowded host); usually one sweep finds nothing and ends them at once.
+_KILL_LIMIT_S = 5.0
 
 
 def label_for(call_id: str) -> str:
@@ -325,7 +323,7 @@ def _kill_until_gone(find: Callable[[], list[int]]) -> None:
     whose environment cannot be read for a moment, is missed by it and found by a later
     one. While sweeps keep finding new processes it goes on, however long a sweep takes
     (a host crowded by a fork loop); it gives up when sweeps have found only processes
-    already killed for `_EMPTY_WAIT_S` (one that does not die), or after `KILL_LIMIT_S`
+    already killed for `_EMPTY_WAIT_S` (one that does not die), or after `_KILL_LIMIT_S`
     in all. A process that may not be signalled is not tried again.
     """
     started = last_new = time.monotonic()
@@ -333,7 +331,7 @@ def _kill_until_gone(find: Callable[[], list[int]]) -> None:
     refused: set[int] = set()
     pause = 0.001  # a killed process turns zombie within a millisecond or two
     empty = 0
-    while time.monotonic() - started < KILL_LIMIT_S:
+    while time.monotonic() - started < _KILL_LIMIT_S:
         pids = [pid for pid in find() if pid not in refused]
         if not pids:
             if not signalled or empty:

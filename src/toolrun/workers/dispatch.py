@@ -11,14 +11,15 @@ from typing import Any
 from toolrun.calls.envelope import Envelope
 from toolrun.calls.fairness import FAIR_QUEUES, FairQueues, Step
 from toolrun.history.records import redact
-from toolrun.sandbox.tracking import CLEANUP_LIMIT_S
 from toolrun.workers.messages import Delivery, Messages, TaskOptions
 
 # The tool's own limit fires first and the sandbox kills its processes: SIGTERM, a grace,
-# SIGKILL, then sweeps with another grace and killing what is left, up to CLEANUP_LIMIT_S.
-# Celery's soft limit (an exception in the task) must wait for all of that, the hard
-# limit (the pool child is killed) comes last.
-CLEANUP_SLACK_S = CLEANUP_LIMIT_S + 2.0
+# SIGKILL to its group, then a sweep with another grace and up to 2 s for the cgroup to
+# empty. Celery's soft limit (an exception in the task) must wait for all of that, the
+# hard limit (the pool child is killed) comes last. (Sweeps that keep finding new
+# processes, a fork loop on a crowded host, may run longer: the soft limit then cuts
+# them short, the group already killed.)
+CLEANUP_SLACK_S = 4.0
 HARD_AFTER_SOFT_S = 3.0
 # Flower shows these in its task list and page; Celery's own default cap is 1024.
 MAX_REPR_CHARS = 1024

@@ -887,3 +887,19 @@ def test_a_dates_time_goes_to_one_time_parameter_and_a_range_to_both() -> None:
     assert timed == {"date": "2024-03-16", "start_time": "09:30"}  # once, not as the end too
     ranged = fill(slot, "Book the room on 2024-03-16, 14:00-16:00").arguments
     assert (ranged["start_time"], ranged["end_time"]) == ("14:00", "16:00")
+
+
+def test_a_command_given_in_the_task_goes_to_the_command_parameter() -> None:
+    shell = card(
+        {
+            "command": typed("string", "The command to run."),
+            "unit": typed("string", "The unit of the result.", default="N/A"),
+        },
+        ["command"],
+    )
+
+    filled = fill(
+        shell, 'is vs code running, using the command tasklist /FI "IMAGENAME eq Code.exe"'
+    )
+
+    assert filled.arguments["command"] == 'tasklist /FI "IMAGENAME eq Code.exe"'

@@ -228,6 +228,28 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
     assert Facts.of(task).own_name == own
 
 
+@pytest.mark.parametrize(
+    ("task", "verbatim"),
+    [
+        ("what is the time in pc, using the command echo %time%", ["echo %time%"]),
+        (  # its quotes kept
+            'is vs code running, using the command tasklist /FI "IMAGENAME eq Code.exe"',
+            ['tasklist /FI "IMAGENAME eq Code.exe"'],
+        ),
+        ("run the command ls -la ./src. Then tell me", ["ls -la ./src"]),  # to its sentence's end
+        ("Run the command: git status\nand report", ["git status"]),  # to its line's end
+        ("Use the command line to list files", []),  # prose, not a command
+        ("Which is the command to list files?", []),
+        ("Type 'the command ls' here", []),  # inside quotes
+        ("reply with content: go home and the command ls", ["go home and the command ls"]),
+    ],
+)
+def test_a_command_given_after_the_word_command_is_taken_as_written(
+    task: str, verbatim: list[str]
+) -> None:
+    assert Facts.of(task).verbatim == verbatim
+
+
 def test_a_time_goes_to_the_date_it_follows_not_one_before() -> None:
     facts = Facts.of("from 2023-05-01, then 2023-05-02 10:00")
 

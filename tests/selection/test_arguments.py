@@ -903,3 +903,11 @@ def test_a_command_given_in_the_task_goes_to_the_command_parameter() -> None:
     )
 
     assert filled.arguments["command"] == 'tasklist /FI "IMAGENAME eq Code.exe"'
+
+
+def test_prose_after_the_word_command_goes_to_no_other_parameter() -> None:
+    message = card({"recipient": typed("string", "Who gets the report.")}, ["recipient"])
+
+    filled = fill(message, "send the command center a report")
+
+    assert filled.arguments.get("recipient") != "center a report"

@@ -229,7 +229,7 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
 
 
 @pytest.mark.parametrize(
-    ("task", "verbatim"),
+    ("task", "given"),
     [
         ("what is the time in pc, using the command echo %time%", ["echo %time%"]),
         (  # its quotes kept
@@ -241,13 +241,20 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("Use the command line to list files", []),  # prose, not a command
         ("Which is the command to list files?", []),
         ("Type 'the command ls' here", []),  # inside quotes
-        ("reply with content: go home and the command ls", ["go home and the command ls"]),
+        ("use the command Get-Process", []),  # a program's name is lowercase
     ],
 )
-def test_a_command_given_after_the_word_command_is_taken_as_written(
-    task: str, verbatim: list[str]
-) -> None:
-    assert Facts.of(task).verbatim == verbatim
+def test_a_command_given_after_the_word_command_is_read(task: str, given: list[str]) -> None:
+    assert Facts.of(task).commands == given
+
+
+def test_a_command_leaves_the_rest_of_the_tasks_facts_as_they_were() -> None:
+    """ "the command center" may be prose: what follows it stays the task's."""
+    facts = Facts.of("run the command cp a.txt /tmp/b.txt for 3 users")
+
+    assert facts.commands == ["cp a.txt /tmp/b.txt for 3 users"]
+    assert [n.value for n in facts.numbers] == [3]
+    assert facts.verbatim == []
 
 
 def test_a_time_goes_to_the_date_it_follows_not_one_before() -> None:

@@ -132,6 +132,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     free_text = [p for p in order if _is_free_text(specs[p])]
     found |= _times_of_day(free_text, card, facts)
     found |= _asker_name(free_text, facts)
+    found |= _commands(free_text, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= _named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
@@ -191,6 +192,16 @@ def _asker_name(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
             _forget(facts, own)
             return {name: (own, "the user's own name in the task")}
     return {}
+
+
+def _commands(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
+    """Each command the task gives after the word "command", in turn, to a text
+    parameter named for one ("command", "cmd")."""
+    found: dict[str, tuple[Any, str]] = {}
+    for name in names:
+        if facts.commands and _own(name) & {"command", "cmd"}:
+            found[name] = (facts.commands.pop(0), "command given in the task")
+    return found
 
 
 def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:

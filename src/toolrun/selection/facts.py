@@ -19,7 +19,7 @@ from typing import Any
 
 from toolrun.selection.currencies import Mention, mentions
 from toolrun.selection.dates import Clock, Day, clocks, dates
-from toolrun.selection.phrases import address_spans, counted, verbatim_spans
+from toolrun.selection.phrases import address_spans, commands, counted, verbatim_spans
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, blanked, split_words, stem
 
 # "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
@@ -148,6 +148,7 @@ class Facts:
     currencies: list[Mention] = field(default_factory=list)  # "150 euros to yen"
     times: list[Clock] = field(default_factory=list)  # "around 14:00": not by a date
     own_name: str | None = None  # "My name is Emily", "Hi, I am Karan": the user's
+    commands: list[str] = field(default_factory=list)  # "using the command echo %time%"
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     given_places: list[str] = field(default_factory=list)  # names place parameters took
@@ -176,6 +177,7 @@ class Facts:
 
         unquoted = _blanked(task, list(_QUOTED.finditer(task))) if _QUOTES & set(task) else task
         spans = verbatim_spans(unquoted, task)
+        given_commands = commands(unquoted, task)  # left in the text: its numbers, paths
         verbatim = [noted(start, task[start:end]) for start, end in spans]
         rest = blanked(task, spans)
         found, rest = _cut(_URL, rest, "://" in rest)
@@ -250,6 +252,7 @@ class Facts:
             currencies=currencies,
             times=times,
             own_name=_own_name(bare, names),
+            commands=given_commands,
             coded=_coded(task),
             words=_word_lists(bare),
             whole=task.strip(),

@@ -30,32 +30,40 @@ _TEXT_END = re.compile(
 )
 
 
-# A command given after "the command" ("using the command echo %time%", "run the command
-# tasklist /FI "IMAGENAME eq Code.exe""): a program's name in lowercase, then the rest of
-# its sentence or line as written, quotes and all. Prose is not one: "the command line",
-# "the command to list files".
+# A command given after the word "command" ("using the command echo %time%", "run the
+# command tasklist /FI "IMAGENAME eq Code.exe""): a program's name in lowercase, then the
+# rest of its sentence or line as written, quotes and all. Prose is not one: "the command
+# line", "the command to list files".
 _COMMAND = re.compile(
     r"\b(?i:command)[ \t]*:?[ \t]+(?P<program>[a-z][\w.+-]*)(?=[ \t.,;!?\"'`]|$)", re.M
 )
-_LONGEST_COMMAND = 500  # characters: a task's commands are short, its text may not be
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
+_LONGEST_COMMAND = 500  # characters: a task's commands are short, its text may not be
+_MOST_COMMANDS = 8
+
+
+def commands(text: str, original: str) -> list[str]:
+    """The commands `text` (`original` with its quoted strings blanked: a marker inside
+    quotes is none) gives after the word "command", as `original` writes them."""
+    found: list[str] = []
+    if "ommand" not in text:
+        return found
+    for match in _COMMAND.finditer(text):
+        if match["program"].lower() in STOP_WORDS | _NO_PROGRAM:
+            continue
+        start = match.start("program")
+        rest = original[start : start + _LONGEST_COMMAND].split("\n", 1)[0]
+        found.append(_TEXT_END.split(rest, maxsplit=1)[0].rstrip(" \t.?!"))
+        if len(found) == _MOST_COMMANDS:
+            break
+    return found
 
 
 def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:
     """Where `text` (`original` with its quoted strings blanked: a marker inside quotes
-    is none) holds text to take as written: after a marker, or a command (a command
-    inside marked text is the text's)."""
-    spans = _marked_spans(text, original) if _MAYBE_VERBATIM.search(text) else []
-    if "ommand" in text:
-        commands = _command_spans(text, original)
-        spans += [
-            (a, b) for a, b in commands if not any(a < end and start < b for start, end in spans)
-        ]
-    return sorted(spans)
-
-
-def _marked_spans(text: str, original: str) -> list[tuple[int, int]]:
-    """Where text follows a marker and a colon or dash (see `_VERBATIM`)."""
+    is none) holds text to take as written."""
+    if not _MAYBE_VERBATIM.search(text):
+        return []
     spans = []
     for match in _VERBATIM.finditer(text):
         if original[match.start("gap") : match.end("gap")].strip(" \t"):
@@ -64,19 +72,6 @@ def _marked_spans(text: str, original: str) -> list[tuple[int, int]]:
         said = _TEXT_END.split(match["text"], maxsplit=1)[0].rstrip(" \t.")
         if said:
             spans.append((start, start + len(said)))
-    return spans
-
-
-def _command_spans(text: str, original: str) -> list[tuple[int, int]]:
-    """Where commands given after "the command" stand (see `_COMMAND`)."""
-    spans = []
-    for match in _COMMAND.finditer(text):
-        if match["program"].lower() in STOP_WORDS | _NO_PROGRAM:
-            continue
-        start = match.start("program")
-        rest = original[start : start + _LONGEST_COMMAND].split("\n", 1)[0]
-        command = _TEXT_END.split(rest, maxsplit=1)[0].rstrip(" \t.?!")
-        spans.append((start, start + len(command)))
     return spans
 
 

@@ -507,6 +507,13 @@ def test_text_given_as_written_goes_whole_to_the_parameter_named_before_it() -> 
         ).arguments["modification_request"]
         == "no onions, extra cheese"
     )
+    # at a task's end "with content" needs no colon, but a preposition after it is prose
+    assert fill(todo, "add todo with content go to sleep at 9 pm").arguments == {
+        "type": "add",
+        "content": "go to sleep at 9 pm",
+    }
+    assert fill(todo, "add a todo with content about Python").arguments["content"] == "Python"
+    assert "content" not in fill(todo, "add todo with content go. Then list").arguments
     # "with text" needs a colon or "verbatim" after it to give a value; quotes stay quotes.
     assert fill(todo, "reply with text messages to all").arguments == {}
     assert fill(todo, "add one with content 'call Bob', today").arguments == {
@@ -911,3 +918,66 @@ def test_prose_after_the_word_command_goes_to_no_other_parameter() -> None:
     filled = fill(message, "send the command center a report")
 
     assert filled.arguments.get("recipient") != "center a report"
+
+
+def test_a_number_named_by_what_its_description_says_it_stands_for() -> None:
+    providers = card(
+        {
+            "service_id": typed(
+                "integer",
+                "For example, 1 for cleaning service, 2 for ironing service, 3 for"
+                " comprehensive cleaning service.",
+            ),
+            "province_id": typed(
+                "integer", "For example, '1' corresponds to Bangkok, '2' to Chiang Mai."
+            ),
+            "rating": typed("number", "The minimum average review score."),
+        },
+        ["service_id"],
+    )
+
+    ironing = fill(providers, "ironing services in Chiang Mai, 4.5 stars or more").arguments
+    assert ironing == {"service_id": 2, "province_id": 2, "rating": 4.5}
+    # the meaning with most of its own words named wins; words all meanings share say none
+    assert fill(providers, "a comprehensive cleaning").arguments["service_id"] == 3
+    assert fill(providers, "a cleaning service").arguments["service_id"] == 1
+    assert "service_id" not in fill(providers, "a service in Bangkok").arguments
+    # one number that stands for something is an example, not a code: numbers go as ever
+    die = card({"faces": typed("integer", "Default is 6 for a standard die.")}, ["faces"])
+    assert fill(die, "a die with 20 faces").arguments == {"faces": 20}
+
+
+def test_a_division_named_with_its_kind_goes_to_its_parameter_without_the_word() -> None:
+    where = card(
+        {
+            "district_name": typed("string", "The district."),
+            "sub_district_name": typed("string", "The sub-district."),
+            "league": typed("string", "The league."),
+        },
+        [],
+    )
+
+    filled = fill(where, "in Bangkok, Khlong Sam Wa District, Sai Kong Subdistrict")
+    assert filled.arguments["district_name"] == "Khlong Sam Wa"
+    assert filled.arguments["sub_district_name"] == "Sai Kong"
+    # a word that is part of a name stays in it
+    assert fill(where, "the ranking of Arsenal in Premier League").arguments.get("league") != (
+        "Premier"
+    )
+
+
+def test_a_second_date_parameter_takes_the_end_of_a_time_range() -> None:
+    available = card(
+        {
+            "start_date": typed("string", "Start, as 'YYYY-MM-DD HH:mm:ss'."),
+            "end_date": typed("string", "End, as 'YYYY-MM-DD HH:mm:ss'."),
+        },
+        [],
+    )
+
+    filled = fill(available, "available on 2024-03-12 16:00 - 18:00").arguments
+    assert filled == {"start_date": "2024-03-12 16:00:00", "end_date": "2024-03-12 18:00:00"}
+    # a date without a time has no range to end
+    assert fill(available, "available on 2024-03-12, around 18:00").arguments == {
+        "start_date": "2024-03-12"
+    }

@@ -295,6 +295,7 @@ def test_a_date_with_its_time_is_written_as_the_description_asks() -> None:
         ("Today is Monday April 24th 2023. The weather in Paris tomorrow?", ["2023-04-25"]),
         ("today is 2023-04-24; free day after tomorrow", ["2023-04-26"]),
         ("today's date is Wednesday, the 26th of April, 2023: next Friday", ["2023-04-28"]),
+        ("available tomorrow, today is 20230929", ["2023-09-30"]),  # eight digits as today's
     ],
 )
 def test_days_counted_from_the_date_a_task_gives_as_today(task: str, days: list[str]) -> None:
@@ -312,6 +313,20 @@ def test_days_counted_from_the_date_a_task_gives_as_today(task: str, days: list[
 )
 def test_no_day_is_counted_without_a_today_to_count_from(task: str) -> None:
     assert len(Facts.of(task).dates) == 1
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "tomorrow for order 20230929",  # not given as today's: an order's number
+        "tomorrow; today is 20231340",  # no such day
+    ],
+)
+def test_eight_digits_are_a_date_only_as_todays(task: str) -> None:
+    facts = Facts.of(task)
+
+    assert facts.dates == []
+    assert [number.value for number in facts.numbers] == [int(task[-8:])]
 
 
 def test_a_time_after_a_counted_day_goes_with_it() -> None:

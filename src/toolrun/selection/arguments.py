@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
-from toolrun.selection.dates import time_written
+from toolrun.selection.dates import Day, time_written
 from toolrun.selection.facts import Facts
 from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
-from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
+from toolrun.selection.options import (
+    MEANING,
+    coded,
+    listed,
+    named_code,
+    named_option,
+    named_options,
+    task_stems,
+)
 from toolrun.selection.placing import (
     COMMA_FORMAT,
     PLACES,
@@ -47,6 +55,9 @@ _ASKER = frozenset(
 )
 # A parameter for what the user says, which takes the whole task where nothing else fits.
 _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
+# Divisions of a country whose word a task writes after the name ("Chatuchak District")
+# and a parameter for one takes without it.
+_DIVISIONS = frozenset({"district", "subdistrict", "province", "prefecture", "state"})
 # Parameter name words too common to say on their own which value a task means.
 _GENERIC = frozenset({"name", "id", "type", "valu", "data", "number", "text", "string", "code"})
 # An array parameter for how many of each item ("quantities").
@@ -128,11 +139,13 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     strings the words just before them name, lists, and the rest in order."""
     specs = card.properties
     order = card.required + [p for p in specs if p not in card.required]
-    found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts))
+    found: dict[str, tuple[Any, str]] = _named_codes(card, task)
+    found |= assign_numbers(card, facts, skip=found.keys())
     free_text = [p for p in order if _is_free_text(specs[p])]
     found |= _times_of_day(free_text, card, facts)
     found |= _asker_name(free_text, facts)
     found |= _commands(free_text, facts)
+    found |= _of_kind([p for p in free_text if p not in found], facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= _named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
@@ -142,6 +155,17 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
         if value is not None:
             found[name] = (value, source)
             _forget(facts, value)
+    return found
+
+
+def _named_codes(card: ToolCard, task: str) -> dict[str, tuple[Any, str]]:
+    """The number of each whole-number parameter whose description says what its numbers
+    stand for, where the task names one ("ironing services" for "2 for ironing service")."""
+    found = {}
+    for name, spec in card.properties.items():
+        codes = coded(str(spec.get("description", ""))) if kind(spec) == "integer" else ()
+        if codes and (number := named_code(codes, task)) is not None:
+            found[name] = (number, "number the task names by its meaning")
     return found
 
 
@@ -201,6 +225,27 @@ def _commands(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
     for name in names:
         if facts.commands and _own(name) & {"command", "cmd"}:
             found[name] = (facts.commands.pop(0), "command given in the task")
+    return found
+
+
+def _of_kind(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
+    """The name the task gives with the kind of division a text parameter names after it,
+    without that word: "Chatuchak District" gives district_name Chatuchak, "Ton Pao
+    Subdistrict" sub_district_name Ton Pao; only where one of the task's names is of that
+    kind. Only a division's word (`_DIVISIONS`): others are part of a name ("Premier
+    League", "Yellowstone National Park", "Foster City")."""
+    found: dict[str, tuple[Any, str]] = {}
+    for name in names:
+        kind_of = "".join(w for w in split_words(name) if w not in {"name", "id"})
+        if kind_of not in _DIVISIONS:
+            continue
+        named = [n.rsplit(" ", 1) for n in facts.names if " " in n]
+        of_kind = [words for words in named if words[1].lower() == kind_of]
+        if len(of_kind) == 1:
+            value = of_kind[0][0]
+            facts.names.remove(" ".join(of_kind[0]))
+            found[name] = (value, "named with its kind in the task")
+            _forget(facts, value)
     return found
 
 
@@ -416,13 +461,26 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     if facts.addresses and takes_address(own, words, description):
         return address(own, facts), "address in the task"
     if words & _DATE_WORDS and facts.dates:
-        return facts.dates.pop(0).written(description), "date in the task"
+        facts.given_dates.append(facts.dates.pop(0))
+        return facts.given_dates[-1].written(description), "date in the task"
+    if words & _DATE_WORDS and (ended := _range_end(facts)) is not None:
+        return ended.written(description), "the end of a time range in the task"
     if "year" in own and (year := next((n for n in facts.numbers if n.year_like), None)):
         facts.numbers.remove(year)
         return str(year.value), "year in the task"
     if words & _EXPRESSION_WORDS and facts.expressions:
         return facts.expressions.pop(0), "expression in the task"
     return None, ""
+
+
+def _range_end(facts: Facts) -> Day | None:
+    """The day a date parameter took last, at the time of day the task writes next on its
+    own ("on 12/03/2024 16:00 - 18:00": the end of the range for a second date
+    parameter); None where no date with a time was taken or no time is left."""
+    taken = facts.given_dates[-1:]
+    if not (taken and taken[0].day is not None and taken[0].time is not None and facts.times):
+        return None
+    return replace(taken[0], time=facts.times.pop(0))
 
 
 def _first(

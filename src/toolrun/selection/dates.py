@@ -1,11 +1,11 @@
 """Dates as tasks write them ("May 10th, 2020", "March.11, 2022", "15th October,2023",
-"2023 April 4th", "2022/08/16", "06-01-2023", "July 2022"), with a time of day written
-next to one ("at 8pm", "at 4:30 PM", "at 3 in the afternoon", "16:00"), and written back
-in the format a parameter's description asks ("in the format MM-DD-YYYY"; ISO where it
-names none; with the time where it asks for one: "YYYY-MM-DDTHH:MM:SS", "dd/mm/yyyy
-HH:MM", "such as '2023-04-15T13:45:00Z'"); times of day written on their own ("leaves
-around 14:00", "3pm"), written back as a description of a time alone shows ("such as
-'18:45'", "e.g. 3pm")."""
+"2023 April 4th", "2022/08/16", "06-01-2023", "July 2022", today's as "20230929"), with
+a time of day written next to one ("at 8pm", "at 4:30 PM", "at 3 in the afternoon",
+"16:00"), and written back in the format a parameter's description asks ("in the format
+MM-DD-YYYY"; ISO where it names none; with the time where it asks for one:
+"YYYY-MM-DDTHH:MM:SS", "dd/mm/yyyy HH:MM", "such as '2023-04-15T13:45:00Z'"); times of
+day written on their own ("leaves around 14:00", "3pm"), written back as a description
+of a time alone shows ("such as '18:45'", "e.g. 3pm")."""
 
 from __future__ import annotations
 
@@ -53,6 +53,13 @@ _WEEKDAY = "|".join(WEEKDAYS)
 # (searched for in the _TODAY_REACH characters before a date).
 _TODAY = re.compile(rf"\btoday(?:'s date)?\s+is\s*(?:({_WEEKDAY}),?\s*)?(?:the\s+)?\Z")
 _TODAY_REACH = 48
+# Today's date written as eight digits ("today is 20230929"): only as today's, since an
+# eight-digit number elsewhere is as likely an order's or an account's.
+_COMPACT_TODAY = re.compile(
+    rf"\btoday(?:'s date)?\s+is\s*(?:(?:{_WEEKDAY}),?\s*)?(?:the\s+)?"
+    r"((?:19|20)\d\d)(\d\d)(\d\d)(?![\w/-])",
+    re.I,
+)
 # A day named by how far it is from today (read in lower case); "next Tuesday" is the
 # first Tuesday after today, as "the coming Tuesday" is.
 _RELATIVE = re.compile(
@@ -164,6 +171,11 @@ def dates(text: str) -> tuple[list[Day], str]:
     named = any(name[:3] in lowered for name in MONTHS)
     text = _NUMERIC.sub(lambda m: take(m, _valid(int(m[1]), int(m[2]), int(m[3]))), text)
     text = _NUMERIC_YEAR_LAST.sub(lambda m: take(m, _month_day(m[1], m[3], m[4])), text)
+    for match in _COMPACT_TODAY.finditer(text):
+        if day := _valid(int(match[1]), int(match[2]), int(match[3])):
+            found.append((match.start(1), day))
+            ends[match.start(1)] = match.end()
+            text = blanked(text, [(match.start(1), match.end())])
     if not named:
         return _relative(*_timed(found, ends, text))
     text = _MONTH_FIRST.sub(lambda m: take(m, _valid(int(m[3]), month(m[1]), int(m[2]))), text)

@@ -152,6 +152,7 @@ class Facts:
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     given_places: list[str] = field(default_factory=list)  # names place parameters took
+    given_dates: list[Day] = field(default_factory=list)  # dates date parameters took
     coded: dict[str, str] = field(default_factory=dict)  # "Portland, ME": Portland → ME
     places: dict[str, str] = field(default_factory=dict)  # "Boston" → "Boston, MA"
     before: dict[str, list[str]] = field(default_factory=dict)  # a value → stems before it

@@ -8,6 +8,7 @@ where the parameter takes a decimal, "5 km" as 5000 where it is in meters."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import lru_cache
 from typing import Any
 
@@ -23,6 +24,8 @@ _START = frozenset({"offset", "start", "begin", "from", "first"})
 _COUNT = frozenset({"limit", "count", "length", "size", "max", "number", "num", "n"})
 # Words before a number that make it a count ("the first 20 lines").
 _COUNTING = frozenset({"first", "top", "last"})
+# A number of stars ("4.5 stars or more") is a rating, whatever the parameter calls one.
+_RATINGS = frozenset({"rating", "rate", "score", "star", "review"})
 _BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the number
 _AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
 _AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
@@ -103,11 +106,13 @@ def name_words(name: str) -> frozenset[str]:
     return frozenset(stem(w) for w in [w for w in found if w not in STOP_WORDS] or found)
 
 
-def assign_numbers(card: ToolCard, facts: Facts) -> dict[str, tuple[float | int, str]]:
-    """The task's numbers for `card`'s numeric parameters; those no parameter took are
-    left in `facts.numbers`."""
+def assign_numbers(
+    card: ToolCard, facts: Facts, skip: Collection[str] = ()
+) -> dict[str, tuple[float | int, str]]:
+    """The task's numbers for `card`'s numeric parameters but those to `skip`; those no
+    parameter took are left in `facts.numbers`."""
     specs = card.properties
-    names = [p for p in specs if kind(specs[p]) in ("integer", "number")]
+    names = [p for p in specs if kind(specs[p]) in ("integer", "number") and p not in skip]
     chosen, left = _range(names, facts)
     scores = _scores([n for n in names if n not in chosen], card, left)
     taken: dict[str, int] = {}  # a parameter's number, by its place in `left`
@@ -148,6 +153,8 @@ def _scores(
             score += _heading(number, words)
             if number.year_like and "year" in split_words(name):
                 score += 2.0  # "in 2020" for a year
+            if number.after[:1] == ["star"] and words & _RATINGS:
+                score += 2.0
             if score >= _ENOUGH:
                 scores[place, name] = score
     return scores

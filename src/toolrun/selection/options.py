@@ -3,7 +3,8 @@ lists ("e.g. strategy, family", "Can be 'list' or 'dict'", "(walk, bike, transit
 written, by what the description says it means ("'en' for English"), by the stems of its
 words ("defined" → "definition"), as an abbreviation ("DESC" for "descending") or, for
 an action an option names, by a verb of the same action the task asks with ("remove the
-item" for "delete")."""
+item" for "delete"); and which number a task names by what its description says the
+number stands for ("'2' represents ironing service")."""
 
 from __future__ import annotations
 
@@ -52,6 +53,49 @@ MEANING = re.compile(
     r"'([^']+)'\s*(?:for|=|means|refers to|stands for)\s+(?:an?\s+|the\s+)?"
     r"([A-Za-z][\w-]*(?:\s+[A-Z][\w-]*)*)"
 )
+
+
+# A number a description says stands for something: "'1' represents a cleaning service",
+# "2 for Chiang Mai", "3 corresponds to Chonburi", "'2' to Chiang Mai" (after one of
+# those), "4 = archived"; not a range's end ("from 1 to 5") nor the default ("Default is
+# 6 for a standard die").
+_CODED = re.compile(
+    r"(?<![\w.])(?<!from )(?<!between )(?<!default is )(?<!defaults to )'?(\d{1,9})'?\s*"
+    r"(?:represents|means|stands for|corresponds to|refers to|for|to|=|:)\s+"
+    r"(?:an?\s+|the\s+)?([A-Za-z][^,.;:()'\"]*?)\s*(?=,|\.(?:\s|$)|;|\)|\band\b|$)",
+    re.I,
+)
+_FEWEST_CODES = 2  # a description that gives one is giving an example, not a code
+
+
+@functools.lru_cache(maxsize=4096)
+def coded(description: str) -> tuple[tuple[int, str], ...]:
+    """The numbers `description` says stand for something, with what each stands for
+    ("1 for cleaning service, 2 for ironing" → (1, "cleaning service"), (2, "ironing")):
+    none where it gives fewer than two, or two for one number."""
+    found = tuple((int(m[1]), m[2].strip()) for m in _CODED.finditer(description))
+    if len(found) < _FEWEST_CODES or len({number for number, _ in found}) < len(found):
+        return ()
+    return found
+
+
+def named_code(codes: tuple[tuple[int, str], ...], task: str) -> int | None:
+    """The number whose meaning the task names: all of its distinctive words by their stems
+    ("ironing services" for "an ironing service": a word all the meanings share is not
+    needed), the one with most such words where several are named ("big cleaning" over
+    "cleaning"); None where the task names none, or two alike."""
+    meanings = [frozenset(_option_stems(meaning)) for _, meaning in codes]
+    shared = frozenset.intersection(*meanings) if meanings else frozenset()
+    _, stems, starts = task_stems(task)
+    named = [
+        (len(distinct), number)
+        for (number, _), words in zip(codes, meanings, strict=True)
+        if (distinct := words - shared) and all(_stem_said(w, stems, starts) for w in distinct)
+    ]
+    named.sort(reverse=True)
+    if not named or (len(named) > 1 and named[0][0] == named[1][0]):
+        return None
+    return named[0][1]
 
 
 def listed(description: str) -> tuple[str, ...]:

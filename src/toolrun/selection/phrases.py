@@ -22,6 +22,14 @@ _VERBATIM = re.compile(
     r"[ \t]*(?:[:\u2013\u2014]|-(?=[ \t]))(?P<gap>[ \t]*)(?P<text>\w[^\n]*)",
     re.I,
 )
+# … and without the colon, "with content" and the rest of a task's last sentence ("add
+# a todo with content go to sleep at 9 pm"), unless a preposition or a linking word
+# follows it ("with content about Python", "with content that explains").
+_CONTENT_TO_END = re.compile(
+    r"\bwith (?:the )?content[ \t]+(?!(?:about|on|of|from|in|for|like|related|regarding"
+    r"|that|which|such|including|to|and|or|as|is|was)\b)(?P<gap>)(?P<text>\w[^\n]*)\Z",
+    re.I,
+)
 _MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
 # A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
 _TEXT_END = re.compile(
@@ -72,6 +80,9 @@ def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:
         said = _TEXT_END.split(match["text"], maxsplit=1)[0].rstrip(" \t.")
         if said:
             spans.append((start, start + len(said)))
+    last = _CONTENT_TO_END.search(text.rstrip(" \t\n.!?"))
+    if not spans and last and len(_TEXT_END.split(last["text"], maxsplit=1)) == 1:
+        spans.append(last.span("text"))
     return spans
 
 

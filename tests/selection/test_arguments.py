@@ -333,6 +333,12 @@ def test_places_by_the_words_that_introduce_them() -> None:
         "origin": "Paris",
     }
     assert fill(weather, "Is it hot in Dallas, TX today?").arguments == {"location": "Dallas, TX"}
+    # no place introduced as one: the first name the gazetteer knows, not the first name
+    gdp = card({"country": typed("string", "The country.")}, ["country"])
+    assert fill(gdp, "Get historical GDP data for Brazil").arguments == {"country": "Brazil"}
+    assert fill(gdp, "Get historical GDP data").arguments == {"country": "GDP"}  # none known
+    town = card({"city": typed("string", "The city.")}, ["city"])
+    assert fill(town, "the forecast for Marshall, MN").arguments == {"city": "Marshall"}
 
 
 def test_values_a_description_lists_and_what_it_says_they_mean() -> None:

@@ -80,14 +80,18 @@ def address_place(name: str, facts: Facts, description: str) -> str | None:
 def place_name(name: str, facts: Facts, description: str) -> str:
     """A name left for parameter `name`: for a place ("city", "destination") the first
     written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin),
-    for anything else the first that is not; "Boston, MA" where the description shows
+    else the first written with its region ("Marshall, MN") or that the gazetteer knows
+    ("the UV index for Tokyo"); for anything else the
+    first that is not written as a place; "Boston, MA" where the description shows
     such a value (`written_place`)."""
     words = name_words(name)
     where = [n for n in facts.names if introduced(n, facts)]
     if words & PLACES:
         wanted = _trip_end(words, _PLACE_WORDS)
         found = next((n for n in where if facts.before[n][-1] in wanted), None)
-        found = found or next(iter(where), facts.names[0])
+        # "the UV index for Tokyo"; "for Marshall, MN": written with its region
+        known = (n for n in facts.names if n in facts.places or gazetteer().knows(n))
+        found = found or next(iter(where), None) or next(known, facts.names[0])
     else:
         found = next((n for n in facts.names if n not in where), facts.names[0])
     facts.names.remove(found)

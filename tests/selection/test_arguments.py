@@ -520,6 +520,12 @@ def test_text_given_as_written_goes_whole_to_the_parameter_named_before_it() -> 
     }
     assert fill(todo, "add a todo with content about Python").arguments["content"] == "Python"
     assert "content" not in fill(todo, "add todo with content go. Then list").arguments
+    for filtering in ("with content longer than 100 words", "with content rating PG-13"):
+        assert fill(todo, f"add todos {filtering}").arguments.get("content") != filtering[13:]
+    # a comma may start another value: the text is not taken past it
+    after = fill(todo, "add a todo with the content buy milk, priority 2").arguments
+    assert after["priority"] == 2
+    assert after.get("content") != "buy milk, priority 2"
     # "with text" needs a colon or "verbatim" after it to give a value; quotes stay quotes.
     assert fill(todo, "reply with text messages to all").arguments == {}
     assert fill(todo, "add one with content 'call Bob', today").arguments == {
@@ -948,9 +954,16 @@ def test_a_number_named_by_what_its_description_says_it_stands_for() -> None:
     assert fill(providers, "a comprehensive cleaning").arguments["service_id"] == 3
     assert fill(providers, "a cleaning service").arguments["service_id"] == 1
     assert "service_id" not in fill(providers, "a service in Bangkok").arguments
-    # one number that stands for something is an example, not a code: numbers go as ever
+    # one number that stands for something is an example: numbers go as ever
     die = card({"faces": typed("integer", "Default is 6 for a standard die.")}, ["faces"])
     assert fill(die, "a die with 20 faces").arguments == {"faces": 20}
+    # a number the task gives for the parameter outweighs the one its words mean
+    pages = card({"page": typed("integer", "1 for the first page, 2 for the next.")}, ["page"])
+    assert fill(pages, "the next results, page 5").arguments == {"page": 5}
+    assert fill(pages, "the next results").arguments == {"page": 2}
+    # stars are a rating, not any rate
+    hotel = card({"max_rate": typed("number"), "nights": typed("integer")}, [])
+    assert fill(hotel, "a 4 star hotel for 3 nights").arguments.get("max_rate") != 4
 
 
 def test_a_division_named_with_its_kind_goes_to_its_parameter_without_the_word() -> None:
@@ -970,6 +983,8 @@ def test_a_division_named_with_its_kind_goes_to_its_parameter_without_the_word()
     assert fill(where, "the ranking of Arsenal in Premier League").arguments.get("league") != (
         "Premier"
     )
+    state = card({"state": typed("string", "Two-letter state abbreviation, e.g. CA")}, [])
+    assert fill(state, "restaurants in Spokane, Washington State").arguments == {"state": "WA"}
 
 
 def test_a_second_date_parameter_takes_the_end_of_a_time_range() -> None:
@@ -983,7 +998,25 @@ def test_a_second_date_parameter_takes_the_end_of_a_time_range() -> None:
 
     filled = fill(available, "available on 2024-03-12 16:00 - 18:00").arguments
     assert filled == {"start_date": "2024-03-12 16:00:00", "end_date": "2024-03-12 18:00:00"}
-    # a date without a time has no range to end
-    assert fill(available, "available on 2024-03-12, around 18:00").arguments == {
-        "start_date": "2024-03-12"
-    }
+    # no range, no end: a date without a time, a time later on its own, a range back
+    for task in (
+        "available on 2024-03-12, around 18:00",
+        "available on 2024-03-12 16:00, remind me at 09:00",
+        "available on 2024-03-12 18:00 - 16:00",
+    ):
+        assert "end_date" not in fill(available, task).arguments
+    # only a parameter for an end takes it
+    born = card({"start_date": typed("string"), "birth_date": typed("string")}, [])
+    assert "birth_date" not in fill(born, "on 2024-03-12 16:00 - 18:00").arguments
+
+
+def test_a_season_named_by_its_years_goes_to_the_season_parameter() -> None:
+    stats = card(
+        {"player": typed("string", "The player."), "season": typed("string", "The season.")},
+        ["player"],
+    )
+
+    filled = fill(stats, "Get the stats of Cristiano Ronaldo in the 2019-2020 season").arguments
+    assert filled == {"player": "Cristiano Ronaldo", "season": "2019-2020"}
+    assert fill(stats, "Barcelona in the 2021 La Liga season?").arguments["season"] == "2021"
+    assert "season" not in fill(stats, "Messi in 2021, a great club season").arguments

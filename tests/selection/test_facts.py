@@ -248,6 +248,21 @@ def test_a_command_given_after_the_word_command_is_read(task: str, given: list[s
     assert Facts.of(task).commands == given
 
 
+@pytest.mark.parametrize(
+    ("task", "given"),
+    [
+        ("stats in the 2019-2020 season", ["2019-2020"]),
+        ("the NBA 2021 regular season", ["2021"]),  # up to three words between
+        ("in 2020/21 season and the 2022 season", ["2020/21", "2022"]),
+        ("in 2020 we had a great season", []),  # too far apart
+        ("during the Spring season", []),  # no year
+        ("from 12019 season", []),  # no year of 19xx or 20xx
+    ],
+)
+def test_a_season_named_by_its_years_is_read(task: str, given: list[str]) -> None:
+    assert Facts.of(task).seasons == given
+
+
 def test_a_command_leaves_the_rest_of_the_tasks_facts_as_they_were() -> None:
     """ "the command center" may be prose: what follows it stays the task's."""
     facts = Facts.of("run the command cp a.txt /tmp/b.txt for 3 users")

@@ -9,23 +9,25 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
-from toolrun.selection.dates import Day, time_written
 from toolrun.selection.facts import Facts
-from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
-from toolrun.selection.options import (
-    MEANING,
-    coded,
-    listed,
-    named_code,
-    named_option,
-    named_options,
-    task_stems,
+from toolrun.selection.kinds import (
+    asker_name,
+    commands,
+    divisions,
+    forget,
+    meant_numbers,
+    own_words,
+    range_end,
+    seasons,
+    times_of_day,
 )
+from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
+from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
 from toolrun.selection.placing import (
     COMMA_FORMAT,
     PLACES,
@@ -49,15 +51,8 @@ _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 _EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
 _PATTERN_WORDS = frozenset({"pattern", "glob"})
 _DATE_WORDS = frozenset({"date", "day", "when", "time"})
-# Whoever asks, in a parameter's name: "user_name", "person_name", "customer_name".
-_ASKER = frozenset(
-    {"user", "person", "customer", "client", "passenger", "guest", "patient", "caller", "my"}
-)
 # A parameter for what the user says, which takes the whole task where nothing else fits.
 _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
-# Divisions of a country whose word a task writes after the name ("Chatuchak District")
-# and a parameter for one takes without it.
-_DIVISIONS = frozenset({"district", "subdistrict", "province", "prefecture", "state"})
 # Parameter name words too common to say on their own which value a task means.
 _GENERIC = frozenset({"name", "id", "type", "valu", "data", "number", "text", "string", "code"})
 # An array parameter for how many of each item ("quantities").
@@ -139,13 +134,13 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     strings the words just before them name, lists, and the rest in order."""
     specs = card.properties
     order = card.required + [p for p in specs if p not in card.required]
-    found: dict[str, tuple[Any, str]] = _named_codes(card, task)
-    found |= assign_numbers(card, facts, skip=found.keys())
+    found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts, meant_numbers(card, task)))
     free_text = [p for p in order if _is_free_text(specs[p])]
-    found |= _times_of_day(free_text, card, facts)
-    found |= _asker_name(free_text, facts)
-    found |= _commands(free_text, facts)
-    found |= _of_kind([p for p in free_text if p not in found], facts)
+    found |= times_of_day(free_text, card, facts)
+    found |= asker_name(free_text, facts)
+    found |= commands(free_text, facts)
+    found |= divisions([p for p in free_text if p not in found], facts)
+    found |= seasons([p for p in free_text if p not in found], facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= _named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
@@ -154,99 +149,12 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
         value, source = _value(name, specs[name], task, facts, name in card.required)
         if value is not None:
             found[name] = (value, source)
-            _forget(facts, value)
+            forget(facts, value)
     return found
-
-
-def _named_codes(card: ToolCard, task: str) -> dict[str, tuple[Any, str]]:
-    """The number of each whole-number parameter whose description says what its numbers
-    stand for, where the task names one ("ironing services" for "2 for ironing service")."""
-    found = {}
-    for name, spec in card.properties.items():
-        codes = coded(str(spec.get("description", ""))) if kind(spec) == "integer" else ()
-        if codes and (number := named_code(codes, task)) is not None:
-            found[name] = (number, "number the task names by its meaning")
-    return found
-
-
-def _forget(facts: Facts, value: Any) -> None:
-    """`value` (or each of a list's) is used: it is given to no other parameter."""
-    for item in value if isinstance(value, list) else [value]:
-        if isinstance(item, str):
-            lowered = item.lower()
-            facts.used.append(lowered)
-            for pool in (facts.quoted, facts.names, facts.codes, facts.identifiers, facts.paths):
-                if any(found.lower() == lowered for found in pool):
-                    pool[:] = [found for found in pool if found.lower() != lowered]
 
 
 def _is_free_text(spec: dict[str, Any]) -> bool:
     return kind(spec) == "string" and "enum" not in spec
-
-
-def _times_of_day(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
-    """For each text parameter of a time of day alone ("departure_time": "in 24-hour
-    format, such as '18:45'"), in turn: the time of the task's first date that has one
-    (which stays for a date parameter too), then the times it writes on their own ("on
-    May 5 at 14:00, back at 18:30"); written as the description asks
-    (`dates.time_written`)."""
-    found: dict[str, tuple[Any, str]] = {}
-    dated = [day.time for day in facts.dates if day.time is not None][:1]
-    for name in names:
-        if "time" not in _own(name):
-            continue
-        pool = dated or facts.times
-        description = str(card.properties[name].get("description", ""))
-        if pool and (written := time_written(pool[0], description)) is not None:
-            found[name] = (written, "time of day in the task")
-            pool.pop(0)
-    return found
-
-
-def _asker_name(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
-    """The name the user gives as theirs ("My name is Emily") to the first text parameter
-    for the name of whoever asks ("user_name", "person_name", "customer_name"), not to
-    another name parameter ("partner_name" takes the other)."""
-    own = facts.own_name
-    if own is None:
-        return {}
-    for name in names:
-        words = _own(name)
-        if "name" in words and words & _ASKER:
-            _forget(facts, own)
-            return {name: (own, "the user's own name in the task")}
-    return {}
-
-
-def _commands(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
-    """Each command the task gives after the word "command", in turn, to a text
-    parameter named for one ("command", "cmd")."""
-    found: dict[str, tuple[Any, str]] = {}
-    for name in names:
-        if facts.commands and _own(name) & {"command", "cmd"}:
-            found[name] = (facts.commands.pop(0), "command given in the task")
-    return found
-
-
-def _of_kind(names: list[str], facts: Facts) -> dict[str, tuple[Any, str]]:
-    """The name the task gives with the kind of division a text parameter names after it,
-    without that word: "Chatuchak District" gives district_name Chatuchak, "Ton Pao
-    Subdistrict" sub_district_name Ton Pao; only where one of the task's names is of that
-    kind. Only a division's word (`_DIVISIONS`): others are part of a name ("Premier
-    League", "Yellowstone National Park", "Foster City")."""
-    found: dict[str, tuple[Any, str]] = {}
-    for name in names:
-        kind_of = "".join(w for w in split_words(name) if w not in {"name", "id"})
-        if kind_of not in _DIVISIONS:
-            continue
-        named = [n.rsplit(" ", 1) for n in facts.names if " " in n]
-        of_kind = [words for words in named if words[1].lower() == kind_of]
-        if len(of_kind) == 1:
-            value = of_kind[0][0]
-            facts.names.remove(" ".join(of_kind[0]))
-            found[name] = (value, "named with its kind in the task")
-            _forget(facts, value)
-    return found
 
 
 def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
@@ -254,7 +162,7 @@ def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple
     onions", "with content - go to gym") to the text parameter whose name's word comes
     right before it; the rest is left for the first parameter for text (`_first`), or,
     where the tool has none, given to its first required text parameter."""
-    texts = [n for n in names if not _own(n) & _NOT_TEXT]
+    texts = [n for n in names if not own_words(n) & _NOT_TEXT]
     found: dict[str, tuple[Any, str]] = {}
     for text in list(facts.verbatim):
         near = list(facts.before.get(text, []))
@@ -265,7 +173,7 @@ def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple
         if named:
             found[named[0]] = (text, "given as written in the task")
             facts.verbatim.remove(text)
-    if facts.verbatim and not any(_own(n) & (_SAYING | _TEXTS) for n in texts):
+    if facts.verbatim and not any(own_words(n) & (_SAYING | _TEXTS) for n in texts):
         required = [n for n in texts if n in card.required and n not in found]
         if required:
             found[required[0]] = (facts.verbatim.pop(0), "given as written in the task")
@@ -307,7 +215,7 @@ def _named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, 
             )
         found[name] = (value, "named in the task")
         used.add(place)
-        _forget(facts, value)
+        forget(facts, value)
     return found
 
 
@@ -380,15 +288,9 @@ class _Asked:
     comma: bool
 
 
-@functools.lru_cache(maxsize=4096)
-def _own(name: str) -> frozenset[str]:
-    """A parameter name's words, as written (lowercase)."""
-    return frozenset(split_words(name))
-
-
 @functools.lru_cache(maxsize=8192)
 def _asked(name: str, description: str) -> _Asked:
-    own = _own(name)
+    own = own_words(name)
     return _Asked(
         own,
         own | frozenset(split_words(description[:60])),
@@ -419,7 +321,7 @@ def _text(
         value, source = named_option(options, task, asked.meanings)
         for option, meaning in asked.meanings:  # "'CA' for California" is used too
             if value is not None and option == value:
-                _forget(facts, meaning)
+                forget(facts, meaning)
         if isinstance(value, str) and asked.comma:  # "e.g. Boston, MA" shows a form
             value = written_place(value, facts, description, name)
     if value is None and "state" in asked.own and (found := state(facts, description)):
@@ -463,24 +365,14 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     if words & _DATE_WORDS and facts.dates:
         facts.given_dates.append(facts.dates.pop(0))
         return facts.given_dates[-1].written(description), "date in the task"
-    if words & _DATE_WORDS and (ended := _range_end(facts)) is not None:
-        return ended.written(description), "the end of a time range in the task"
+    if words & _DATE_WORDS and (ended := range_end(own, facts)) is not None:
+        return ended.written(description), "the end of a range of times in the task"
     if "year" in own and (year := next((n for n in facts.numbers if n.year_like), None)):
         facts.numbers.remove(year)
         return str(year.value), "year in the task"
     if words & _EXPRESSION_WORDS and facts.expressions:
         return facts.expressions.pop(0), "expression in the task"
     return None, ""
-
-
-def _range_end(facts: Facts) -> Day | None:
-    """The day a date parameter took last, at the time of day the task writes next on its
-    own ("on 12/03/2024 16:00 - 18:00": the end of the range for a second date
-    parameter); None where no date with a time was taken or no time is left."""
-    taken = facts.given_dates[-1:]
-    if not (taken and taken[0].day is not None and taken[0].time is not None and facts.times):
-        return None
-    return replace(taken[0], time=facts.times.pop(0))
 
 
 def _first(
@@ -560,7 +452,7 @@ def _array(
         return _numbers(name, facts)
     if kind(items) == "string" and facts.counted and (required or name_words(name) & _ITEMS):
         for value in facts.counted[0]:
-            _forget(facts, value)
+            forget(facts, value)
         return facts.counted.pop(0), "counted items in the task"
     if kind(items) == "string" and not facts.groups and facts.words and required:
         return facts.words.pop(0), "words in the task"

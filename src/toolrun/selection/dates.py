@@ -94,6 +94,8 @@ _CLOCK = (
     rf"|{_GAP}in{_GAP}the{_GAP}(?P<part>morning|afternoon|evening))?"
 )
 _TIME_AFTER = re.compile(rf",?[ \t]{{0,3}}(?:at{_GAP}|@[ \t]?)?{_CLOCK}", re.I)
+# The end of a range of times right after a date's time ("16:00 - 18:00", "2pm to 4pm").
+_UNTIL = re.compile(rf"[ \t]*(?:-|\u2013|\u2014|to|until|till){_GAP}?{_CLOCK}(?![\w:])", re.I)
 _TIME_BEFORE = re.compile(rf"\bat{_GAP}{_CLOCK}{_GAP}on[ \t]{{0,3}}\Z", re.I)
 _BEFORE_REACH = 40  # how far before a date a time "at 4pm on" may start
 # A time of day on its own ("leaves around 14:00", "convert 3pm", "at 9:30 a.m.", the end
@@ -123,6 +125,7 @@ class Day:
     month: int
     day: int | None = None
     time: Clock | None = None  # where the task gives one
+    until: Clock | None = None  # the end of a range from `time` ("16:00 - 18:00")
 
     def written(self, description: str = "") -> str:
         """The date in the format `description` asks, else ISO (YYYY-MM-DD); with its time
@@ -251,10 +254,11 @@ def _timed(
         day = found_day
         if day.day is not None:
             time, text = _time_after(text, ends[start])
+            until = _until(text, ends[start], time)
             if time is None:
                 time, text = _time_before(text, start)
             if time is not None:
-                day = replace(day, time=time)
+                day = replace(day, time=time, until=until)
         days.append((start, day))
     return days, text
 
@@ -266,6 +270,17 @@ def _time_after(text: str, place: int) -> tuple[Clock | None, str]:
     if clock is None or time is None:
         return None, text
     return time, blanked(text, [(clock.start("hour"), clock.end())])
+
+
+def _until(text: str, place: int, time: Clock | None) -> Clock | None:
+    """The end of a range of times written right after `time`, the time after a date that
+    ends at `place` (blanked out of `text`): "16:00 - 18:00"; None where none is, or it
+    is no later (the range would run past midnight)."""
+    if time is None:
+        return None
+    ended = _UNTIL.match(text, place)
+    until = _time_of(ended) if ended else None
+    return until if until is not None and until > time else None
 
 
 def _time_before(text: str, start: int) -> tuple[Clock | None, str]:

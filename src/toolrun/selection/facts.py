@@ -19,7 +19,7 @@ from typing import Any
 
 from toolrun.selection.currencies import Mention, mentions
 from toolrun.selection.dates import Clock, Day, clocks, dates
-from toolrun.selection.phrases import address_spans, commands, counted, verbatim_spans
+from toolrun.selection.phrases import address_spans, commands, counted, seasons, verbatim_spans
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, blanked, split_words, stem
 
 # "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
@@ -149,6 +149,7 @@ class Facts:
     times: list[Clock] = field(default_factory=list)  # "around 14:00": not by a date
     own_name: str | None = None  # "My name is Emily", "Hi, I am Karan": the user's
     commands: list[str] = field(default_factory=list)  # "using the command echo %time%"
+    seasons: list[str] = field(default_factory=list)  # "the 2019-2020 season": its years
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     given_places: list[str] = field(default_factory=list)  # names place parameters took
@@ -254,6 +255,7 @@ class Facts:
             times=times,
             own_name=_own_name(bare, names),
             commands=given_commands,
+            seasons=seasons(task),
             coded=_coded(task),
             words=_word_lists(bare),
             whole=task.strip(),

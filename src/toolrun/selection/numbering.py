@@ -8,7 +8,7 @@ where the parameter takes a decimal, "5 km" as 5000 where it is in meters."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -24,8 +24,9 @@ _START = frozenset({"offset", "start", "begin", "from", "first"})
 _COUNT = frozenset({"limit", "count", "length", "size", "max", "number", "num", "n"})
 # Words before a number that make it a count ("the first 20 lines").
 _COUNTING = frozenset({"first", "top", "last"})
-# A number of stars ("4.5 stars or more") is a rating, whatever the parameter calls one.
-_RATINGS = frozenset({"rating", "rate", "score", "star", "review"})
+# A number of stars ("4.5 stars or more") is a rating: for a parameter named with one of
+# these words as written (not "interest_rate").
+_RATINGS = frozenset({"rating", "ratings", "score", "stars", "star"})
 _BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the number
 _AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
 _AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
@@ -107,12 +108,14 @@ def name_words(name: str) -> frozenset[str]:
 
 
 def assign_numbers(
-    card: ToolCard, facts: Facts, skip: Collection[str] = ()
+    card: ToolCard, facts: Facts, meant: Mapping[str, int] | None = None
 ) -> dict[str, tuple[float | int, str]]:
-    """The task's numbers for `card`'s numeric parameters but those to `skip`; those no
-    parameter took are left in `facts.numbers`."""
+    """The task's numbers for `card`'s numeric parameters; those no parameter took are
+    left in `facts.numbers`. `meant`: a number for a parameter by what the task names
+    ("ironing" for "2 for ironing service"), which a number the words around it name
+    for the parameter ("page 5") outweighs, and which outweighs the rest in order."""
     specs = card.properties
-    names = [p for p in specs if kind(specs[p]) in ("integer", "number") and p not in skip]
+    names = [p for p in specs if kind(specs[p]) in ("integer", "number")]
     chosen, left = _range(names, facts)
     scores = _scores([n for n in names if n not in chosen], card, left)
     taken: dict[str, int] = {}  # a parameter's number, by its place in `left`
@@ -123,6 +126,8 @@ def assign_numbers(
     for name, place in taken.items():
         if (value := _fitted(left[place], name, specs[name])) is not None:
             chosen[name] = (value, "number in the task")
+    for name, code in (meant or {}).items():
+        chosen.setdefault(name, (code, "number the task names by its meaning"))
     rest = [number for place, number in enumerate(left) if place not in taken.values()]
     rest.sort(key=lambda number: number.spelt)  # "two numbers: 40 and 50"
     for name in [n for n in names if n not in chosen and n in card.required]:
@@ -153,7 +158,7 @@ def _scores(
             score += _heading(number, words)
             if number.year_like and "year" in split_words(name):
                 score += 2.0  # "in 2020" for a year
-            if number.after[:1] == ["star"] and words & _RATINGS:
+            if number.after[:1] == ["star"] and _RATINGS.intersection(split_words(name)):
                 score += 2.0
             if score >= _ENOUGH:
                 scores[place, name] = score

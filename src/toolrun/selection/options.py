@@ -59,37 +59,37 @@ MEANING = re.compile(
 # "2 for Chiang Mai", "3 corresponds to Chonburi", "'2' to Chiang Mai" (after one of
 # those), "4 = archived"; not a range's end ("from 1 to 5") nor the default ("Default is
 # 6 for a standard die").
-_CODED = re.compile(
+_MEANT = re.compile(
     r"(?<![\w.])(?<!from )(?<!between )(?<!default is )(?<!defaults to )'?(\d{1,9})'?\s*"
     r"(?:represents|means|stands for|corresponds to|refers to|for|to|=|:)\s+"
-    r"(?:an?\s+|the\s+)?([A-Za-z][^,.;:()'\"]*?)\s*(?=,|\.(?:\s|$)|;|\)|\band\b|$)",
+    r"(?:an?\s+|the\s+)?([A-Za-z][^,.;:()'\"\n]{0,60}?)\s*(?=,|\.(?:\s|$)|;|\)|\band\b|$)",
     re.I,
 )
-_FEWEST_CODES = 2  # a description that gives one is giving an example, not a code
+_FEWEST_MEANINGS = 2  # a description that gives one is giving an example
 
 
 @functools.lru_cache(maxsize=4096)
-def coded(description: str) -> tuple[tuple[int, str], ...]:
+def meanings_of(description: str) -> tuple[tuple[int, str], ...]:
     """The numbers `description` says stand for something, with what each stands for
     ("1 for cleaning service, 2 for ironing" → (1, "cleaning service"), (2, "ironing")):
     none where it gives fewer than two, or two for one number."""
-    found = tuple((int(m[1]), m[2].strip()) for m in _CODED.finditer(description))
-    if len(found) < _FEWEST_CODES or len({number for number, _ in found}) < len(found):
+    found = tuple((int(m[1]), m[2].strip()) for m in _MEANT.finditer(description))
+    if len(found) < _FEWEST_MEANINGS or len({number for number, _ in found}) < len(found):
         return ()
     return found
 
 
-def named_code(codes: tuple[tuple[int, str], ...], task: str) -> int | None:
+def named_number(meanings: tuple[tuple[int, str], ...], task: str) -> int | None:
     """The number whose meaning the task names: all of its distinctive words by their stems
     ("ironing services" for "an ironing service": a word all the meanings share is not
     needed), the one with most such words where several are named ("big cleaning" over
     "cleaning"); None where the task names none, or two alike."""
-    meanings = [frozenset(_option_stems(meaning)) for _, meaning in codes]
-    shared = frozenset.intersection(*meanings) if meanings else frozenset()
+    words_of = [frozenset(_option_stems(meaning)) for _, meaning in meanings]
+    shared = frozenset.intersection(*words_of) if words_of else frozenset()
     _, stems, starts = task_stems(task)
     named = [
         (len(distinct), number)
-        for (number, _), words in zip(codes, meanings, strict=True)
+        for (number, _), words in zip(meanings, words_of, strict=True)
         if (distinct := words - shared) and all(_stem_said(w, stems, starts) for w in distinct)
     ]
     named.sort(reverse=True)

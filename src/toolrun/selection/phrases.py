@@ -23,12 +23,18 @@ _VERBATIM = re.compile(
     re.I,
 )
 # … and without the colon, "with content" and the rest of a task's last sentence ("add
-# a todo with content go to sleep at 9 pm"), unless a preposition or a linking word
-# follows it ("with content about Python", "with content that explains").
+# a todo with content go to sleep at 9 pm"), up to no comma (what follows one may be
+# another value: "…, priority 2"), unless a preposition, a linking word or a word of a
+# filter follows it ("with content about Python", "with content longer than 100 words",
+# "with content rating PG-13").
+_NOT_CONTENT = (
+    "about|on|onto|of|from|in|into|for|like|related|regarding|that|which|such|including"
+    "|to|and|or|as|is|was|by|at|than|over|under|longer|shorter|more|less|greater|fewer"
+    "|larger|smaller|rating|ratings|type|types|length|size|filter|matching|containing"
+    "|similar|warning|warnings|written"
+)
 _CONTENT_TO_END = re.compile(
-    r"\bwith (?:the )?content[ \t]+(?!(?:about|on|of|from|in|for|like|related|regarding"
-    r"|that|which|such|including|to|and|or|as|is|was)\b)(?P<gap>)(?P<text>\w[^\n]*)\Z",
-    re.I,
+    rf"\bwith (?:the )?content[ \t]+(?!(?:{_NOT_CONTENT})\b)(?P<text>\w[^\n,]*)\Z", re.I
 )
 _MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
 # A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
@@ -48,6 +54,22 @@ _COMMAND = re.compile(
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 _LONGEST_COMMAND = 500  # characters: a task's commands are short, its text may not be
 _MOST_COMMANDS = 8
+
+
+# A sports season by its year or years, written up to three words before "season" ("the
+# 2019-2020 season", "the 2021 La Liga season", "NBA 2021 regular season").
+_SEASON = re.compile(
+    r"(?<![\w/-])((?:19|20)\d\d(?:[-/](?:(?:19|20)\d\d|\d\d))?)(?![\w/-])"
+    r"(?:[ \t]+[\w.'\u2019-]+){0,3}?[ \t]+season\b",
+    re.I,
+)
+
+
+def seasons(text: str) -> list[str]:
+    """The seasons `text` names by their years, as written ("2019-2020", "2021")."""
+    if "eason" not in text:
+        return []
+    return [match[1] for match in _SEASON.finditer(text)]
 
 
 def commands(text: str, original: str) -> list[str]:

@@ -1,0 +1,148 @@
+"""Step 5's values of a kind a parameter's name asks for, each read where the task marks
+it as one: a time of day ("departure_time"), the asker's own name ("user_name"), a
+command ("command"), a division written with its word ("district_name": "Chatuchak
+District"), a season by its years ("season"), the end of a range of times (an "end"
+date), a number by what it stands for (a description's "2 for ironing service"); and
+what every step-5 rule uses: a name's words, and forgetting a value once given."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from typing import Any
+
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.dates import Day, time_written
+from toolrun.selection.facts import Facts
+from toolrun.selection.numbering import kind
+from toolrun.selection.options import meanings_of, named_number
+from toolrun.selection.text import split_words
+
+# Whoever asks, in a parameter's name: "user_name", "person_name", "customer_name".
+_ASKER = frozenset(
+    {"user", "person", "customer", "client", "passenger", "guest", "patient", "caller", "my"}
+)
+# Divisions of a country whose word a task writes after the name ("Chatuchak District")
+# and a parameter for one takes without it.
+_DIVISIONS = frozenset({"district", "subdistrict", "province", "prefecture"})
+# A date parameter for the end of a range ("end_date", "until_date").
+_ENDS = frozenset({"end", "until", "to", "finish", "stop"})
+
+Found = dict[str, tuple[Any, str]]  # a value and its source, by parameter name
+
+
+@functools.lru_cache(maxsize=4096)
+def own_words(name: str) -> frozenset[str]:
+    """A parameter name's words, as written (lowercase)."""
+    return frozenset(split_words(name))
+
+
+def forget(facts: Facts, value: Any) -> None:
+    """`value` (or each of a list's) is used: it is given to no other parameter."""
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, str):
+            lowered = item.lower()
+            facts.used.append(lowered)
+            for pool in (facts.quoted, facts.names, facts.codes, facts.identifiers, facts.paths):
+                if any(found.lower() == lowered for found in pool):
+                    pool[:] = [found for found in pool if found.lower() != lowered]
+
+
+def meant_numbers(card: ToolCard, task: str) -> dict[str, int]:
+    """The number of each whole-number parameter whose description says what its numbers
+    stand for, where the task names one ("ironing services" for "2 for ironing service")."""
+    found = {}
+    for name, spec in card.properties.items():
+        meanings = meanings_of(str(spec.get("description", ""))) if kind(spec) == "integer" else ()
+        if meanings and (number := named_number(meanings, task)) is not None:
+            found[name] = number
+    return found
+
+
+def times_of_day(names: list[str], card: ToolCard, facts: Facts) -> Found:
+    """For each text parameter of a time of day alone ("departure_time": "in 24-hour
+    format, such as '18:45'"), in turn: the time of the task's first date that has one
+    (which stays for a date parameter too), then the times it writes on their own ("on
+    May 5 at 14:00, back at 18:30"); written as the description asks
+    (`dates.time_written`)."""
+    found: Found = {}
+    dated = [day.time for day in facts.dates if day.time is not None][:1]
+    for name in names:
+        if "time" not in own_words(name):
+            continue
+        pool = dated or facts.times
+        description = str(card.properties[name].get("description", ""))
+        if pool and (written := time_written(pool[0], description)) is not None:
+            found[name] = (written, "time of day in the task")
+            pool.pop(0)
+    return found
+
+
+def asker_name(names: list[str], facts: Facts) -> Found:
+    """The name the user gives as theirs ("My name is Emily") to the first text parameter
+    for the name of whoever asks ("user_name", "person_name", "customer_name"), not to
+    another name parameter ("partner_name" takes the other)."""
+    own = facts.own_name
+    if own is None:
+        return {}
+    for name in names:
+        words = own_words(name)
+        if "name" in words and words & _ASKER:
+            forget(facts, own)
+            return {name: (own, "the user's own name in the task")}
+    return {}
+
+
+def commands(names: list[str], facts: Facts) -> Found:
+    """Each command the task gives after the word "command", in turn, to a text
+    parameter named for one ("command", "cmd")."""
+    found: Found = {}
+    for name in names:
+        if facts.commands and own_words(name) & {"command", "cmd"}:
+            found[name] = (facts.commands.pop(0), "command given in the task")
+    return found
+
+
+def divisions(names: list[str], facts: Facts) -> Found:
+    """The name the task writes with the word of the division a text parameter is for,
+    without that word: "Chatuchak District" gives district_name Chatuchak, "Ton Pao
+    Subdistrict" sub_district_name Ton Pao; only where one of the task's names is of that
+    division. Only a division's word (`_DIVISIONS`): others are part of a name ("Premier
+    League", "Yellowstone National Park", "Foster City", "Penn State")."""
+    found: Found = {}
+    for name in names:
+        division = "".join(w for w in split_words(name) if w not in {"name", "id"})
+        if division not in _DIVISIONS:
+            continue
+        named = [n.rsplit(" ", 1) for n in facts.names if " " in n]
+        of_division = [words for words in named if words[1].lower() == division]
+        if len(of_division) == 1:
+            value = of_division[0][0]
+            facts.names.remove(" ".join(of_division[0]))
+            found[name] = (value, "named with its division in the task")
+            forget(facts, value)
+    return found
+
+
+def seasons(names: list[str], facts: Facts) -> Found:
+    """The season the task names by its years ("the 2019-2020 season") to a text
+    parameter named for one."""
+    found: Found = {}
+    for name in names:
+        if facts.seasons and "season" in own_words(name):
+            found[name] = (facts.seasons.pop(0), "season in the task")
+    return found
+
+
+def range_end(own: frozenset[str], facts: Facts) -> Day | None:
+    """For a date parameter for an end ("end_date"), where no date is left: the day a
+    date parameter took last, at the end of the range of times written after its time
+    ("on 12/03/2024 16:00 - 18:00"); None where it has none. That time is then given to
+    no time parameter."""
+    taken = facts.given_dates[-1:]
+    if not (own & _ENDS and taken and taken[0].until is not None):
+        return None
+    until = taken[0].until
+    if until in facts.times:
+        facts.times.remove(until)
+    return replace(taken[0], time=until, until=None)

@@ -961,6 +961,12 @@ def test_a_number_named_by_what_its_description_says_it_stands_for() -> None:
     pages = card({"page": typed("integer", "1 for the first page, 2 for the next.")}, ["page"])
     assert fill(pages, "the next results, page 5").arguments == {"page": 5}
     assert fill(pages, "the next results").arguments == {"page": 2}
+    # a percentage goes to the parameter named for one, wherever its name is in the task
+    sales = card(
+        {"units": typed("integer"), "sales_units_increase_percentage": typed("integer")}, []
+    )
+    raised = fill(sales, "increase the sales units of product A by 10% from 500 units")
+    assert raised.arguments == {"units": 500, "sales_units_increase_percentage": 10}
     # stars are a rating, not any rate
     hotel = card({"max_rate": typed("number"), "nights": typed("integer")}, [])
     assert fill(hotel, "a 4 star hotel for 3 nights").arguments.get("max_rate") != 4

@@ -27,6 +27,8 @@ _COUNTING = frozenset({"first", "top", "last"})
 # A number of stars ("4.5 stars or more") is a rating: for a parameter named with one of
 # these words as written (not "interest_rate").
 _RATINGS = frozenset({"rating", "ratings", "score", "stars", "star"})
+# A parameter named for a percentage (its name's stems), which a number with "%" fits.
+_PERCENTS = frozenset({"percent", "percentag", "pct"})
 _BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the number
 _AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
 _AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
@@ -159,6 +161,8 @@ def _scores(
             if number.year_like and "year" in split_words(name):
                 score += 2.0  # "in 2020" for a year
             if number.after[:1] == ["star"] and _RATINGS.intersection(split_words(name)):
+                score += 2.0
+            if number.percent and words & _PERCENTS:  # "by 10%" for a "…_percentage"
                 score += 2.0
             if score >= _ENOUGH:
                 scores[place, name] = score

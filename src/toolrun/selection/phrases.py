@@ -49,7 +49,7 @@ _TEXT_END = re.compile(
 # rest of its sentence or line as written, quotes and all. Prose is not one: "the command
 # line", "the command to list files".
 _COMMAND = re.compile(
-    r"\b(?i:command)[ \t]*:?[ \t]+(?P<program>[a-z][\w.+-]*)(?=[ \t.,;!?\"'`]|$)", re.M
+    r"\b(?i:command)(?:[ \t]*:)?[ \t]+(?P<program>[a-z][\w.+-]*)(?=[ \t.,;!?\"'`]|$)", re.M
 )
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 _LONGEST_COMMAND = 500  # characters: a task's commands are short, its text may not be

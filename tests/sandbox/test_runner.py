@@ -17,6 +17,7 @@ import pytest
 from toolrun.config import Settings
 from toolrun.errors import SandboxViolation
 from toolrun.interop.mcp_proxy import _stdio
+from toolrun.sandbox import runner as runner_module
 from toolrun.sandbox.limits import ResourceLimits
 from toolrun.sandbox.output import BoundedBytes, CappedLines
 from toolrun.sandbox.runner import CALL_MARKER_VAR, ProcessResult, ProcessRunner, sandbox_env
@@ -133,6 +134,67 @@ def test_background_job_is_killed_when_the_leader_exits(
 
     assert (code, timed_out) == (0, False)
     assert gone(leftovers[0])
+
+
+def test_the_group_is_signalled_only_while_its_leaders_pid_is_held(
+    runner: ProcessRunner, leftovers: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reaped leader's pid may be given to a new process, another call's group leader
+    even: every signal to the group goes out while the leader is a zombie, which holds
+    its pid, and it is reaped only after the last."""
+    forked = dataclasses.replace(runner, jail=None)
+    seen: list[tuple[int, str]] = []
+    signal_group = runner_module._signal_group
+
+    def recording(pgid: int, sig: signal.Signals) -> None:
+        try:
+            seen.append((sig, psutil.Process(pgid).status()))
+        except psutil.NoSuchProcess:
+            seen.append((sig, "reaped"))
+        signal_group(pgid, sig)
+
+    monkeypatch.setattr(runner_module, "_signal_group", recording)
+
+    code, timed_out, stdout = sh(forked, "sleep 300 & echo $$ $!")
+    leader, job = (int(pid) for pid in stdout.split())
+    leftovers.append(job)
+
+    assert (code, timed_out) == (0, False)
+    assert signal.SIGKILL in [sig for sig, _ in seen]
+    assert [status for _, status in seen] == [psutil.STATUS_ZOMBIE] * len(seen)
+    assert gone(job)
+    assert not psutil.pid_exists(leader)  # reaped once the group was dead
+
+
+def test_a_soft_limit_inside_the_final_kill_still_ends_and_reaps_everything(
+    runner: ProcessRunner, leftovers: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's soft time limit is an exception raised wherever the runner happens to
+    be; one raised inside the KILL of the group must not skip the sweeps after it."""
+
+    class SoftLimit(Exception):
+        pass
+
+    signal_group = runner_module._signal_group
+
+    def interrupted(pgid: int, sig: signal.Signals) -> None:
+        if sig == signal.SIGKILL:
+            raise SoftLimit
+        signal_group(pgid, sig)
+
+    monkeypatch.setattr(runner_module, "_signal_group", interrupted)
+    forked = dataclasses.replace(runner, jail=None, kill_grace_s=0.2)
+    out, err = sinks()
+    # The daemon left the group and ignores TERM: only the tracker's KILL ends it.
+    script = "trap '' TERM; setsid sleep 300 </dev/null & echo $$ $!"
+
+    with pytest.raises(SoftLimit):
+        forked.run([SH, "-c", script], timeout_s=10, stdout=out, stderr=err)
+    leader, daemon = (int(pid) for pid in out.data().split())
+    leftovers.append(daemon)
+
+    assert gone(daemon)
+    assert not psutil.pid_exists(leader)
 
 
 def test_missing_program_is_a_sandbox_violation(runner: ProcessRunner, workspace: Path) -> None:

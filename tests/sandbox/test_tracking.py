@@ -111,7 +111,8 @@ def test_kill_all_ends_a_process_that_keeps_forking_daemons(
 
         tracker.kill_all()
 
-        assert tracker.survivors() == []
+        # Killed is not yet gone: the last few may take a moment to turn zombie.
+        assert wait_until(lambda: tracker.survivors() == [], 2)
     finally:
         tracker.kill_all()
         proc.wait()
@@ -176,3 +177,58 @@ def test_killing_ends_after_two_empty_sweeps_however_slow_they_are(
     tracking._kill_until_gone(slow_find)
 
     assert len(calls) == 5  # the sweep that found never + 1 came after an empty one
+
+
+class FakeClock:
+    """`tracking`'s clock: time passes only when the loop sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    fake = FakeClock()
+    monkeypatch.setattr(tracking, "time", fake)
+    return fake
+
+
+NO_PID = 4_194_305  # above the kernel's largest pid_max: no process has it
+
+
+def test_killing_gives_up_on_a_process_that_will_not_die(clock: FakeClock) -> None:
+    """One process found sweep after sweep, however often it is killed (stuck in the
+    kernel): the loop stops once `_EMPTY_WAIT_S` has passed with nothing new."""
+    finds = []
+
+    def undying() -> list[int]:
+        finds.append(clock.now)
+        return [NO_PID]
+
+    tracking._kill_until_gone(undying)
+
+    assert tracking._EMPTY_WAIT_S < clock.now < tracking._KILL_LIMIT_S
+    assert len(finds) > 2
+
+
+def test_killing_gives_up_after_the_limit_while_new_processes_keep_appearing(
+    clock: FakeClock,
+) -> None:
+    """A fork loop faster than the sweeps: each finds a new process, so the wait for an
+    undying one never starts; the loop still ends after `_KILL_LIMIT_S` in all."""
+    finds = []
+
+    def forking() -> list[int]:
+        finds.append(clock.now)
+        return [NO_PID + len(finds)]
+
+    tracking._kill_until_gone(forking)
+
+    assert tracking._KILL_LIMIT_S <= clock.now < tracking._KILL_LIMIT_S + 1
+    assert finds[-1] > tracking._EMPTY_WAIT_S

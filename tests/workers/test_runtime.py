@@ -4,16 +4,21 @@ arguments it would run, and rates again a call let through as safe (real Redis).
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+from celery.exceptions import SoftTimeLimitExceeded
 from tests.envelopes import envelope
 
 from toolrun.calls.fairness import FairQueues
 from toolrun.config import Settings
 from toolrun.permissions.levels import PermissionLevel
-from toolrun.tools.model import ToolCall, ToolResult, ToolStatus
+from toolrun.sandbox.tracking import CALL_MARKER_VAR
+from toolrun.tools.base import Tool, ToolContext, ToolOutput
+from toolrun.tools.model import ToolCall, ToolDescriptor, ToolExample, ToolResult, ToolStatus
 from toolrun.tools.registry import ToolRegistry
 from toolrun.workers.app import create_celery_app
 from toolrun.workers.dispatch import FairPublisher
@@ -182,3 +187,52 @@ def test_an_ending_sends_the_next_call_waiting_its_turn(
     assert result.status is ToolStatus.SUCCESS
     messages = redis_client.lrange(READ_WRITE.queue_name, 0, -1)
     assert [json.loads(raw)["headers"]["id"] for raw in messages] == [second.call.id]
+
+
+class CutShort(Tool):
+    """Starts a process with its call's marker, then is cut short by the soft time limit
+    before a runner could take charge of it (as a limit landing mid-start would)."""
+
+    descriptor = ToolDescriptor(
+        name="cut_short",
+        version="1.0.0",
+        description="Start a sleep, then hit the soft time limit.",
+        parameters={"type": "object", "properties": {}},
+        returns={"type": "object"},
+        examples=[ToolExample(description=f"start and stop {n}", arguments={}) for n in "123"],
+        permission=PermissionLevel.READ_ONLY,
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        marker = f"{ctx.runner.label}-{len(self.started)}"
+        self.started.append(
+            subprocess.Popen(
+                ["sleep", "300"], env={CALL_MARKER_VAR: marker}, start_new_session=True
+            )
+        )
+        raise SoftTimeLimitExceeded
+
+
+def test_a_soft_time_limit_ends_the_processes_its_call_started(
+    redis_url: str, workspace: Path, tmp_path: Path
+) -> None:
+    tool = CutShort()
+    settings = Settings(
+        redis_url=redis_url, workspace=workspace, home=tmp_path / "home", network_isolation="off"
+    )
+    runtime = WorkerRuntime(settings, PermissionLevel.READ_ONLY, ToolRegistry([tool]))
+
+    result = runtime.run(envelope(ToolCall(tool_name="cut_short", arguments={})))
+
+    assert result is not None
+    assert result.status is ToolStatus.TIMEOUT
+    (sleep,) = tool.started
+    try:
+        assert sleep.wait(timeout=5) == -9
+    finally:
+        sleep.kill()
+        sleep.wait()

@@ -110,12 +110,11 @@ class ProcessRunner:
             proc.wait()
         finally:
             timer.cancel()
-            escalate.cancel()
-            try:
-                _end_call(proc, tracker, self.kill_grace_s)
-            finally:
-                if isinstance(proc, JailedProcess):
-                    proc.close()
+            if expired.is_set():  # expire() has begun: let it start `escalate`, then stop that
+                timer.join()
+                escalate.cancel()
+                escalate.join()
+            _end_call(proc, tracker, self.kill_grace_s)
         for pump in pumps:
             # Every writer is dead by now; the timeout only guards against a process that
             # escaped tracking and still holds the pipe.
@@ -177,7 +176,7 @@ class ProcessRunner:
         """Fork this process (unjailed: the limits between fork and exec)."""
         preparation = self._preparation(tracker, timeout_s, cwd_fd)
         proc = self._popen(argv, env, preparation, stdin=subprocess.DEVNULL, pass_fds=pass_fds)
-        return proc, proc.stdout, proc.stderr
+        return _Forked(proc), proc.stdout, proc.stderr
 
     def _start_warm(
         self,
@@ -330,7 +329,11 @@ def _pump(stream: IO[bytes] | None, sink: OutputSink) -> threading.Thread:
 
 
 class _Process(Protocol):
-    """What the runner needs of a started process: a Popen, or a JailedProcess."""
+    """What the runner needs of a started process: a `_Forked` Popen, or a JailedProcess.
+
+    Its pid is the id of the call's process group. Neither `wait` nor `poll` frees it for
+    reuse by another process; `close`, once the group is dead, may.
+    """
 
     pid: int
     returncode: int | None
@@ -339,12 +342,66 @@ class _Process(Protocol):
 
     def poll(self) -> int | None: ...
 
+    def close(self) -> None: ...
+
+
+class _Forked:
+    """A Popen whose end is seen without reaping it. A reaped leader's pid may be given
+    to a new process, so a signal to its group after that could reach another call's
+    processes; a zombie's pid may not, so the group is killed before `close` reaps it."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Its exit code (-N: killed by signal N), once it has ended.
+
+        Raises:
+            subprocess.TimeoutExpired: it has not ended within `timeout`.
+        """
+        if self.returncode is not None:
+            return self.returncode
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.0005
+        while (ended := self._ended(blocking=deadline is None)) is None:
+            left = deadline - time.monotonic() if deadline is not None else 0.0
+            if left <= 0:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.01)
+        self.returncode = ended
+        return ended
+
+    def poll(self) -> int | None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return self.wait(0)
+        return None
+
+    def close(self) -> None:
+        """Reap it: from here its pid is free for reuse."""
+        self._popen.wait()
+        if self.returncode is None:
+            self.returncode = self._popen.returncode
+
+    def _ended(self, *, blocking: bool) -> int | None:
+        flags = os.WEXITED | os.WNOWAIT | (0 if blocking else os.WNOHANG)
+        try:
+            info = os.waitid(os.P_PID, self.pid, flags)
+        except ChildProcessError:  # reaped already (by a SIGCHLD handler)
+            return self._popen.wait()
+        if info is None:
+            return None
+        return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
 
 def _end_call(proc: _Process, tracker: Tracker, grace_s: float) -> None:
     """TERM what is left of the call, give it `grace_s` to exit, then KILL the rest.
 
-    The KILL runs even if an exception (a worker's soft time limit) cuts the grace short;
-    the group's first, at once, then the tracker's sweeps for what left it.
+    The KILL and every step after it run even if an exception (a worker's soft time
+    limit) cuts the grace, or one of them, short: the group's first, at once, then the
+    tracker's sweeps for what left it; only then is the leader reaped.
     """
     try:
         _signal_group(proc.pid, signal.SIGTERM)
@@ -356,14 +413,25 @@ def _end_call(proc: _Process, tracker: Tracker, grace_s: float) -> None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=_POLL_S)
     finally:
+        _every(
+            lambda: _signal_group(proc.pid, signal.SIGKILL),
+            tracker.kill_all,
+            proc.wait,
+            proc.close,
+            tracker.close,
+        )
+
+
+def _every(*steps: Callable[[], object]) -> None:
+    """Run each step, even after one raised; then raise the first exception, if any."""
+    first: BaseException | None = None
+    for step in steps:
         try:
-            _signal_group(proc.pid, signal.SIGKILL)
-            try:
-                tracker.kill_all()
-            finally:
-                proc.wait()
-        finally:
-            tracker.close()
+            step()
+        except BaseException as exc:  # raised below, once the rest have run
+            first = first or exc
+    if first is not None:
+        raise first
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

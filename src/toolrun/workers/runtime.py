@@ -39,7 +39,7 @@ from toolrun.permissions.security_log import EventKind, SecurityLog
 from toolrun.sandbox.confinement import call_confinement
 from toolrun.sandbox.metering import measure
 from toolrun.sandbox.proxy import Refusal
-from toolrun.sandbox.tracking import label_for
+from toolrun.sandbox.tracking import kill_labelled, label_for
 from toolrun.subagents.catalog import SubAgentStore
 from toolrun.subagents.delegation import PlatformDelegation
 from toolrun.tools.base import Tool, ToolContext
@@ -330,6 +330,8 @@ class WorkerRuntime:
             try:
                 result = self.executor.run_admitted(tool, call, envelope.arguments, ctx, rate=rate)
             except SoftTimeLimitExceeded:
+                # The runner ends what it started, unless the limit cut in before it could.
+                kill_labelled(label_for(call.id))
                 result = self._state(
                     call, ToolStatus.TIMEOUT, error="call exceeded its time limit and was stopped"
                 )

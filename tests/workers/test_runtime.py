@@ -211,7 +211,7 @@ class CutShort(Tool):
         marker = f"{ctx.runner.label}-{len(self.started)}"
         self.started.append(
             subprocess.Popen(
-                ["sleep", "300"], env={CALL_MARKER_VAR: marker}, start_new_session=True
+                ["/bin/sleep", "300"], env={CALL_MARKER_VAR: marker}, start_new_session=True
             )
         )
         raise SoftTimeLimitExceeded

@@ -267,6 +267,10 @@ def test_a_percentage_is_a_decimal_unless_the_parameter_is_in_percent() -> None:
         "rate": 0.04,
         "tax_percentage": 7,
     }
+    # "pct" says percent as well, in a name or a description
+    assert fill(card({"growth_pct": typed("number")}), "3% growth").arguments == {"growth_pct": 3}
+    in_pct = card({"growth": typed("number", "The growth, in pct.")})
+    assert fill(in_pct, "a growth of 3%").arguments == {"growth": 3}
 
 
 def test_a_descriptions_default_names_no_unit() -> None:
@@ -921,6 +925,9 @@ def test_a_command_given_in_the_task_goes_to_the_command_parameter() -> None:
     )
 
     assert filled.arguments["command"] == 'tasklist /FI "IMAGENAME eq Code.exe"'
+    # a parameter about a command is not for its text
+    about = card({"command_id": typed("string")}, ["command_id"])
+    assert fill(about, "run the command ls -la").arguments.get("command_id") != "ls -la"
 
 
 def test_prose_after_the_word_command_goes_to_no_other_parameter() -> None:
@@ -928,7 +935,7 @@ def test_prose_after_the_word_command_goes_to_no_other_parameter() -> None:
 
     filled = fill(message, "send the command center a report")
 
-    assert filled.arguments.get("recipient") != "center a report"
+    assert "recipient" not in filled.arguments
 
 
 def test_a_number_named_by_what_its_description_says_it_stands_for() -> None:
@@ -953,6 +960,11 @@ def test_a_number_named_by_what_its_description_says_it_stands_for() -> None:
     assert fill(providers, "a comprehensive cleaning").arguments["service_id"] == 3
     assert fill(providers, "a cleaning service").arguments["service_id"] == 1
     assert "service_id" not in fill(providers, "a service in Bangkok").arguments
+    # a number that counts something else is not the parameter's, however near its name
+    only_service = card({"service_id": providers.properties["service_id"]}, ["service_id"])
+    for task in ("an ironing service, 3 hours", "ironing service 3 times"):
+        assert fill(only_service, task).arguments == {"service_id": 2}, task
+    assert fill(only_service, "ironing, service 3").arguments == {"service_id": 3}
     # one number that stands for something is an example: numbers go as ever
     die = card({"faces": typed("integer", "Default is 6 for a standard die.")}, ["faces"])
     assert fill(die, "a die with 20 faces").arguments == {"faces": 20}
@@ -1001,8 +1013,17 @@ def test_a_second_date_parameter_takes_the_end_of_a_time_range() -> None:
         [],
     )
 
-    filled = fill(available, "available on 2024-03-12 16:00 - 18:00").arguments
-    assert filled == {"start_date": "2024-03-12 16:00:00", "end_date": "2024-03-12 18:00:00"}
+    for task in (
+        "available on 2024-03-12 16:00 - 18:00",
+        "available on 2024-03-12 16:00-18:00",
+        "available on 2024-03-12 at 16:00 - 18:00",
+        "available on 2024-03-12, 4pm to 6pm",
+    ):
+        filled = fill(available, task).arguments
+        assert filled == {
+            "start_date": "2024-03-12 16:00:00",
+            "end_date": "2024-03-12 18:00:00",
+        }, task
     # no range, no end: a date without a time, a time later on its own, a range back
     for task in (
         "available on 2024-03-12, around 18:00",
@@ -1025,3 +1046,9 @@ def test_a_season_named_by_its_years_goes_to_the_season_parameter() -> None:
     assert filled == {"player": "Cristiano Ronaldo", "season": "2019-2020"}
     assert fill(stats, "Barcelona in the 2021 La Liga season?").arguments["season"] == "2021"
     assert "season" not in fill(stats, "Messi in 2021, a great club season").arguments
+    # its years are the season's, no other number's
+    ranked = card({"season": typed("string"), "top": typed("integer")}, ["top"])
+    ranked_filled = fill(ranked, "the top 5 scorers of the 2019-20 season").arguments
+    assert ranked_filled == {"season": "2019-20", "top": 5}
+    by_year = card({"season": typed("string"), "year": typed("integer")}, ["year"])
+    assert fill(by_year, "the 2021 season").arguments == {"season": "2021"}

@@ -242,6 +242,9 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("Which is the command to list files?", []),
         ("Type 'the command ls' here", []),  # inside quotes
         ("use the command Get-Process", []),  # a program's name is lowercase
+        ("run the command ls, then the command pwd", ["ls", "pwd"]),  # each to the next
+        ("use the command echo hi and then run the command date.", ["echo hi", "date"]),
+        ("run the command cd ..", ["cd .."]),  # its own dots are no sentence's end
     ],
 )
 def test_a_command_given_after_the_word_command_is_read(task: str, given: list[str]) -> None:
@@ -438,3 +441,23 @@ def test_a_number_of_thousands_of_digits_is_no_number_and_no_crash() -> None:
     facts = Facts.of("9" * 5000 + " and 7 items")
 
     assert [n.value for n in facts.numbers] == [7]
+
+
+def test_a_number_too_large_for_a_float_is_no_number() -> None:
+    assert [number.value for number in Facts.of("between 1e400 and 2e5").numbers] == [200000.0]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "repeated",
+    ["1-", "a-", "$1 ", "command "],
+    ids=["dashed-digits", "dashed-letters", "dollar-signs", "command-markers"],
+)
+def test_a_long_hostile_task_is_read_in_linear_time(repeated: str) -> None:
+    """Each of these once took time growing with the square of its length: a pattern
+    retried from every place of one long word, or each match checked against all before
+    it. 200,000 characters take about a second now (where the API's 10,000 took one to
+    three before); the hang guard fails a square law, not a slow machine."""
+    facts = Facts.of(repeated * (200_000 // len(repeated)))
+
+    assert facts.whole

@@ -26,7 +26,8 @@ from toolrun.selection.kinds import (
     seasons,
     times_of_day,
 )
-from toolrun.selection.numbering import LINKING, assign_numbers, kind, name_words
+from toolrun.selection.naming import GENERIC, named_strings
+from toolrun.selection.numbering import assign_numbers, kind, name_words
 from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
 from toolrun.selection.placing import (
     COMMA_FORMAT,
@@ -53,8 +54,6 @@ _PATTERN_WORDS = frozenset({"pattern", "glob"})
 _DATE_WORDS = frozenset({"date", "day", "when", "time"})
 # A parameter for what the user says, which takes the whole task where nothing else fits.
 _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
-# Parameter name words too common to say on their own which value a task means.
-_GENERIC = frozenset({"name", "id", "type", "valu", "data", "number", "text", "string", "code"})
 # An array parameter for how many of each item ("quantities").
 _COUNTS = frozenset({"quantiti", "count", "amount", "qty"})
 # … and one for the items themselves, which takes counted items even where optional.
@@ -68,7 +67,6 @@ _NOT_TEXT = frozenset(
     | {"location", "address", "city", "country", "state", "recipient", "to", "from"}
 )
 _MARKER_STEMS = frozenset({"verbatim", "say", "that", "with", "the", "follow", "word", "for"})
-_NEAR = 3  # words before a string value that may name its parameter
 
 
 @dataclass
@@ -134,15 +132,15 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     strings the words just before them name, lists, and the rest in order."""
     specs = card.properties
     order = card.required + [p for p in specs if p not in card.required]
-    found: dict[str, tuple[Any, str]] = dict(assign_numbers(card, facts, meant_numbers(card, task)))
     free_text = [p for p in order if _is_free_text(specs[p])]
+    found = seasons(free_text, facts)  # before the numbers: its years are none
+    found |= assign_numbers(card, facts, meant_numbers(card, task))
     found |= times_of_day(free_text, card, facts)
     found |= asker_name(free_text, facts)
     found |= commands(free_text, facts)
     found |= divisions([p for p in free_text if p not in found], facts)
-    found |= seasons([p for p in free_text if p not in found], facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
-    found |= _named_strings([p for p in free_text if p not in found], card, facts)
+    found |= named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]
     options = [p for p in order if "enum" in specs[p] and p not in lists]
     for name in lists + options + [p for p in order if p not in {*lists, *options, *found}]:
@@ -169,7 +167,7 @@ def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple
         while near and near[-1] in _MARKER_STEMS:
             near.pop()
         last = near[-1:] if near else []
-        named = [n for n in texts if n not in found and (name_words(n) - _GENERIC) & set(last)]
+        named = [n for n in texts if n not in found and (name_words(n) - GENERIC) & set(last)]
         if named:
             found[named[0]] = (text, "given as written in the task")
             facts.verbatim.remove(text)
@@ -178,83 +176,6 @@ def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple
         if required:
             found[required[0]] = (facts.verbatim.pop(0), "given as written in the task")
     return found
-
-
-def _named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
-    """Strings, codes, names and numbers (as text) whose parameter the words just before
-    them name ("the subject 'Weekly report'", "case number CA123"), each to the parameter
-    whose name they cover best."""
-    candidates: list[tuple[str, list[str], list[Any]]] = [
-        (value, facts.before.get(value, []), pool)
-        for pool in (facts.quoted, facts.codes, facts.names, facts.identifiers, facts.paths)
-        for value in pool
-    ]
-    candidates += [
-        (_as_text(n.value), n.before, facts.numbers)
-        for n in facts.numbers
-        if not (n.spelt or n.percent)
-    ]
-    heads = [_head(name) for name in names]
-    scored = []
-    for place, (_, before, _) in enumerate(candidates):
-        near = before[-_NEAR:]
-        for order, name in enumerate(names):
-            if heads[order] in near and (said := _said(name, near)):
-                scored.append((-said, place, order))
-    found: dict[str, tuple[Any, str]] = {}
-    used: set[int] = set()
-    for _, place, order in sorted(scored):
-        name = names[order]
-        if name in found or place in used:
-            continue
-        value, _, pool = candidates[place]
-        _remove(pool, value)
-        if pool is facts.names:
-            value = written_place(
-                value, facts, str(card.properties[name].get("description", "")), name
-            )
-        found[name] = (value, "named in the task")
-        used.add(place)
-        forget(facts, value)
-    return found
-
-
-def _said(name: str, before: list[str]) -> float:
-    """How much of parameter `name` the words just before a value say (0: not enough):
-    its head word (the last one that is not generic: "date" of movie_date) must be among
-    them, with only linking words after it ("the subject is 'Hi'"); a name of stop words
-    only ("to") says nothing."""
-    words, head = name_words(name), _head(name)
-    near = before[-_NEAR:]
-    if not head or head not in near:
-        return 0.0
-    between = near[len(near) - near[::-1].index(head) :]
-    if not set(between) <= LINKING | words | _GENERIC:
-        return 0.0
-    return len(words & set(near)) / len(words)
-
-
-@functools.lru_cache(maxsize=4096)
-def _head(name: str) -> str:
-    """The word of a parameter's name that says what it is: the last that is not generic
-    ("date" of movie_date, "bot" of botId); none for a name of stop words ("to")."""
-    words = name_words(name)
-    if words <= STOP_WORDS:
-        return ""
-    telling = [stem(w) for w in split_words(name) if not w.isdigit()]
-    telling = [w for w in telling if w not in _GENERIC]
-    return telling[-1] if telling else next(iter(sorted(words)))
-
-
-def _remove(pool: list[Any], value: str) -> None:
-    for item in pool:
-        if item == value or (not isinstance(item, str) and _as_text(item.value) == value):
-            pool.remove(item)
-            return
-
-
-def _as_text(value: float | int) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _value(

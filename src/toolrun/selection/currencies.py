@@ -4,6 +4,7 @@ currency parameter of step 5 ("from_currency", "target_currency", "currency").""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from dataclasses import dataclass
@@ -116,10 +117,11 @@ def mentions(task: str) -> list[Mention]:
     for match in named:
         if not _WEIGHT.match(task, match.start()):
             found[match.start()] = (_WRITTEN[" ".join(match[0].lower().split())], match.end())
+    starts, ends = list(found), [end for _code, end in found.values()]  # in order
     for match in _CODED.finditer(task):
         text = match[0]
         code = _SIGNS.get(text) or (text if text in _CODES else None)
-        if code is not None and not _inside(found, match.start()):
+        if code is not None and not _inside(starts, ends, match.start()):
             found[match.start()] = (code, match.end())
     kept: list[Mention] = []
     weak: list[int] = []  # the places in `kept` of those "in" put on the "to" side
@@ -161,8 +163,11 @@ def chosen(parameter_words: frozenset[str], found: list[Mention]) -> Mention | N
     return unsided[0] if unsided else None
 
 
-def _inside(found: dict[int, tuple[str, int]], place: int) -> bool:
-    return any(start <= place < end for start, (_code, end) in found.items())
+def _inside(starts: list[int], ends: list[int], place: int) -> bool:
+    """Whether `place` is inside one of the spans (in order, apart) that start and end
+    at `starts` and `ends`."""
+    last = bisect.bisect_right(starts, place) - 1
+    return last >= 0 and place < ends[last]
 
 
 def _side(before: str) -> tuple[Side, str | None]:

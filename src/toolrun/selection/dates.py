@@ -95,7 +95,7 @@ _CLOCK = (
 )
 _TIME_AFTER = re.compile(rf",?[ \t]{{0,3}}(?:at{_GAP}|@[ \t]?)?{_CLOCK}", re.I)
 # The end of a range of times right after a date's time ("16:00 - 18:00", "2pm to 4pm").
-_UNTIL = re.compile(rf"[ \t]*(?:-|\u2013|\u2014|to|until|till){_GAP}?{_CLOCK}(?![\w:])", re.I)
+_UNTIL = re.compile(rf"[ \t]*(?:-|\u2013|\u2014|to|until|till)(?:{_GAP})?{_CLOCK}(?![\w:])", re.I)
 _TIME_BEFORE = re.compile(rf"\bat{_GAP}{_CLOCK}{_GAP}on[ \t]{{0,3}}\Z", re.I)
 _BEFORE_REACH = 40  # how far before a date a time "at 4pm on" may start
 # A time of day on its own ("leaves around 14:00", "convert 3pm", "at 9:30 a.m.", the end
@@ -253,8 +253,8 @@ def _timed(
     for start, found_day in sorted(found, key=lambda pair: pair[0]):
         day = found_day
         if day.day is not None:
-            time, text = _time_after(text, ends[start])
-            until = _until(text, ends[start], time)
+            time, text, clock_end = _time_after(text, ends[start])
+            until = _until(text, clock_end, time)
             if time is None:
                 time, text = _time_before(text, start)
             if time is not None:
@@ -263,19 +263,20 @@ def _timed(
     return days, text
 
 
-def _time_after(text: str, place: int) -> tuple[Clock | None, str]:
-    """The time of day written at `place` (where a date ends), and `text` without it."""
+def _time_after(text: str, place: int) -> tuple[Clock | None, str, int]:
+    """The time of day written at `place` (where a date ends), `text` without it, and
+    where it ends (`place` where there is none)."""
     clock = _TIME_AFTER.match(text, place)
     time = _time_of(clock) if clock else None
     if clock is None or time is None:
-        return None, text
-    return time, blanked(text, [(clock.start("hour"), clock.end())])
+        return None, text, place
+    return time, blanked(text, [(clock.start("hour"), clock.end())]), clock.end()
 
 
 def _until(text: str, place: int, time: Clock | None) -> Clock | None:
-    """The end of a range of times written right after `time`, the time after a date that
-    ends at `place` (blanked out of `text`): "16:00 - 18:00"; None where none is, or it
-    is no later (the range would run past midnight)."""
+    """The end of a range of times written right after `time`, which ends at `place`:
+    "16:00 - 18:00", "at 4pm to 6pm"; None where none is, or it is no later (the range
+    would run past midnight)."""
     if time is None:
         return None
     ended = _UNTIL.match(text, place)
@@ -305,7 +306,7 @@ def _relative(found: list[tuple[int, Day]], text: str) -> tuple[list[Day], str]:
     counted = []
     for match in _RELATIVE.finditer(lowered):
         if (later := _counted(match, date, weekday)) is not None:
-            time, text = _time_after(text, match.end())
+            time, text, _ = _time_after(text, match.end())
             counted.append((match.start(), Day(later.year, later.month, later.day, time)))
     others = [pair for pair in found if pair[0] != start]
     ordered = sorted(counted + others, key=lambda pair: pair[0])

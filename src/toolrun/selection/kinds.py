@@ -8,6 +8,7 @@ what every step-5 rule uses: a name's words, and forgetting a value once given."
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +25,11 @@ _ASKER = frozenset(
 )
 # Divisions of a country whose word a task writes after the name ("Chatuchak District")
 # and a parameter for one takes without it.
+# Words of a parameter named for something about a command, not for its text.
+_ABOUT_A_COMMAND = frozenset(
+    {"id", "ids", "name", "names", "count", "number", "num", "index", "type", "timeout"}
+    | {"status", "code", "history", "output", "result", "results", "time", "key"}
+)
 _DIVISIONS = frozenset({"district", "subdistrict", "province", "prefecture"})
 # A date parameter for the end of a range ("end_date", "until_date").
 _ENDS = frozenset({"end", "until", "to", "finish", "stop"})
@@ -95,10 +101,12 @@ def asker_name(names: list[str], facts: Facts) -> Found:
 
 def commands(names: list[str], facts: Facts) -> Found:
     """Each command the task gives after the word "command", in turn, to a text
-    parameter named for one ("command", "cmd")."""
+    parameter named for one ("command", "cmd"), not for something about one
+    ("command_id", "command_timeout")."""
     found: Found = {}
     for name in names:
-        if facts.commands and own_words(name) & {"command", "cmd"}:
+        words = own_words(name)
+        if facts.commands and words & {"command", "cmd"} and not words & _ABOUT_A_COMMAND:
             found[name] = (facts.commands.pop(0), "command given in the task")
     return found
 
@@ -126,11 +134,16 @@ def divisions(names: list[str], facts: Facts) -> Found:
 
 def seasons(names: list[str], facts: Facts) -> Found:
     """The season the task names by its years ("the 2019-2020 season") to a text
-    parameter named for one."""
+    parameter named for one; its years are then no numbers of the task's."""
     found: Found = {}
     for name in names:
         if facts.seasons and "season" in own_words(name):
-            found[name] = (facts.seasons.pop(0), "season in the task")
+            season = facts.seasons.pop(0)
+            found[name] = (season, "season in the task")
+            for year in re.findall(r"\d+", season):
+                same = next((n for n in facts.numbers if n.value == int(year)), None)
+                if same is not None:
+                    facts.numbers.remove(same)
     return found
 
 

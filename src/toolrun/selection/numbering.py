@@ -13,12 +13,13 @@ from functools import lru_cache
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.facts import Facts, Number
+from toolrun.selection.facts import Facts
+from toolrun.selection.numerals import Number
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 
 # A description saying a rate is given as a decimal: "5%" is then 0.05.
 _AS_DECIMAL = re.compile(r"\bdecimal\b|\bfraction\b|(?:from|between) 0 (?:to|and) 1\b", re.I)
-_IN_PERCENT = re.compile(r"percent|%", re.I)
+_IN_PERCENT = re.compile(r"percent|%|pct\b", re.I)
 # Parameter words that take the start, and the length, of a "10 to 20" range.
 _START = frozenset({"offset", "start", "begin", "from", "first"})
 _COUNT = frozenset({"limit", "count", "length", "size", "max", "number", "num", "n"})
@@ -119,7 +120,14 @@ def assign_numbers(
     specs = card.properties
     names = [p for p in specs if kind(specs[p]) in ("integer", "number")]
     chosen, left = _range(names, facts)
-    scores = _scores([n for n in names if n not in chosen], card, left)
+    meant = meant or {}
+    scores = {
+        (place, name): score
+        for (place, name), score in _scores(
+            [n for n in names if n not in chosen], card, left
+        ).items()
+        if name not in meant or not _counts_another(left[place], name, specs[name])
+    }
     taken: dict[str, int] = {}  # a parameter's number, by its place in `left`
     for (place, name), _ in sorted(scores.items(), key=lambda pair: (-pair[1], pair[0][0])):
         if name not in taken and place not in taken.values():
@@ -128,7 +136,7 @@ def assign_numbers(
     for name, place in taken.items():
         if (value := _fitted(left[place], name, specs[name])) is not None:
             chosen[name] = (value, "number in the task")
-    for name, code in (meant or {}).items():
+    for name, code in meant.items():
         chosen.setdefault(name, (code, "number the task names by its meaning"))
     rest = [number for place, number in enumerate(left) if place not in taken.values()]
     rest.sort(key=lambda number: number.spelt)  # "two numbers: 40 and 50"
@@ -140,6 +148,13 @@ def assign_numbers(
                 break
     facts.numbers[:] = rest
     return chosen
+
+
+def _counts_another(number: Number, name: str, spec: dict[str, Any]) -> bool:
+    """Whether the word right after `number` says what it counts, and that is not what
+    the parameter `name` is: "3 hours" is no service's id however near "service" is."""
+    described = _described(str(spec.get("description", ""))) | name_words(name)
+    return bool(number.after) and number.after[0] not in described
 
 
 def _scores(

@@ -37,10 +37,11 @@ _CONTENT_TO_END = re.compile(
     rf"\bwith (?:the )?content[ \t]+(?!(?:{_NOT_CONTENT})\b)(?P<text>\w[^\n,]*)\Z", re.I
 )
 _MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
-# A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
+# A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g."), a lone letter or
+# another full stop (the parent directory "..").
 _TEXT_END = re.compile(
     r"\\n|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)(?<!\betc)"
-    r"(?<!\b[A-Za-z])[.!?](?=\s|$)"
+    r"(?<!\b[A-Za-z])(?<![.])[.!?](?=\s|$)"
 )
 
 
@@ -52,6 +53,16 @@ _COMMAND = re.compile(
     r"\b(?i:command)(?:[ \t]*:)?[ \t]+(?P<program>[a-z][\w.+-]*)(?=[ \t.,;!?\"'`]|$)", re.M
 )
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
+# Words that join one command to the next ("ls, then the command pwd"): cut off the first.
+_JOINING = re.compile(
+    r"(?:[ \t,;]+(?:and|then|also|next|finally|after|afterwards|that|run|use|using|execute"
+    r"|with|the|a|an)\b)*[ \t,;]*\Z",
+    re.I,
+)
+# A command's last full stop, not one of its own ("cd ..", "ls -la ./src."): only one that
+# stands after no other.
+_LAST_STOP = re.compile(r"(?<![.])[.?!]\Z")
+_NOT_PROGRAMS = STOP_WORDS | _NO_PROGRAM
 _LONGEST_COMMAND = 500  # characters: a task's commands are short, its text may not be
 _MOST_COMMANDS = 8
 
@@ -78,12 +89,16 @@ def commands(text: str, original: str) -> list[str]:
     found: list[str] = []
     if "ommand" not in text:
         return found
-    for match in _COMMAND.finditer(text):
-        if match["program"].lower() in STOP_WORDS | _NO_PROGRAM:
-            continue
+    markers = [m for m in _COMMAND.finditer(text) if m["program"].lower() not in _NOT_PROGRAMS]
+    for place, match in enumerate(markers):
+        following = markers[place + 1] if place + 1 < len(markers) else None
         start = match.start("program")
-        rest = original[start : start + _LONGEST_COMMAND].split("\n", 1)[0]
-        found.append(_TEXT_END.split(rest, maxsplit=1)[0].rstrip(" \t.?!"))
+        end = start + _LONGEST_COMMAND if following is None else following.start()
+        rest = original[start : min(end, start + _LONGEST_COMMAND)].split("\n", 1)[0]
+        said = _TEXT_END.split(rest, maxsplit=1)[0]
+        if following is not None:
+            said = _JOINING.sub("", said)
+        found.append(_LAST_STOP.sub("", said.rstrip(" \t")))
         if len(found) == _MOST_COMMANDS:
             break
     return found

@@ -343,6 +343,10 @@ def test_places_by_the_words_that_introduce_them() -> None:
     assert fill(gdp, "Get historical GDP data").arguments == {"country": "GDP"}  # none known
     town = card({"city": typed("string", "The city.")}, ["city"])
     assert fill(town, "the forecast for Marshall, MN").arguments == {"city": "Marshall"}
+    # a venue is no city or country: the first name the gazetteer does not know
+    hall = card({"venue": typed("string", "The venue.")}, ["venue"])
+    concert = "Tickets for a Jordan concert, Madison Square Garden"
+    assert fill(hall, concert).arguments == {"venue": "Madison Square Garden"}
 
 
 def test_values_a_description_lists_and_what_it_says_they_mean() -> None:

@@ -26,6 +26,8 @@ PLACES = frozenset(
     {"locat", "citi", "town", "place", "region", "countri", "state", "area", "address"}
     | {"destin", "origin", "venu", "counti", "loc"}
 )
+# Places known by a name of their own, which the gazetteer of cities and countries lacks.
+_OWN_NAMED = frozenset({"venu", "address"})
 _ORIGINS = frozenset({"start", "origin", "from", "departur", "sourc"})
 _ENDS = frozenset({"end", "destin", "to", "arriv", "target"})
 _PLACE_WORDS = frozenset({"in", "at", "near", "from", "to", "around", "within"})
@@ -81,17 +83,20 @@ def place_name(name: str, facts: Facts, description: str) -> str:
     """A name left for parameter `name`: for a place ("city", "destination") the first
     written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin),
     else the first written with its region ("Marshall, MN") or that the gazetteer knows
-    ("the UV index for Tokyo"); for anything else the
-    first that is not written as a place; "Boston, MA" where the description shows
-    such a value (`written_place`)."""
+    ("the UV index for Tokyo"), for a venue the first it does not know; for anything
+    else the first that is not written as a place; "Boston, MA" where the description
+    shows such a value (`written_place`)."""
     words = name_words(name)
     where = [n for n in facts.names if introduced(n, facts)]
     if words & PLACES:
         wanted = _trip_end(words, _PLACE_WORDS)
         found = next((n for n in where if facts.before[n][-1] in wanted), None)
-        # "the UV index for Tokyo"; "for Marshall, MN": written with its region
-        known = (n for n in facts.names if n in facts.places or gazetteer().knows(n))
-        found = found or next(iter(where), None) or next(known, facts.names[0])
+        # "the UV index for Tokyo"; "for Marshall, MN": written with its region. A venue
+        # is the other way round: "tickets for a Jordan concert, Madison Square Garden".
+        known = [n for n in facts.names if n in facts.places or gazetteer().knows(n)]
+        unknown = [n for n in facts.names if n not in known]
+        fallback = (unknown if words & _OWN_NAMED else known) or facts.names
+        found = found or next(iter(where), None) or fallback[0]
     else:
         found = next((n for n in facts.names if n not in where), facts.names[0])
     facts.names.remove(found)

@@ -166,6 +166,85 @@ def test_the_group_is_signalled_only_while_its_leaders_pid_is_held(
     assert not psutil.pid_exists(leader)  # reaped once the group was dead
 
 
+def test_a_timeout_firing_as_the_command_ends_sends_nothing_after_the_call(
+    runner: ProcessRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The timeout's timer may have decided to fire, and be descheduled, just as the
+    command ends: by the time it runs, the call may be over and its leader's pid free.
+    It must then send nothing, nor start the KILL that follows a TERM."""
+    sent: list[tuple[signal.Signals, bool]] = []
+    returned = threading.Event()
+    signal_group = runner_module._signal_group
+
+    def recording(pgid: int, sig: signal.Signals) -> None:
+        sent.append((sig, returned.is_set()))
+        signal_group(pgid, sig)
+
+    class LateTimer(threading.Timer):
+        def run(self) -> None:
+            self.finished.wait(self.interval)
+            if not self.finished.is_set():
+                time.sleep(1.0)  # past its check, not yet at its function
+                self.function(*self.args, **self.kwargs)
+            self.finished.set()
+
+    monkeypatch.setattr(runner_module, "_signal_group", recording)
+    monkeypatch.setattr(runner_module.threading, "Timer", LateTimer)
+    forked = dataclasses.replace(runner, jail=None, kill_grace_s=0.2)
+    out, err = sinks()
+
+    ended = forked.run([SH, "-c", "sleep 0.1"], timeout_s=0.05, stdout=out, stderr=err)
+    returned.set()
+    time.sleep(1.5)  # the late timer's TERM, then the grace, then its KILL
+
+    assert (ended.exit_code, ended.timed_out) == (0, False)
+    assert [sig for sig, after in sent if after] == []
+
+
+class EndedLeader:
+    """A leader that has exited: `wait` returns at once."""
+
+    pid = 4_194_305  # above the kernel's largest pid_max: no process has it
+    returncode: int | None = 0
+
+    def wait(self, timeout: float | None = None) -> int:
+        return 0
+
+    def poll(self) -> int | None:
+        return 0
+
+    def close(self) -> None:
+        pass
+
+
+class Undying:
+    """A tracker whose one survivor outlives every TERM; counts how often it looks."""
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def survivors(self) -> list[int]:
+        self.looks += 1
+        return [EndedLeader.pid]
+
+    def kill_all(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_grace_after_the_leader_exited_looks_for_survivors_at_a_pace() -> None:
+    """A leader gone, a process that left it ignoring TERM: the grace waits for it by
+    looking every `_POLL_S` (each look reads all of /proc), not as fast as it can."""
+    tracker = Undying()
+    grace_s = 0.2
+
+    runner_module._end_call(EndedLeader(), tracker, grace_s)  # type: ignore[arg-type]
+
+    assert 1 < tracker.looks <= grace_s / runner_module._POLL_S + 3
+
+
 def test_a_soft_limit_inside_the_final_kill_still_ends_and_reaps_everything(
     runner: ProcessRunner, leftovers: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:

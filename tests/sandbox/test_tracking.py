@@ -7,6 +7,7 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from toolrun.sandbox import tracking
 from toolrun.sandbox.tracking import (
     CALL_MARKER_VAR,
     CgroupTracker,
+    PidsGroup,
     SweepTracker,
     Tracker,
     isolation_kind,
@@ -128,6 +130,28 @@ def test_cgroup_tracker_removes_its_group() -> None:
 
     tracker.close()
 
+    assert not tracker.group.exists()
+
+
+def test_cgroup_tracker_also_closes_its_pids_group(tmp_path: Path) -> None:
+    """On a host whose cgroup v2 tree has no pids controller, a v1 pids group caps the
+    call as well: it is closed with the tracker, not left behind."""
+    base = tracking._cgroup_base()
+    if base is None:
+        pytest.skip("cgroup v2 is not writable here")
+
+    class Recorded(PidsGroup):
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    pids = Recorded(tmp_path / "pids", 5)
+    tracker = CgroupTracker(os.urandom(8).hex(), base / os.urandom(8).hex(), None, pids)
+
+    tracker.close()
+
+    assert pids.closed
     assert not tracker.group.exists()
 
 

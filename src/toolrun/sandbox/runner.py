@@ -90,18 +90,25 @@ class ProcessRunner:
         except SandboxViolation:
             tracker.close()
             raise
-        tracker.attach(proc.pid)
-        if isinstance(proc, JailedProcess):  # its keeper leaves when the group is killed
+        if isinstance(proc, JailedProcess):
+            # Its keeper leaves when the group is killed, ending the jail's PID namespace
+            # and all in it, and is reaped at once: its pid, free again, is no group of
+            # the call's to sweep.
             tracker.spare(proc.pid)
+        else:
+            tracker.attach(proc.pid)
         pumps = [_pump(out, stdout), _pump(err, stderr)]
-        expired = threading.Event()
+        expired, over, turn = threading.Event(), threading.Event(), threading.Lock()
         # A process that ignores SIGTERM still has to let the blocking wait below return.
         escalate = threading.Timer(self.kill_grace_s, _signal_group, (proc.pid, signal.SIGKILL))
 
         def expire() -> None:
-            expired.set()
-            _signal_group(proc.pid, signal.SIGTERM)
-            escalate.start()
+            with turn:
+                if over.is_set():  # it fired as the command ended: the call is ending
+                    return
+                expired.set()
+                _signal_group(proc.pid, signal.SIGTERM)
+                escalate.start()
 
         # A timer plus a blocking wait: Popen.wait(timeout) polls with growing sleeps.
         timer = threading.Timer(timeout_s, expire)
@@ -109,12 +116,15 @@ class ProcessRunner:
         try:
             proc.wait()
         finally:
-            timer.cancel()
-            if expired.is_set():  # expire() has begun: let it start `escalate`, then stop that
-                timer.join()
+            try:
+                with turn:  # from here the timers send nothing: the leader is reaped later
+                    over.set()
+                timer.cancel()
                 escalate.cancel()
-                escalate.join()
-            _end_call(proc, tracker, self.kill_grace_s)
+                if escalate.ident is not None:
+                    escalate.join()
+            finally:
+                _end_call(proc, tracker, self.kill_grace_s)
         for pump in pumps:
             # Every writer is dead by now; the timeout only guards against a process that
             # escaped tracking and still holds the pipe.
@@ -331,8 +341,10 @@ def _pump(stream: IO[bytes] | None, sink: OutputSink) -> threading.Thread:
 class _Process(Protocol):
     """What the runner needs of a started process: a `_Forked` Popen, or a JailedProcess.
 
-    Its pid is the id of the call's process group. Neither `wait` nor `poll` frees it for
-    reuse by another process; `close`, once the group is dead, may.
+    Its pid is the id of the call's process group, signalled until the call ends. A
+    `_Forked` one's `wait` and `poll` do not free it for reuse by another process, only
+    its `close` does; a JailedProcess's pid is its keeper's, which lives until the group
+    is killed.
     """
 
     pid: int
@@ -410,6 +422,9 @@ def _end_call(proc: _Process, tracker: Tracker, grace_s: float) -> None:
                 os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
         while (proc.poll() is None or tracker.survivors()) and time.monotonic() < deadline:
+            if proc.returncode is not None:  # only what left the leader is waited for
+                time.sleep(_POLL_S)
+                continue
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=_POLL_S)
     finally:

@@ -143,7 +143,11 @@ class CgroupTracker(SweepTracker):
         self.group = group
         group.mkdir()
         if max_processes is not None and (group / "pids.max").exists():
-            (group / "pids.max").write_text(str(max_processes))
+            try:
+                (group / "pids.max").write_text(str(max_processes))
+            except OSError:
+                group.rmdir()
+                raise
 
     def enter(self) -> None:
         with open(self.group / "cgroup.procs", "w") as procs:
@@ -163,6 +167,7 @@ class CgroupTracker(SweepTracker):
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.group.rmdir()
+        super().close()  # a cgroup v1 pids group, on a host whose v2 tree has no pids
 
 
 def new_tracker(marker: str, *, use_cgroups: bool, max_processes: int | None = None) -> Tracker:

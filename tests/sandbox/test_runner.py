@@ -10,6 +10,8 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import psutil
 import pytest
@@ -174,6 +176,7 @@ def test_a_timeout_firing_as_the_command_ends_sends_nothing_after_the_call(
     It must then send nothing, nor start the KILL that follows a TERM."""
     sent: list[tuple[signal.Signals, bool]] = []
     returned = threading.Event()
+    late: list[LateTimer] = []
     signal_group = runner_module._signal_group
 
     def recording(pgid: int, sig: signal.Signals) -> None:
@@ -181,21 +184,33 @@ def test_a_timeout_firing_as_the_command_ends_sends_nothing_after_the_call(
         signal_group(pgid, sig)
 
     class LateTimer(threading.Timer):
+        """Past its check when the command ends; at its function once run() returned."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.done = threading.Event()
+            late.append(self)
+
         def run(self) -> None:
             self.finished.wait(self.interval)
             if not self.finished.is_set():
-                time.sleep(1.0)  # past its check, not yet at its function
+                returned.wait(10)
                 self.function(*self.args, **self.kwargs)
             self.finished.set()
+            self.done.set()
 
+    threads = SimpleNamespace(
+        Timer=LateTimer, Event=threading.Event, Lock=threading.Lock, Thread=threading.Thread
+    )
     monkeypatch.setattr(runner_module, "_signal_group", recording)
-    monkeypatch.setattr(runner_module.threading, "Timer", LateTimer)
-    forked = dataclasses.replace(runner, jail=None, kill_grace_s=0.2)
+    monkeypatch.setattr(runner_module, "threading", threads)
+    forked = dataclasses.replace(runner, jail=None, kill_grace_s=0.1)
     out, err = sinks()
 
-    ended = forked.run([SH, "-c", "sleep 0.1"], timeout_s=0.05, stdout=out, stderr=err)
+    ended = forked.run([SH, "-c", "sleep 0.2"], timeout_s=0.05, stdout=out, stderr=err)
     returned.set()
-    time.sleep(1.5)  # the late timer's TERM, then the grace, then its KILL
+    for timer in list(late):  # the timeout's, then the KILL's it may have started
+        timer.done.wait(10) if timer.ident is not None else None
 
     assert (ended.exit_code, ended.timed_out) == (0, False)
     assert [sig for sig, after in sent if after] == []

@@ -110,21 +110,22 @@ class ProcessRunner:
                 _signal_group(proc.pid, signal.SIGTERM)
                 escalate.start()
 
+        def quiet() -> None:  # from here the timers send nothing: the leader may be reaped
+            with turn:
+                over.set()
+            timer.cancel()
+            escalate.cancel()
+            if escalate.ident is not None:
+                escalate.join()
+
         # A timer plus a blocking wait: Popen.wait(timeout) polls with growing sleeps.
         timer = threading.Timer(timeout_s, expire)
         timer.start()
         try:
             proc.wait()
         finally:
-            try:
-                with turn:  # from here the timers send nothing: the leader is reaped later
-                    over.set()
-                timer.cancel()
-                escalate.cancel()
-                if escalate.ident is not None:
-                    escalate.join()
-            finally:
-                _end_call(proc, tracker, self.kill_grace_s)
+            # Quieted twice: a soft limit may cut the first short, never both.
+            _every(quiet, lambda: _end_call(proc, tracker, self.kill_grace_s, quiet))
         for pump in pumps:
             # Every writer is dead by now; the timeout only guards against a process that
             # escaped tracking and still holds the pipe.
@@ -408,12 +409,15 @@ class _Forked:
         return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
 
 
-def _end_call(proc: _Process, tracker: Tracker, grace_s: float) -> None:
+def _end_call(
+    proc: _Process, tracker: Tracker, grace_s: float, quiet: Callable[[], None] = lambda: None
+) -> None:
     """TERM what is left of the call, give it `grace_s` to exit, then KILL the rest.
 
     The KILL and every step after it run even if an exception (a worker's soft time
     limit) cuts the grace, or one of them, short: the group's first, at once, then the
-    tracker's sweeps for what left it; only then is the leader reaped.
+    tracker's sweeps for what left it; only then, `quiet` having stopped whatever else
+    signals the group, is the leader reaped.
     """
     try:
         _signal_group(proc.pid, signal.SIGTERM)
@@ -432,6 +436,7 @@ def _end_call(proc: _Process, tracker: Tracker, grace_s: float) -> None:
             lambda: _signal_group(proc.pid, signal.SIGKILL),
             tracker.kill_all,
             proc.wait,
+            quiet,
             proc.close,
             tracker.close,
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from itertools import pairwise
@@ -32,11 +32,14 @@ _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PATH = re.compile(
     r"(?<![\w/~.-])(?:~/|[A-Za-z]:[/\\]|\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+"
-    r"|(?<![\w/.-])[\w-]+\.[A-Za-z0-9]{1,5}\b"
+    r"|(?<![\w/.-])\.?[\w-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,5}\b"
 )
 # *.md, src/**/*.py, file?.txt; a "?" ending a word ("defined?") asks, it is no wildcard.
 _GLOB = re.compile(r"(?<!\S)[\w./-]*(?:\*|\?(?=[\w/*?{-]|\.\w))[\w./*?{},-]*")
-_WORD_LIST = re.compile(r"(?<![\w-])[a-z][a-z-]+(?:,\s*[a-z][a-z-]+)*,?\s+and\s+[a-z][a-z-]+\b")
+# A run of words and commas is read once (possessive), then "and" and the last word:
+# retried from each word of a long run, it took time with the square of its length.
+_WORD_RUN = re.compile(r"(?<![\w-])[a-z][a-z-]+(?:,\s*(?!and\b)[a-z][a-z-]+)*+")
+_WORD_LIST_END = re.compile(r",?\s+and\s+[a-z][a-z-]+\b")
 _HEADING_AFTER = re.compile(r"(?<=\d)\s*(?:°\s*)?[NSEW]\b")
 _PROPER_WORD_END = r"(?![\w'\u2019-])"
 _UPPER = "".join(c for c in map(chr, range(0x500)) if c.isupper())
@@ -48,7 +51,10 @@ _PROPER = re.compile(
     rf"(?<![\w'\u2019.-])(?:{_TITLE})?(?:{_WORD})(?:{_CONNECTOR}(?:{_WORD}))*{_PROPER_WORD_END}"
 )
 # snake_case or camelCase names: parse_args, loadConfig.
-_IDENTIFIER = re.compile(r"(?<![\w./-])(?:[A-Za-z]\w*_\w*[A-Za-z0-9]|[a-z]+[A-Z]\w*)(?![\w/])")
+# snake_case or camelCase; each word read once (possessive): linear on "x_x_x_…_".
+_IDENTIFIER = re.compile(
+    r"(?<![\w./-])(?:[A-Za-z](?=\w*_)\w*+(?<=[A-Za-z0-9])|[a-z]+[A-Z]\w*+)(?![\w/])"
+)
 # Letters and digits mixed, a letter first: AB1010CD, rs6034464, Q3CC-CRT3-SZ2G.
 # … or digits, letters and digits again: 6E123, 3pak7.
 _CODE = re.compile(
@@ -183,8 +189,8 @@ class Facts:
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
         names, places, named_groups = _names(bare, noted)
         currencies = mentions(rest)  # not in a URL, an address or text given as written
-        written = [f" {' '.join(m.text.lower().split())} " for m in currencies]
-        names = [n for n in names if not any(f" {n.lower()} " in w for w in written)]
+        said = _word_runs(m.text for m in currencies)
+        names = [n for n in names if " ".join(n.lower().split()) not in said]
         lines = _RANGE.search(plain)
         return cls(
             quoted,
@@ -377,13 +383,27 @@ def _word_lists(text: str) -> list[list[str]]:
     """Lowercase words written as a list ("tomatoes and lettuce", "red, green and blue"),
     stop words aside."""
     found = []
-    for match in _WORD_LIST.finditer(text):
-        items = [w for w in re.split(r",\s*(?:and\s+)?|\s+and\s+", match[0]) if w]
+    for run in _WORD_RUN.finditer(text):
+        if (end := _WORD_LIST_END.match(text, run.end())) is None:
+            continue
+        written = text[run.start() : end.end()]
+        items = [w for w in re.split(r",\s*(?:and\s+)?|\s+and\s+", written) if w]
         while items and items[0].lower() in STOP_WORDS:
             items.pop(0)
         if len(items) > 1 and not any(w in STOP_WORDS for w in items):
             found.append(items)
     return found
+
+
+def _word_runs(texts: Iterable[str]) -> set[str]:
+    """Every run of whole words of `texts`, lowercase: "canadian dollars" gives it,
+    "canadian" and "dollars"."""
+    runs: set[str] = set()
+    for text in texts:
+        words = text.lower().split()
+        for start in range(len(words)):
+            runs.update(" ".join(words[start:end]) for end in range(start + 1, len(words) + 1))
+    return runs
 
 
 def _cut(

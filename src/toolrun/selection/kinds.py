@@ -23,13 +23,13 @@ from toolrun.selection.text import split_words
 _ASKER = frozenset(
     {"user", "person", "customer", "client", "passenger", "guest", "patient", "caller", "my"}
 )
-# Divisions of a country whose word a task writes after the name ("Chatuchak District")
-# and a parameter for one takes without it.
 # Words of a parameter named for something about a command, not for its text.
 _ABOUT_A_COMMAND = frozenset(
-    {"id", "ids", "name", "names", "count", "number", "num", "index", "type", "timeout"}
-    | {"status", "code", "history", "output", "result", "results", "time", "key"}
+    {"id", "ids", "count", "number", "num", "index", "type", "timeout", "status", "code"}
+    | {"history", "output", "result", "results", "time", "key"}
 )
+# Divisions of a country whose word a task writes after the name ("Chatuchak District")
+# and a parameter for one takes without it.
 _DIVISIONS = frozenset({"district", "subdistrict", "province", "prefecture"})
 # A date parameter for the end of a range ("end_date", "until_date").
 _ENDS = frozenset({"end", "until", "to", "finish", "stop"})

@@ -68,6 +68,12 @@ _UNITS = {
     )
     for name in names.split()
 }
+# Words after a number that say what it counts or measures: "3 hours", "2 times".
+_COUNTED = (
+    frozenset(stem(word) for word in _UNITS)
+    | {"time", "person", "peopl", "night"}
+    | {"guest", "room", "adult", "child", "children", "ticket", "seat", "item", "piec", "unit"}
+)
 _SYMBOLS = {
     "F": "capacitance",
     "H": "inductance",
@@ -116,7 +122,8 @@ def assign_numbers(
     """The task's numbers for `card`'s numeric parameters; those no parameter took are
     left in `facts.numbers`. `meant`: a number for a parameter by what the task names
     ("ironing" for "2 for ironing service"), which a number the words around it name
-    for the parameter ("page 5") outweighs, and which outweighs the rest in order."""
+    for the parameter ("page 5") outweighs, unless that one counts something else
+    ("service, 3 hours"), and which outweighs the rest in order."""
     specs = card.properties
     names = [p for p in specs if kind(specs[p]) in ("integer", "number")]
     chosen, left = _range(names, facts)
@@ -151,10 +158,12 @@ def assign_numbers(
 
 
 def _counts_another(number: Number, name: str, spec: dict[str, Any]) -> bool:
-    """Whether the word right after `number` says what it counts, and that is not what
-    the parameter `name` is: "3 hours" is no service's id however near "service" is."""
-    described = _described(str(spec.get("description", ""))) | name_words(name)
-    return bool(number.after) and number.after[0] not in described
+    """Whether the word right after `number` says what it counts or measures, and that
+    is not what the parameter `name` is: "3 hours" is no service's id however near
+    "service" is ("service 3 tomorrow" is)."""
+    if not number.after or number.after[0] not in _COUNTED:
+        return False
+    return number.after[0] not in _described(str(spec.get("description", ""))) | name_words(name)
 
 
 def _scores(

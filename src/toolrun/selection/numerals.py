@@ -74,8 +74,6 @@ def numbers(text: str) -> list[Number]:
         value: float | int = (
             float(digits) if "." in digits or "e" in digits.lower() else int(digits)
         )
-        if not math.isfinite(value):  # "1e400": no parameter's number either
-            continue
         scale = _SCALES.get((match["scale"] or "").lower())
         end = match.end()
         if match["suffix"]:
@@ -84,8 +82,9 @@ def numbers(text: str) -> list[Number]:
             else:  # "1.75m", "300K": a unit, no scale
                 end = match.start("suffix")
         if scale:
-            value = value * scale
-            value = int(value) if float(value).is_integer() else value
+            value = _scaled(value, scale)
+        if not math.isfinite(value):  # "1e400", "1e300 trillion": no parameter's number
+            continue
         if last_end is None or not _RUN_GAP.fullmatch(text[last_end : match.start()]):
             run += 1
         last_end = end
@@ -118,3 +117,8 @@ def _unit_word(word: str) -> bool:
     """A word that may still name the number before it ("5 seconds", "20 m/s"): the
     words right after a number up to a stop word or another number."""
     return not word.isdigit() and word not in STOP_WORDS
+
+
+def _scaled(value: float | int, scale: int) -> float | int:
+    scaled = value * scale
+    return int(scaled) if math.isfinite(scaled) and float(scaled).is_integer() else scaled

@@ -37,11 +37,11 @@ _CONTENT_TO_END = re.compile(
     rf"\bwith (?:the )?content[ \t]+(?!(?:{_NOT_CONTENT})\b)(?P<text>\w[^\n,]*)\Z", re.I
 )
 _MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
-# A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g."), a lone letter or
-# another full stop (the parent directory "..").
+# A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter,
+# nor a directory: "." or ".." after a space or "/" ("ls .", "cd ..", "cd ../..").
 _TEXT_END = re.compile(
     r"\\n|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)(?<!\betc)"
-    r"(?<!\b[A-Za-z])(?<![.])[.!?](?=\s|$)"
+    r"(?<!\b[A-Za-z])(?:(?<![\s/])(?<![\s/]\.)\.|[!?])(?=\s|$)"
 )
 
 
@@ -59,9 +59,9 @@ _JOINING = re.compile(
     r"|with|the|a|an)\b)*[ \t,;]*\Z",
     re.I,
 )
-# A command's last full stop, not one of its own ("cd ..", "ls -la ./src."): only one that
-# stands after no other.
-_LAST_STOP = re.compile(r"(?<![.])[.?!]\Z")
+# What ends a command's sentence ("ls -la ./src.", "echo hi..."), not a directory of its
+# own ("cd ..", "ls .").
+_LAST_STOP = re.compile(r"(?<![\s/.])\.+\Z|[?!]+\Z")
 _NOT_PROGRAMS = STOP_WORDS | _NO_PROGRAM
 _LONGEST_COMMAND = 500  # characters: a task's commands are short, its text may not be
 _MOST_COMMANDS = 8

@@ -26,8 +26,8 @@ PLACES = frozenset(
     {"locat", "citi", "town", "place", "region", "countri", "state", "area", "address"}
     | {"destin", "origin", "venu", "counti", "loc"}
 )
-# Places known by a name of their own, which the gazetteer of cities and countries lacks.
-_OWN_NAMED = frozenset({"venu", "address"})
+# A place known by a name of its own, which the gazetteer of cities and countries lacks.
+_VENUE = "venu"
 _ORIGINS = frozenset({"start", "origin", "from", "departur", "sourc"})
 _ENDS = frozenset({"end", "destin", "to", "arriv", "target"})
 _PLACE_WORDS = frozenset({"in", "at", "near", "from", "to", "around", "within"})
@@ -95,7 +95,8 @@ def place_name(name: str, facts: Facts, description: str) -> str:
         # is the other way round: "tickets for a Jordan concert, Madison Square Garden".
         known = [n for n in facts.names if n in facts.places or gazetteer().knows(n)]
         unknown = [n for n in facts.names if n not in known]
-        fallback = (unknown if words & _OWN_NAMED else known) or facts.names
+        venue = words & PLACES == {_VENUE}  # not a "venue_city"
+        fallback = (unknown if venue else known) or facts.names
         found = found or next(iter(where), None) or fallback[0]
     else:
         found = next((n for n in facts.names if n not in where), facts.names[0])

@@ -246,6 +246,7 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("use the command echo hi and then run the command date.", ["echo hi", "date"]),
         ("run the command cd ..", ["cd .."]),  # its own dots are no sentence's end
         ("run the command ls .", ["ls ."]),
+        ("run the command echo a, then the command ls", ["echo a", "ls"]),  # its own "a"
         ("Run the command echo hi... then stop.", ["echo hi"]),  # an ellipsis ends one
     ],
 )

@@ -53,10 +53,13 @@ _COMMAND = re.compile(
     r"\b(?i:command)(?:[ \t]*:)?[ \t]+(?P<program>[a-z][\w.+-]*)(?=[ \t.,;!?\"'`]|$)", re.M
 )
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
-# Words that join one command to the next ("ls, then the command pwd"): cut off the first.
+# What joins one command to the next, cut off the first: a comma or a conjunction, then
+# words leading to "command" ("ls, then the command pwd", "echo hi and run the command
+# date"); "echo a command ls" keeps its "a".
 _JOINING = re.compile(
-    r"(?:[ \t,;]+(?:and|then|also|next|finally|after|afterwards|that|run|use|using|execute"
-    r"|with|the|a|an)\b)*[ \t,;]*\Z",
+    r"(?:[ \t]*[,;]|[ \t]+(?:and|then|also|next|finally|afterwards)\b)"
+    r"(?:[ \t,;]+(?:and|then|also|next|finally|after|afterwards|that|run|use|using"
+    r"|execute|with|the|a|an)\b)*[ \t,;]*\Z",
     re.I,
 )
 # What ends a command's sentence ("ls -la ./src.", "echo hi..."), not a directory of its

@@ -91,17 +91,22 @@ def place_name(name: str, facts: Facts, description: str) -> str:
     if words & PLACES:
         wanted = _trip_end(words, _PLACE_WORDS)
         found = next((n for n in where if facts.before[n][-1] in wanted), None)
-        # "the UV index for Tokyo"; "for Marshall, MN": written with its region. A venue
-        # is the other way round: "tickets for a Jordan concert, Madison Square Garden".
-        known = [n for n in facts.names if n in facts.places or gazetteer().knows(n)]
-        unknown = [n for n in facts.names if n not in known]
-        venue = words & PLACES == {_VENUE}  # not a "venue_city"
-        fallback = (unknown if venue else known) or facts.names
-        found = found or next(iter(where), None) or fallback[0]
+        found = found or next(iter(where), None) or _unintroduced_place(words, facts)
     else:
         found = next((n for n in facts.names if n not in where), facts.names[0])
     facts.names.remove(found)
     return written_place(found, facts, description, name)
+
+
+def _unintroduced_place(words: frozenset[str], facts: Facts) -> str:
+    """For a place parameter named by `words`, where the task introduces no name as a
+    place: the first name written with its region ("for Marshall, MN") or that the
+    gazetteer knows ("the UV index for Tokyo"). A venue ("venue", not "venue_city") the
+    other way round: "tickets for a Jordan concert, Madison Square Garden"."""
+    known = [n for n in facts.names if n in facts.places or gazetteer().knows(n)]
+    if words & PLACES == {_VENUE}:
+        return next((n for n in facts.names if n not in known), facts.names[0])
+    return known[0] if known else facts.names[0]
 
 
 def introduced(name: str, facts: Facts) -> bool:

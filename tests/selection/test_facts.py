@@ -247,6 +247,9 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("run the command cd ..", ["cd .."]),  # its own dots are no sentence's end
         ("run the command ls .", ["ls ."]),
         ("run the command echo a, then the command ls", ["echo a", "ls"]),  # its own "a"
+        ("Run the command ls /tmp/. Then run the command pwd.", ["ls /tmp/", "pwd"]),
+        ("run the command ls or the command dir", ["ls", "dir"]),
+        ("run the command ls followed by the command pwd", ["ls", "pwd"]),
         ("Run the command echo hi... then stop.", ["echo hi"]),  # an ellipsis ends one
     ],
 )
@@ -438,6 +441,10 @@ def test_words_written_as_a_list() -> None:
     assert Facts.of("a salad with tomatoes, olives and feta").words == [
         ["tomatoes", "olives", "feta"]
     ]
+    # a list's last word starts no other list
+    two = Facts.of("red and blue, green and white").words
+    assert two == [["red", "blue"], ["green", "white"]]
+    assert Facts.of("mix salt and pepper and oil").words == [["salt", "pepper"]]
 
 
 def test_a_number_keeps_its_unit_as_written_unless_it_is_compound() -> None:

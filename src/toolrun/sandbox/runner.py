@@ -120,8 +120,8 @@ class ProcessRunner:
 
         # A timer plus a blocking wait: Popen.wait(timeout) polls with growing sleeps.
         timer = threading.Timer(timeout_s, expire)
-        timer.start()
         try:
+            timer.start()
             proc.wait()
         finally:
             # Quieted twice: a soft limit may cut the first short, never both.

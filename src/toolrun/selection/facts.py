@@ -38,7 +38,7 @@ _PATH = re.compile(
 _GLOB = re.compile(r"(?<!\S)[\w./-]*(?:\*|\?(?=[\w/*?{-]|\.\w))[\w./*?{},-]*")
 # A run of words and commas is read once (possessive), then "and" and the last word:
 # retried from each word of a long run, it took time with the square of its length.
-_WORD_RUN = re.compile(r"(?<![\w-])[a-z][a-z-]+(?:,\s*(?!and\b)[a-z][a-z-]+)*+")
+_WORD_RUN = re.compile(r"(?<![\w-])[a-z][a-z-]+(?:,\s*(?!and(?![\w-]))[a-z][a-z-]+)*+")
 _WORD_LIST_END = re.compile(r",?\s+and\s+[a-z][a-z-]+\b")
 _HEADING_AFTER = re.compile(r"(?<=\d)\s*(?:°\s*)?[NSEW]\b")
 _PROPER_WORD_END = r"(?![\w'\u2019-])"
@@ -383,8 +383,11 @@ def _word_lists(text: str) -> list[list[str]]:
     """Lowercase words written as a list ("tomatoes and lettuce", "red, green and blue"),
     stop words aside."""
     found = []
-    for run in _WORD_RUN.finditer(text):
-        if (end := _WORD_LIST_END.match(text, run.end())) is None:
+    place = 0
+    while run := _WORD_RUN.search(text, place):
+        end = _WORD_LIST_END.match(text, run.end())
+        place = run.end() if end is None else end.end()  # a list's last word starts none
+        if end is None:
             continue
         written = text[run.start() : end.end()]
         items = [w for w in re.split(r",\s*(?:and\s+)?|\s+and\s+", written) if w]

@@ -72,7 +72,8 @@ _UNITS = {
 _COUNTED = (
     frozenset(stem(word) for word in _UNITS)
     | {"time", "person", "peopl", "night"}
-    | {"guest", "room", "adult", "child", "children", "ticket", "seat", "item", "piec", "unit"}
+    | {"guest", "room", "adult", "child", "children", "kid", "bed", "ticket", "seat", "item"}
+    | {"piec", "unit"}
 )
 _SYMBOLS = {
     "F": "capacitance",

@@ -37,12 +37,15 @@ _CONTENT_TO_END = re.compile(
     rf"\bwith (?:the )?content[ \t]+(?!(?:{_NOT_CONTENT})\b)(?P<text>\w[^\n,]*)\Z", re.I
 )
 _MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
-# A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter,
-# nor a directory: "." or ".." after a space or "/" ("ls .", "cd ..", "cd ../..").
-_TEXT_END = re.compile(
+# A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
+_NOT_AN_END = (
     r"\\n|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)(?<!\betc)"
-    r"(?<!\b[A-Za-z])(?:(?<![\s/])(?<![\s/]\.)\.|[!?])(?=\s|$)"
+    r"(?<!\b[A-Za-z])"
 )
+_TEXT_END = re.compile(rf"{_NOT_AN_END}[.!?](?=\s|$)")
+# … and a command's, not a directory either: "." after a space ("ls ."), ".." after one
+# or a "/" ("cd ..", "cd ../.."); "ls /tmp/." ends at its last ".".
+_COMMAND_END = re.compile(rf"{_NOT_AN_END}(?:(?<!\s)(?<![\s/]\.)\.|[!?])(?=\s|$)")
 
 
 # A command given after the word "command" ("using the command echo %time%", "run the
@@ -57,7 +60,8 @@ _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name"
 # words leading to "command" ("ls, then the command pwd", "echo hi and run the command
 # date"); "echo a command ls" keeps its "a".
 _JOINING = re.compile(
-    r"(?:[ \t]*[,;]|[ \t]+(?:and|then|also|next|finally|afterwards)\b)"
+    r"(?:[ \t]*[,;]|[ \t]+(?:and|or|then|also|next|finally|after|afterwards|with|plus"
+    r"|followed[ \t]+by|as[ \t]+well[ \t]+as)\b)"
     r"(?:[ \t,;]+(?:and|then|also|next|finally|after|afterwards|that|run|use|using"
     r"|execute|with|the|a|an)\b)*[ \t,;]*\Z",
     re.I,
@@ -98,7 +102,7 @@ def commands(text: str, original: str) -> list[str]:
         start = match.start("program")
         end = start + _LONGEST_COMMAND if following is None else following.start()
         rest = original[start : min(end, start + _LONGEST_COMMAND)].split("\n", 1)[0]
-        said = _TEXT_END.split(rest, maxsplit=1)[0]
+        said = _COMMAND_END.split(rest, maxsplit=1)[0]
         if following is not None:
             said = _JOINING.sub("", said)
         found.append(_LAST_STOP.sub("", said.rstrip(" \t")))

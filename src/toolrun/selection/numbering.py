@@ -15,6 +15,7 @@ from typing import Any
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts
 from toolrun.selection.numerals import Number
+from toolrun.selection.phrases import MEASURES
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 
 # A description saying a rate is given as a decimal: "5%" is then 0.05.
@@ -68,13 +69,10 @@ _UNITS = {
     )
     for name in names.split()
 }
-# Words after a number that say what it counts or measures: "3 hours", "2 times".
-_COUNTED = (
-    frozenset(stem(word) for word in _UNITS)
-    | {"time", "person", "peopl", "night"}
-    | {"guest", "room", "adult", "child", "children", "kid", "bed", "ticket", "seat", "item"}
-    | {"piec", "unit"}
-)
+# Words after a number that say what it counts or measures: "3 hours", "2 times" (the
+# units here and the measures `phrases` knows), "4 tickets".
+_MORE_COUNTED = ("ticket", "seat", "item", "piec")
+_COUNTED = frozenset(stem(word) for word in (*_UNITS, *MEASURES)) | set(_MORE_COUNTED)
 _SYMBOLS = {
     "F": "capacitance",
     "H": "inductance",

@@ -377,6 +377,52 @@ def test_call_with_a_bad_setting_is_a_usage_error(project: Path) -> None:
     assert _flat(result.stderr).startswith("error: bad TOOLRUN_MAX_OPEN_FILES setting: ")
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        # a list setting that is not JSON: once a SettingsError traceback
+        (
+            "TOOLRUN_NETWORK_ALLOWLIST",
+            "pypi.org",
+            "bad TOOLRUN_NETWORK_ALLOWLIST setting: Invalid JSON",
+        ),
+        (
+            "toolrun_tool_policies",
+            "{write: confirm}",
+            "bad TOOLRUN_TOOL_POLICIES setting: Invalid JSON",
+        ),
+        # inside an object setting: where in it
+        (
+            "TOOLRUN_RISK_POLICY",
+            '{"low": "never"}',
+            "bad TOOLRUN_RISK_POLICY setting at low: Input",
+        ),
+        # a setting read from OpenTelemetry's own variable is named by it
+        (
+            "OTEL_SDK_DISABLED",
+            "maybe",
+            "bad OTEL_SDK_DISABLED setting: Input should be a valid boolean",
+        ),
+    ],
+)
+def test_a_malformed_setting_is_a_usage_error_naming_its_variable(
+    project: Path, variable: str, value: str, said: str
+) -> None:
+    result = invoke(
+        "call",
+        "read",
+        "--local",
+        "--args",
+        '{"file_path": "a.txt"}',
+        "--workspace",
+        str(project),
+        env={variable: value},
+    )
+
+    assert result.exit_code == 2
+    assert _flat(result.stderr).startswith(f"error: {said}")
+
+
 def test_no_arguments_shows_help() -> None:
     result = invoke()
 

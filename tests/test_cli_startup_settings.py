@@ -1,4 +1,4 @@
-"""What the CLI reads without pydantic-settings or the tool model agrees with what those
+"""What the CLI reads without the Settings model or the tool model agrees with what those
 say: the four settings of a command that only talks to the API (as read, and as located
 from a subdirectory next to a running platform), and the statuses its options name."""
 

@@ -86,7 +86,8 @@ def test_the_sdk_imports_neither_the_platform_nor_its_own_http_and_models(
 def test_help_imports_no_group_module_settings_or_registry(tmp_path: Path) -> None:
     loaded = loaded_by(COMMAND.format(args=["--help"]), tmp_path)
 
-    assert packages(loaded).isdisjoint(PLATFORM + TOOL_PARTS + ("pydantic_settings",))
+    assert packages(loaded).isdisjoint(PLATFORM + TOOL_PARTS + ("pydantic",))
+    assert "toolrun.config" not in loaded
     assert "toolrun.cli.mcp" not in loaded
     assert "toolrun.cli.agents" not in loaded
     assert "toolrun.tools.registry" not in loaded
@@ -113,9 +114,8 @@ def test_permission_levels_come_without_the_approval_prompts(tmp_path: Path) -> 
 
 
 # What a command that only talks to the API needs neither for its settings nor for its
-# requests: pydantic-settings (the whole Settings), httpx's own command line (click,
-# pygments).
-API_COMMAND_SPARES = ("pydantic_settings", "click", "pygments")
+# requests: httpx's own command line (click, pygments).
+API_COMMAND_SPARES = ("click", "pygments")
 CALL_ID = "3f2a9c01aa0042b0a1b2c3d4e5f60718"
 _RESULT = {
     "call_id": CALL_ID,
@@ -205,7 +205,7 @@ def canned_api() -> Iterator[dict[str, str]]:
         ]
     ],
 )
-def test_a_command_that_talks_to_the_api_reads_its_settings_without_pydantic_settings(
+def test_a_command_that_talks_to_the_api_reads_its_settings_without_the_settings_model(
     args: list[str], shown: str, canned_api: dict[str, str], tmp_path: Path
 ) -> None:
     printed, loaded = run_loading(COMMAND.format(args=args), tmp_path, canned_api)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import socket
+import types
 from collections.abc import Collection
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import InitErrorDetails
 
+from toolrun import environment
 from toolrun.homes import platform_home
 from toolrun.sandbox.network import NetworkPolicy
 
@@ -24,10 +28,17 @@ DEFAULT_RISK_POLICY: dict[RiskName, PolicyName] = {
 DEFAULT_SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-class Settings(BaseSettings):
-    """Process-wide configuration, passed down explicitly to whoever needs it."""
+class Settings(BaseModel):
+    """Process-wide configuration, passed down explicitly to whoever needs it.
 
-    model_config = SettingsConfigDict(env_prefix="TOOLRUN_", extra="ignore")
+    `Settings(**values)` reads the environment: each setting from TOOLRUN_<NAME> in any
+    case (the OTEL_* ones from OpenTelemetry's own names), a list or object setting as
+    JSON; `values` win over it."""
+
+    model_config = ConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**{**_from_environment(type(self).model_fields), **values})
 
     workspace: Path = Field(default_factory=Path.cwd, description="Root that tool paths stay in.")
     sandbox_path: str = Field(DEFAULT_SANDBOX_PATH, description="PATH given to tool subprocesses.")
@@ -293,6 +304,11 @@ class Settings(BaseSettings):
         NetworkPolicy(tuple(hosts))  # raises ValueError naming the bad entry
         return hosts
 
+    @classmethod
+    def variable(cls, name: str) -> str:
+        """The environment variable setting `name` is read from."""
+        return _variable(name, cls.model_fields[name])
+
     @property
     def platform_home(self) -> Path:
         """TOOLRUN_HOME, else a directory of this workspace's own outside it."""
@@ -353,3 +369,41 @@ class Settings(BaseSettings):
     def database(self) -> str:
         """The database URL in force: TOOLRUN_DATABASE_URL, else SQLite in `home`."""
         return self.database_url or f"sqlite:///{self.platform_home / 'toolrun.db'}"
+
+
+def _from_environment(fields: dict[str, FieldInfo]) -> dict[str, Any]:
+    """The settings the environment sets, by name; a list or object setting decoded from
+    its JSON (a ValidationError naming each setting that is not JSON)."""
+    variables = environment.variables()
+    found: dict[str, Any] = {}
+    not_json: list[InitErrorDetails] = []
+    for name, field in fields.items():
+        variable = _variable(name, field).lower()
+        if variable not in variables:
+            continue
+        text = variables[variable]
+        if not _holds_json(field.annotation):
+            found[name] = text
+            continue
+        try:
+            found[name] = json.loads(text)
+        except ValueError as exc:
+            error = {"error": str(exc)}
+            not_json.append({"type": "json_invalid", "loc": (name,), "input": text, "ctx": error})
+    if not_json:
+        raise ValidationError.from_exception_data(Settings.__name__, not_json)
+    return found
+
+
+def _variable(name: str, field: FieldInfo) -> str:
+    alias = field.validation_alias
+    return alias if isinstance(alias, str) else f"TOOLRUN_{name.upper()}"
+
+
+def _holds_json(annotation: object) -> bool:
+    """Whether a setting of this type is written as JSON: a list, an object, or either
+    of them or null."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        return any(_holds_json(member) for member in get_args(annotation))
+    return origin in (list, dict, set, tuple)

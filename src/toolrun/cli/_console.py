@@ -1,9 +1,8 @@
 """Consoles, exit codes and usage errors shared by the CLI commands.
 
 Settings, the registry and the database are imported by the helpers that load them, so
-that `toolrun --help` imports none of them (pydantic-settings, jsonschema, SQLAlchemy);
-a command that only talks to the API reads its few settings without pydantic-settings
-(`load_api_settings`).
+that `toolrun --help` imports none of them (pydantic, jsonschema, SQLAlchemy); a command
+that only talks to the API reads its few settings without pydantic (`load_api_settings`).
 """
 
 # ruff: noqa: PLC0415 - see the module docstring
@@ -150,8 +149,9 @@ def load_settings(*, locate: bool = True) -> Settings:
         settings = Settings()
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise usage_error(f"bad TOOLRUN_{where.upper()} setting: {first['msg']}") from exc
+        name, *inside = (str(part) for part in first["loc"])
+        where = f" at {'.'.join(inside)}" if inside else ""
+        raise usage_error(f"bad {Settings.variable(name)} setting{where}: {first['msg']}") from exc
     if locate:
         settings = located(settings)
     _loaded.append(settings)
@@ -160,7 +160,7 @@ def load_settings(*, locate: bool = True) -> Settings:
 
 def load_api_settings() -> ApiSettings:
     """The workspace, home, API and token, found as `load_settings` finds them, for a
-    command that only talks to the API: no pydantic-settings, nothing else checked."""
+    command that only talks to the API: no pydantic, nothing else checked."""
     from toolrun.cli._locate import locate
     from toolrun.cli._settings import ApiSettings
 

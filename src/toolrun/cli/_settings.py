@@ -1,5 +1,6 @@
 """The four settings a command that only talks to the API uses — workspace, home, API,
-token — read without pydantic-settings, which costs such a command about half its start.
+token — read without pydantic and the whole `Settings` model, which would cost such a
+command about half its start.
 
 `ApiSettings` reads them as `toolrun.config.Settings` does (TOOLRUN_ names in any case,
 the last of two spellings winning, XDG_STATE_HOME for the default home), and
@@ -9,12 +10,12 @@ sandbox, the database — still comes from `Settings` (`_console.load_settings`)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, Self
 
+from toolrun import environment
 from toolrun.homes import platform_home
 
 DEFAULT_API = "http://127.0.0.1:8000"  # Settings.api's default
@@ -63,10 +64,8 @@ class ApiSettings:
     @classmethod
     def from_environment(cls) -> ApiSettings:
         """The four settings in the environment, the others' defaults."""
-        environment = {name.lower(): value for name, value in os.environ.items()}
-        found = {
-            name: environment[_PREFIX + name] for name in _READ if _PREFIX + name in environment
-        }
+        variables = environment.variables()
+        found = {name: variables[_PREFIX + name] for name in _READ if _PREFIX + name in variables}
         return cls(
             workspace=Path(found["workspace"]) if "workspace" in found else Path.cwd(),
             home=Path(found["home"]) if "home" in found else None,

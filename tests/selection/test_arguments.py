@@ -155,6 +155,29 @@ def test_booleans_named_in_the_task_and_their_negation() -> None:
     assert "replace_all" not in fill(tool, "replace it in *.md").arguments
 
 
+def test_a_flag_is_asked_for_by_what_it_is_about_without_its_flag_words() -> None:
+    tool = card(
+        {
+            "include_images": typed("boolean"),
+            "monitoringEnabled": typed("boolean"),
+            "closed_status": typed("boolean"),
+            "is_public": typed("boolean"),
+        }
+    )
+
+    assert fill(tool, "I want to see images, with monitoring").arguments == {
+        "include_images": True,
+        "monitoringEnabled": True,
+    }
+    assert fill(tool, "verify if the case is already closed").arguments == {"closed_status": True}
+    assert fill(tool, "no images, and not public").arguments == {
+        "include_images": False,
+        "is_public": False,
+    }
+    # a flag's word alone asks for nothing
+    assert fill(tool, "include everything, is it enabled?").arguments == {}
+
+
 def test_enum_values_by_their_stem_and_identifiers_as_strings() -> None:
     lsp = card(
         {
@@ -255,6 +278,41 @@ def test_a_year_and_a_coordinates_heading_name_their_parameters() -> None:
     assert fill(label, "sales of 40 units in 1999").arguments == {"year": "1999"}
 
 
+def test_a_year_parameter_takes_a_year_and_a_span_of_time_no_sum_of_money() -> None:
+    growth = card(
+        {
+            "year1": typed("integer", "The initial year."),
+            "year1_revenue": typed("integer", "The revenue for the initial year."),
+            "year2": typed("integer", "The subsequent year."),
+            "year2_revenue": typed("integer", "The revenue for the subsequent year."),
+        },
+        ["year1", "year1_revenue", "year2", "year2_revenue"],
+    )
+    value = card(
+        {
+            "present_value": typed("integer", "The present value or principal amount."),
+            "years": typed("integer", "The time period in years."),
+            "compounds_per_year": typed("integer", "Times compounded per year."),
+        },
+        ["present_value", "years"],
+    )
+    period = card({"start_year": typed("integer"), "end_year": typed("integer")})
+
+    assert fill(growth, "revenues of $1M in 2019 and $1.2M in 2020").arguments == {
+        "year1": 2019,
+        "year1_revenue": 1_000_000,
+        "year2": 2020,
+        "year2_revenue": 1_200_000,
+    }
+    filled = fill(value, "the value of a $5000 investment for a term of 10 years")
+    assert filled.arguments == {"present_value": 5000, "years": 10}
+    # a year need not have four digits
+    assert fill(period, "events between year 300 and 400").arguments == {
+        "start_year": 300,
+        "end_year": 400,
+    }
+
+
 def test_a_percentage_is_a_decimal_unless_the_parameter_is_in_percent() -> None:
     loan = card(
         {
@@ -307,6 +365,13 @@ def test_strings_go_to_the_parameter_named_just_before_them() -> None:
         "body": "It is still not here",
         "ticket_id": "4411",
     }  # "shows in Oslo" names no show date: its head word is "date"
+    # "identifier" and "UUID" say as little as "id": "event" is what names the value
+    event = card(
+        {"event_identifier": typed("string"), "new_time": typed("string")},
+        ["event_identifier", "new_time"],
+    )
+    moved = fill(event, "move my gym session, which is event number 456123, to Thursday")
+    assert moved.arguments["event_identifier"] == "456123"
 
 
 def test_an_optional_parameter_takes_no_loose_name_but_a_place_introduced_as_one() -> None:

@@ -401,6 +401,13 @@ def test_names_in_any_script_with_their_connectors_titles_and_no_possessive() ->
     ]  # "Play" begins the sentence
 
 
+def test_a_label_before_a_name_is_not_part_of_it() -> None:
+    facts = Facts.of("the analysis of the project with UUID SUPERFANCY, for GUID A1 B2")
+
+    assert facts.names == ["SUPERFANCY"]
+    assert Facts.of("a user with the ID 7890").names == []  # a label alone is no name
+
+
 def test_places_and_name_lists() -> None:
     facts = Facts.of("Drive from Boston, MA to Miami via Tampa and Orlando")
 

@@ -44,6 +44,16 @@ from toolrun.selection.text import STOP_WORDS, split_words, stem
 from toolrun.tools.validation import argument_errors
 
 _NEGATION = frozenset({"no", "not", "without", "don't", "never", "disable", "exclude"})
+# Words of a flag's name that make it a flag rather than say what it is about, which the
+# task need not say: include_images is asked for by "I want to see images",
+# monitoringEnabled by "with monitoring", closed_status by "whether it is closed".
+_FLAG_WORDS = frozenset(
+    stem(word)
+    for word in [
+        *("include", "with", "show", "return", "fetch", "get", "want", "add"),
+        *("enable", "enabled", "is", "has", "status", "flag"),
+    ]
+)
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
@@ -341,9 +351,11 @@ def _sorted_noun(name: str) -> str:
 
 
 def _flag(name: str, task: str) -> tuple[Any, str]:
-    """True where the task says the parameter's name ("include hidden files" →
-    include_hidden), False where a negation comes just before it."""
-    wanted = {stem(w) for w in split_words(name) if len(w) > 1 and not w.isdigit()}
+    """True where the task says what the parameter's name is about ("include hidden
+    files", "with hidden files" → include_hidden), False where a negation comes just
+    before it."""
+    words = {stem(w) for w in split_words(name) if len(w) > 1 and not w.isdigit()}
+    wanted = words - _FLAG_WORDS or words
     said, _, _ = task_stems(task)
     places = [i for i, w in enumerate(said) if w in wanted]
     if not wanted or not wanted <= {said[i] for i in places}:

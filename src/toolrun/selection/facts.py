@@ -311,9 +311,11 @@ def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[
             if not first:
                 continue
             name, start = name[first.end() :], start + first.end()
+        if label := _LABEL.match(name):  # "UUID SUPERFANCY" names SUPERFANCY; "ID" nothing
+            name, start = name[label.end() :], start + label.end()
         if not _NAME_ENDS.match(text, match.end()):  # "Einstein's theory", "Einstein's 1905"
             name = re.sub(r"['\u2019]s$", "", name)
-        if name.lower() not in STOP_WORDS:
+        if name and name.lower() not in STOP_WORDS:
             found.append((noted(match.start(), name), start, match.end()))
     places = {
         name: f"{name}, {following}"
@@ -322,6 +324,9 @@ def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[
     }
     return [name for name, _, _ in found], places, _groups(text, found)
 
+
+# A label before the name it labels: "the project with UUID SUPERFANCY".
+_LABEL = re.compile(r"(?:ID|UUID|GUID)(?:[ \t]+|$)")
 
 # After a name with "'s" that is the name's own: the end of the text or of a sentence, or
 # a stop word ("from McDonald's.", "at Macy's and"); elsewhere "'s" is a possessive

@@ -14,7 +14,10 @@ from toolrun.selection.placing import written_place
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 
 # Parameter name words too common to say on their own which value a task means.
-GENERIC = frozenset({"name", "id", "type", "valu", "data", "number", "text", "string", "code"})
+GENERIC = frozenset(
+    {"name", "id", "identifi", "uuid", "type", "valu", "data", "number", "text", "string"}
+    | {"code"}
+)
 _NEAR = 3  # words before a string value that may name its parameter
 
 

@@ -31,6 +31,12 @@ _COUNTING = frozenset({"first", "top", "last"})
 _RATINGS = frozenset({"rating", "ratings", "score", "stars", "star"})
 # A parameter named for a percentage (its name's stems), which a number with "%" fits.
 _PERCENTS = frozenset({"percent", "percentag", "pct"})
+# The last word of a parameter's name that makes it a span of time, which no sum of
+# money is.
+_SPANS = frozenset(
+    {"year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours"}
+    | {"minute", "minutes", "second", "seconds", "time", "duration", "period", "term"}
+)
 _BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the number
 _AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
 _AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
@@ -181,8 +187,8 @@ def _scores(
             counted = name[-1].isdigit() and bool(set(number.after) & words)
             score = 0.0 if counted else _score(number, named, described)
             score += _heading(number, words)
-            if number.year_like and "year" in split_words(name):
-                score += 2.0  # "in 2020" for a year
+            if number.year_like and _calendar_year(name):
+                score += 2.0  # "in 2020" for a year (not for year1_revenue)
             if number.after[:1] == ["star"] and _RATINGS.intersection(split_words(name)):
                 score += 2.0
             if number.percent and words & _PERCENTS:  # "by 10%" for a "…_percentage"
@@ -300,10 +306,30 @@ def _range(
     }, left
 
 
+@lru_cache(maxsize=4096)
+def _calendar_year(name: str) -> bool:
+    """Whether a parameter is named for a calendar year: year, year1, start_year,
+    birthYear (not years, year1_revenue, compounds_per_year)."""
+    words = [w for w in split_words(name) if not w.isdigit()]
+    return words[-1:] == ["year"] and "per" not in words
+
+
+def _year_at_all(number: Number) -> bool:
+    """Whether `number` may be a year: whole, no money or percent ("year 300" may)."""
+    whole = float(number.value).is_integer() and abs(number.value) < 10_000
+    return whole and not (number.money or number.percent)
+
+
 def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | None:
     """`number` as the parameter takes it: a percentage as a decimal where it asks for one
     (or takes a fraction and says nothing of percent); in the unit its description names
-    ("5 km" for meters: 5000); None for a fraction an integer cannot take."""
+    ("5 km" for meters: 5000); None for a fraction an integer cannot take, for a sum of
+    money where it is a span of time, and for any but a calendar year where it is one."""
+    words = [w for w in split_words(name) if not w.isdigit()]
+    if number.money and words[-1:] and words[-1] in _SPANS:
+        return None  # "$5000 for 10 years": not 5000 years (year1_revenue may be $1M)
+    if _calendar_year(name) and not _year_at_all(number):
+        return None  # year2 is a year ("in 2020"), not year2_revenue's "$1.2M"
     value = number.value
     description = str(spec.get("description", ""))
     if number.percent and (

@@ -374,6 +374,27 @@ def test_strings_go_to_the_parameter_named_just_before_them() -> None:
     assert moved.arguments["event_identifier"] == "456123"
 
 
+def test_a_name_goes_to_the_parameter_the_role_after_it_names() -> None:
+    movies = card(
+        {
+            "directed_by": typed("string", "Director of the movie."),
+            "cast": typed("string", "Names of leading actors or actresses in the movie."),
+            "city": typed("string", "The city where the movie is shown."),
+        }
+    )
+
+    assert fill(
+        movies, "have David Leitch as the director, with Alex King in the cast"
+    ).arguments == {
+        "directed_by": "David Leitch",
+        "cast": "Alex King",
+    }
+    assert fill(movies, "a film with Zoe Kazan as an actor").arguments == {"cast": "Zoe Kazan"}
+    # a word right after a name is no role ("the Tim Burton movie"); nor is what is said
+    # of it ("Tim Burton is shown"), nor a word all the parameters share ("movie")
+    assert fill(movies, "the Tim Burton movie, Tim Burton is shown").arguments == {}
+
+
 def test_an_optional_parameter_takes_no_loose_name_but_a_place_introduced_as_one() -> None:
     trip = card(
         {"hotel": typed("string"), "note": typed("string"), "city": typed("string")},

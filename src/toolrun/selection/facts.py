@@ -124,6 +124,7 @@ class Facts:
     coded: dict[str, str] = field(default_factory=dict)  # "Portland, ME": Portland → ME
     places: dict[str, str] = field(default_factory=dict)  # "Boston" → "Boston, MA"
     before: dict[str, list[str]] = field(default_factory=dict)  # a value → stems before it
+    after: dict[str, list[str]] = field(default_factory=dict)  # a name → stems after it
 
     @classmethod
     def of(cls, task: str) -> Facts:
@@ -137,13 +138,7 @@ class Facts:
 
     @classmethod
     def _parse(cls, task: str) -> Facts:
-        before: dict[str, list[str]] = {}
-
-        def noted(place: int, value: str) -> str:
-            """`value`, the words just before `place` noted as those before it."""
-            before.setdefault(value, words_before(task, place))
-            return value
-
+        noted = _Notes(task)
         unquoted = _blanked(task, list(_QUOTED.finditer(task))) if _QUOTES & set(task) else task
         spans = verbatim_spans(unquoted, task)
         given_commands = commands(unquoted, task)  # left in the text: its numbers, paths
@@ -213,7 +208,8 @@ class Facts:
             )
             + named_groups,
             places=places,
-            before=before,
+            before=noted.before,
+            after=noted.after,
             verbatim=verbatim,
             addresses=addresses,
             counted=counted_items,
@@ -240,11 +236,37 @@ def _parsed(task: str) -> Facts:
     return Facts._parse(task)
 
 
+@dataclass
+class _Notes:
+    """The words just before each value of a task, and just after each name."""
+
+    task: str
+    before: dict[str, list[str]] = field(default_factory=dict)
+    after: dict[str, list[str]] = field(default_factory=dict)
+
+    def __call__(self, place: int, value: str, end: int | None = None) -> str:
+        """`value`, the words just before `place` noted as those before it (and those
+        just after `end` as those after it)."""
+        self.before.setdefault(value, words_before(self.task, place))
+        if end is not None:
+            self.after.setdefault(value, words_after(self.task, end))
+        return value
+
+
 def words_before(text: str, place: int) -> list[str]:
     """The stems of the (at most NEAR_BEFORE) words before `place` in its sentence (or
     since a quote), nearest last."""
     since = _BREAK.split(text[max(place - 60, 0) : place])[-1]
     return [stem(w) for w in split_words(since)[-NEAR_BEFORE:]]
+
+
+NEAR_AFTER_NAME = 3  # words after a name that may say what it is ("as the director")
+
+
+def words_after(text: str, place: int) -> list[str]:
+    """The stems of the (at most NEAR_AFTER_NAME) words after `place` in its sentence."""
+    until = _BREAK.split(text[place : place + 40])[0]
+    return [stem(w) for w in split_words(until)[:NEAR_AFTER_NAME]]
 
 
 _CODE_AFTER = re.compile(r",[ \t]*([A-Z]{2})\b")
@@ -299,7 +321,7 @@ def _is_expression(match: re.Match[str]) -> bool:
     return bool(re.search(r"[xyz]", text) and re.search(r"[-+*/^]|\d\*?[xyz]", text))
 
 
-def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[str]]]:
+def _names(text: str, noted: _Notes) -> tuple[list[str], dict[str, str], list[list[str]]]:
     """Capitalised phrases ("Museum of Modern Art", "Käärijä", "McDonald's"), the first
     word of a sentence aside; "Boston, MA" for a name followed by another; and names
     written as one list ("Microsoft and Google")."""
@@ -316,7 +338,7 @@ def _names(text: str, noted: Any) -> tuple[list[str], dict[str, str], list[list[
         if not _NAME_ENDS.match(text, match.end()):  # "Einstein's theory", "Einstein's 1905"
             name = re.sub(r"['\u2019]s$", "", name)
         if name and name.lower() not in STOP_WORDS:
-            found.append((noted(match.start(), name), start, match.end()))
+            found.append((noted(match.start(), name, match.end()), start, match.end()))
     places = {
         name: f"{name}, {following}"
         for (name, _, end), (following, start, _) in pairwise(found)

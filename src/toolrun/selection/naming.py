@@ -1,9 +1,12 @@
 """Values whose parameter the words just before them name, for step 5 (`arguments`):
-"the subject 'Weekly report'", "case number CA123", "title Notes"."""
+"the subject 'Weekly report'", "case number CA123", "title Notes"; and names whose
+parameter the words just after them name: "David Leitch as the director", "Alex King
+in the cast"."""
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
@@ -19,6 +22,10 @@ GENERIC = frozenset(
     | {"code"}
 )
 _NEAR = 3  # words before a string value that may name its parameter
+# Words between a name and the word after it that says its role: "Alex King in the
+# cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
+# "SSID with a message", "Hilton is available").
+_ROLE = re.compile(r"(?:(?:as|in|on)(?: (?:the|a|an))?|is (?:the|a|an)) (\w+)")
 
 
 def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
@@ -36,12 +43,17 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         if not (n.spelt or n.percent)
     ]
     heads = [_head(name) for name in names]
+    telling = _telling(card)
     scored = []
-    for place, (_, before, _) in enumerate(candidates):
+    for place, (value, before, pool) in enumerate(candidates):
         near = before[-_NEAR:]
+        after = " ".join(facts.after.get(value, [])) if pool is facts.names else ""
+        said_after = role[1] if (role := _ROLE.match(after)) else ""
         for order, name in enumerate(names):
             if heads[order] in near and (said := _said(name, near)):
                 scored.append((-said, place, order))
+            elif said_after in telling.get(name, ()):
+                scored.append((-1.0, place, order))
     found: dict[str, tuple[Any, str]] = {}
     used: set[int] = set()
     for _, place, order in sorted(scored):
@@ -73,6 +85,26 @@ def _said(name: str, before: list[str]) -> float:
     if not set(between) <= LINKING | words | GENERIC:
         return 0.0
     return len(words & set(near)) / len(words)
+
+
+def _telling(card: ToolCard) -> dict[str, frozenset[str]]:
+    """Each parameter's words no other parameter has, of its name and its description's
+    first sentence: what a word after a name must be to say it is this one's ("director"
+    for directed_by, "actor" or "cast" for cast; not "movie", which all of them say)."""
+    own = {
+        name: (name_words(name) | _first_sentence(str(spec.get("description", "")))) - GENERIC
+        for name, spec in card.properties.items()
+    }
+    return {
+        name: words.difference(*(other for key, other in own.items() if key != name))
+        for name, words in own.items()
+    }
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_sentence(description: str) -> frozenset[str]:
+    first = description.split(". ", 1)[0]
+    return frozenset(stem(w) for w in split_words(first) if w not in STOP_WORDS)
 
 
 @functools.lru_cache(maxsize=4096)

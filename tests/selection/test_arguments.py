@@ -313,6 +313,39 @@ def test_a_year_parameter_takes_a_year_and_a_span_of_time_no_sum_of_money() -> N
     }
 
 
+def test_a_span_and_a_compounding_said_in_words_are_numbers() -> None:
+    forecast = card(
+        {
+            "days": typed("integer", "Number of days for the forecast."),
+            "duration": typed("integer", "The time period, in years."),
+        }
+    )
+    interest = card(
+        {
+            "principal": typed("integer"),
+            "time_years": typed("integer", "The investment horizon in years."),
+            "n": typed("integer", "The number of times that interest is compounded per year."),
+        },
+        ["principal", "time_years", "n"],
+    )
+
+    assert fill(forecast, "the air quality for the next week").arguments == {"days": 7}
+    # to the parameter of the largest unit the span holds
+    assert fill(forecast, "the growth over the past decade").arguments == {"duration": 10}
+    weekly = card({"days": typed("integer"), "weeks": typed("integer")})
+    assert fill(weekly, "the plan for the coming week").arguments == {"weeks": 1}
+    # a span shorter than the parameter's unit is none of it
+    assert fill(card({"years": typed("integer")}), "over the last month").arguments == {}
+    assert fill(interest, "$5000 for 3 years, compounded quarterly").arguments == {
+        "principal": 5000,
+        "time_years": 3,
+        "n": 4,
+    }
+    assert fill(interest, "$10 with monthly compounding").arguments["n"] == 12
+    # a number the words name wins over one said in words
+    assert fill(forecast, "the next week, days 5").arguments == {"days": 5}
+
+
 def test_a_percentage_is_a_decimal_unless_the_parameter_is_in_percent() -> None:
     loan = card(
         {

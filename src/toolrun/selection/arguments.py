@@ -41,6 +41,7 @@ from toolrun.selection.placing import (
     written_place,
 )
 from toolrun.selection.text import STOP_WORDS, split_words, stem
+from toolrun.selection.worded import worded_numbers
 from toolrun.tools.validation import argument_errors
 
 _NEGATION = frozenset({"no", "not", "without", "don't", "never", "disable", "exclude"})
@@ -144,7 +145,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     order = card.required + [p for p in specs if p not in card.required]
     free_text = [p for p in order if _is_free_text(specs[p])]
     found = seasons(free_text, facts)  # before the numbers: its years are none
-    found |= assign_numbers(card, facts, meant_numbers(card, task))
+    found |= assign_numbers(card, facts, worded_numbers(card, task) | meant_numbers(card, task))
     found |= times_of_day(free_text, card, facts)
     found |= asker_name(free_text, facts)
     found |= commands(free_text, facts)

@@ -1,0 +1,49 @@
+"""Numbers a task says in words, for step 5 (`arguments`): a span of time without a
+number ("for the next week": 7 for a number of days, "over the past decade": 10 for one
+in years) and how often interest is compounded ("compounded quarterly": 4 times a
+year)."""
+
+from __future__ import annotations
+
+import re
+
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.numbering import kind
+from toolrun.selection.text import split_words, stem
+
+_SPAN = re.compile(
+    r"\b(?:next|upcoming|coming|past|last|previous)\s+(day|week|fortnight|month|year|decade)\b",
+    re.I,
+)
+_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365, "decad": 3650}
+_OFTEN = re.compile(
+    r"\b(annually|yearly|semi-?annually|biannually|quarterly|monthly|weekly|daily)\b", re.I
+)
+_TIMES_A_YEAR = {"annually": 1, "yearly": 1, "semiannually": 2, "semi-annually": 2}
+_TIMES_A_YEAR |= {"biannually": 2, "quarterly": 4, "monthly": 12, "weekly": 52, "daily": 365}
+
+
+def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
+    """For each whole-number parameter, the number the task says in words, if any: how
+    often interest is compounded for one whose name or description says "compound"; a
+    span of time for one counted in days, weeks, months or years — the one with the
+    largest unit the span holds ("the past decade": 10 years rather than 3650 days)."""
+    often = [_TIMES_A_YEAR[m[1].lower()] for m in _OFTEN.finditer(task)]
+    found: dict[str, int] = {}
+    units: dict[str, int] = {}  # a parameter counted in days, weeks…: its unit in days
+    for name, spec in card.properties.items():
+        if kind(spec) != "integer":
+            continue
+        words = [stem(w) for w in split_words(f"{name} {spec.get('description', '')}")]
+        if "compound" in words:
+            if often:
+                found[name] = often.pop(0)
+        elif "per" not in words and (unit := next((_DAYS[w] for w in words if w in _DAYS), 0)):
+            units[name] = unit
+    for match in _SPAN.finditer(task):
+        span = _DAYS[stem(match[1].lower())]
+        fitting = [name for name, unit in units.items() if unit <= span and name not in found]
+        if fitting:
+            name = max(fitting, key=units.__getitem__)
+            found[name] = round(span / units[name])
+    return found

@@ -426,6 +426,13 @@ def test_a_name_goes_to_the_parameter_the_role_after_it_names() -> None:
     # a word right after a name is no role ("the Tim Burton movie"); nor is what is said
     # of it ("Tim Burton is shown"), nor a word all the parameters share ("movie")
     assert fill(movies, "the Tim Burton movie, Tim Burton is shown").arguments == {}
+    # a name after "by" to a parameter named for a maker, though optional
+    song = card({"song_id": typed("string"), "artist": typed("string")}, ["song_id"])
+    assert fill(song, "Play Roar by Katy Perry, song id wr_roar").arguments == {
+        "song_id": "wr_roar",
+        "artist": "Katy Perry",
+    }
+    assert "artist" not in fill(song, "Play wr_roar for Katy Perry today").arguments
 
 
 def test_an_optional_parameter_takes_no_loose_name_but_a_place_introduced_as_one() -> None:

@@ -1,7 +1,7 @@
 """Values whose parameter the words just before them name, for step 5 (`arguments`):
 "the subject 'Weekly report'", "case number CA123", "title Notes"; and names whose
-parameter the words just after them name: "David Leitch as the director", "Alex King
-in the cast"."""
+parameter the words just after them name ("David Leitch as the director", "Alex King
+in the cast") or that "by" makes a maker of ("Roar by Katy Perry" for an artist)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,15 @@ _NEAR = 3  # words before a string value that may name its parameter
 # Words between a name and the word after it that says its role: "Alex King in the
 # cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
 # "SSID with a message", "Hilton is available").
+# What a name after "by" is ("Roar by Katy Perry", "a novel by Toni Morrison"): a
+# parameter named for one takes it.
+_MAKERS = frozenset(
+    stem(word)
+    for word in [
+        *("artist", "author", "singer", "composer", "band", "writer", "creator", "director"),
+        *("painter", "sculptor", "musician", "performer", "publisher", "maker", "designer"),
+    ]
+)
 _ROLE = re.compile(r"(?:(?:as|in|on)(?: (?:the|a|an))?|is (?:the|a|an)) (\w+)")
 
 
@@ -49,10 +58,11 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         near = before[-_NEAR:]
         after = " ".join(facts.after.get(value, [])) if pool is facts.names else ""
         said_after = role[1] if (role := _ROLE.match(after)) else ""
+        made_by = pool is facts.names and before[-1:] == ["by"]
         for order, name in enumerate(names):
             if heads[order] in near and (said := _said(name, near)):
                 scored.append((-said, place, order))
-            elif said_after in telling.get(name, ()):
+            elif said_after in telling.get(name, ()) or (made_by and heads[order] in _MAKERS):
                 scored.append((-1.0, place, order))
     found: dict[str, tuple[Any, str]] = {}
     used: set[int] = set()

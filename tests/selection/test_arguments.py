@@ -346,6 +346,23 @@ def test_a_span_and_a_compounding_said_in_words_are_numbers() -> None:
     assert fill(forecast, "the next week, days 5").arguments == {"days": 5}
 
 
+def test_a_height_in_feet_and_inches_is_one_number() -> None:
+    person = card(
+        {
+            "weight": typed("integer", "Weight in lbs."),
+            "height": typed("integer", "Height in inches."),
+        },
+        ["weight", "height"],
+    )
+    metric = card({"height": typed("number", "Height in centimeters.")}, ["height"])
+
+    filled = fill(person, "a person with weight 150lbs and height 5ft 10in")
+    assert filled.arguments == {"weight": 150, "height": 70}
+    assert fill(metric, "he is 6 feet 1 inch tall").arguments == {"height": 185.42}
+    # apart, they are two numbers
+    assert fill(person, "6 ft, then 3 in the box").arguments == {"weight": 6, "height": 3}
+
+
 def test_a_percentage_is_a_decimal_unless_the_parameter_is_in_percent() -> None:
     loan = card(
         {

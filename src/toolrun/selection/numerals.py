@@ -67,6 +67,7 @@ def numbers(text: str) -> list[Number]:
         spelt = {m.start() for m in _NUMBER_WORD.finditer(text)}
         text = _NUMBER_WORD.sub(lambda m: str(NUMBER_WORDS[m[0].lower()]).ljust(len(m[0])), text)
     run, last_end = 0, None
+    places: list[tuple[int, int]] = []  # each number's start, and its unit's end
     for match in _NUMBER.finditer(text):
         digits = match["value"].replace(",", "")
         if len(digits) > _MOST_DIGITS:
@@ -93,6 +94,8 @@ def numbers(text: str) -> list[Number]:
         before = before[-NEAR_BEFORE:]
         after_text = _CLAUSE_END.split(text[end : end + _WORDS_SPAN], maxsplit=1)[0]
         after = list(takewhile(_unit_word, split_words(after_text)))[:NEAR_AFTER]
+        unit = _UNIT.match(text, end)
+        places.append((match.start(), unit.end() if unit else end))
         found.append(
             Number(
                 value,
@@ -103,14 +106,31 @@ def numbers(text: str) -> list[Number]:
                 match.start("value") in spelt,
                 heading[1] if heading else "",
                 bool(match["money"]),
-                unit[1] if (unit := _UNIT.match(text, end)) else "",
+                unit[1] if unit else "",
             )
         )
+    _join_feet_and_inches(found, places, text)
     if {n.heading for n in found} & {"N", "S"} and {n.heading for n in found} & {"E", "W"}:
         for number in found:  # a coordinate south or west is negative
             if number.heading in ("S", "W"):
                 number.value = -number.value
     return found
+
+
+_FEET = frozenset({"ft", "foot", "feet"})
+_INCHES = frozenset({"in", "inch", "inches"})
+
+
+def _join_feet_and_inches(found: list[Number], places: list[tuple[int, int]], text: str) -> None:
+    """A height in feet and inches ("5ft 10in", "5 feet 10 inches") as one number of
+    inches (70)."""
+    for at in range(len(found) - 2, -1, -1):
+        feet, inches = found[at], found[at + 1]
+        between = text[places[at][1] : places[at + 1][0]]
+        if feet.unit.lower() in _FEET and inches.unit.lower() in _INCHES and not between.strip():
+            feet.value = feet.value * 12 + inches.value
+            feet.unit, feet.after = "inches", inches.after
+            del found[at + 1]
 
 
 def _unit_word(word: str) -> bool:

@@ -680,6 +680,15 @@ def test_text_given_as_written_goes_whole_to_the_parameter_named_before_it() -> 
     # a comma may start another value: no text is taken before one
     after = fill(todo, "add a todo with the content buy milk, priority 2").arguments
     assert after == {"type": "add", "priority": 2}
+    # … but a polite end is no value
+    polite = fill(todo, "add a todo with content buy milk, thanks!").arguments
+    assert polite == {"type": "add", "content": "buy milk"}
+    # quotes inside the text are the text's, to its end
+    quoting = fill(todo, 'add a todo saying: tell Bo "hi".').arguments
+    assert quoting == {"type": "add", "content": 'tell Bo "hi"'}
+    assert fill(todo, 'add a todo with content say "hi, you"').arguments["content"] == (
+        'say "hi, you"'
+    )
     # "with text" needs a colon or "verbatim" after it to give a value; quotes stay quotes.
     assert fill(todo, "reply with text messages to all").arguments == {}
     assert fill(todo, "add one with content 'call Bob', today").arguments == {

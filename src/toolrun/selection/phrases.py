@@ -24,7 +24,7 @@ _VERBATIM = re.compile(
 )
 # … and without the colon, "with content" and the rest of a task's last sentence ("add
 # a todo with content go to sleep at 9 pm"), up to no comma (what follows one may be
-# another value: "…, priority 2"), unless a preposition, a linking word or a word of a
+# another value: "…, priority 2"; a polite end is none: "…, please"), unless a preposition, a linking word or a word of a
 # filter follows it ("with content about Python", "with content longer than 100 words",
 # "with content rating PG-13").
 _NOT_CONTENT = (
@@ -36,6 +36,8 @@ _NOT_CONTENT = (
 _CONTENT_TO_END = re.compile(
     rf"\bwith (?:the )?content[ \t]+(?!(?:{_NOT_CONTENT})\b)(?P<text>\w[^\n,]*)\Z", re.I
 )
+# A polite end, no value: "…, please", "…, thanks!".
+_POLITE_END = re.compile(r"[ \t]*,?[ \t]*(?:please|thanks|thank you|thx|pls)[ \t.!]*\Z", re.I)
 _MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
 # A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
 _NOT_AN_END = (
@@ -121,10 +123,12 @@ def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:
         if original[match.start("gap") : match.end("gap")].strip(" \t"):
             continue  # a quoted string right after the marker: the quote's
         start = match.start("text")
-        said = _TEXT_END.split(match["text"], maxsplit=1)[0].rstrip(" \t.")
+        cut = len(_TEXT_END.split(match["text"], maxsplit=1)[0])
+        said = original[start : start + cut].rstrip(" \t.")  # its quotes kept: 'said "hi"'
         if said:
             spans.append((start, start + len(said)))
-    last = _CONTENT_TO_END.search(text.rstrip(" \t\n.!?"))
+    end = len(_POLITE_END.sub("", original.rstrip(" \t\n.!?")))
+    last = _CONTENT_TO_END.search(text[:end])
     if not spans and last and len(_TEXT_END.split(last["text"], maxsplit=1)) == 1:
         spans.append(last.span("text"))
     return spans

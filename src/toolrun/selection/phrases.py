@@ -24,9 +24,9 @@ _VERBATIM = re.compile(
 )
 # … and without the colon, "with content" and the rest of a task's last sentence ("add
 # a todo with content go to sleep at 9 pm"), up to no comma (what follows one may be
-# another value: "…, priority 2"; a polite end is none: "…, please"), unless a preposition, a linking word or a word of a
-# filter follows it ("with content about Python", "with content longer than 100 words",
-# "with content rating PG-13").
+# another value: "…, priority 2"; a polite end is none: "…, please"), unless a
+# preposition, a linking word or a word of a filter follows it ("with content about
+# Python", "with content longer than 100 words", "with content rating PG-13").
 _NOT_CONTENT = (
     "about|on|onto|of|from|in|into|for|like|related|regarding|that|which|such|including"
     "|to|and|or|as|is|was|by|at|than|over|under|longer|shorter|more|less|greater|fewer"

@@ -67,6 +67,22 @@ def test_keyword_arguments_win_over_the_environment(monkeypatch: pytest.MonkeyPa
     assert settings.otel_sdk_disabled is False
 
 
+def test_null_unsets_a_setting_that_may_be_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLRUN_HISTORY_RETENTION_DAYS", "null")  # configuration.md's way
+    monkeypatch.setenv("TOOLRUN_API_PORT", "null")  # a port must be given
+
+    with pytest.raises(ValidationError) as raised:
+        Settings()
+    assert [e["loc"] for e in raised.value.errors()] == [("api_port",)]
+    assert Settings(api_port=8000).history_retention_days is None
+
+
+def test_a_setting_given_is_not_read_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLRUN_NETWORK_ALLOWLIST", "not json")
+
+    assert Settings(network_allowlist=["pypi.org"]).network_allowlist == ["pypi.org"]
+
+
 def test_every_setting_that_is_not_json_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLRUN_NETWORK_ALLOWLIST", "pypi.org")
     monkeypatch.setenv("TOOLRUN_LSP_SERVERS", "{python: pylsp}")

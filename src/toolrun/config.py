@@ -1,4 +1,5 @@
-"""Settings: the only place toolrun reads the environment (prefix ``TOOLRUN_``)."""
+"""Settings: where toolrun reads its settings from the environment (prefix ``TOOLRUN_``;
+the CLI reads the four a command that only talks to the API needs in `cli._settings`)."""
 
 from __future__ import annotations
 
@@ -33,12 +34,14 @@ class Settings(BaseModel):
 
     `Settings(**values)` reads the environment: each setting from TOOLRUN_<NAME> in any
     case (the OTEL_* ones from OpenTelemetry's own names), a list or object setting as
-    JSON; `values` win over it."""
+    JSON, "null" as None where a setting may be unset; `values` win over it (a setting
+    they give is not read at all)."""
 
     model_config = ConfigDict(extra="ignore", validate_default=True, populate_by_name=True)
 
     def __init__(self, **values: Any) -> None:
-        super().__init__(**{**_from_environment(type(self).model_fields), **values})
+        read = _from_environment(type(self).model_fields, given=values.keys())
+        super().__init__(**{**read, **values})
 
     workspace: Path = Field(default_factory=Path.cwd, description="Root that tool paths stay in.")
     sandbox_path: str = Field(DEFAULT_SANDBOX_PATH, description="PATH given to tool subprocesses.")
@@ -371,17 +374,21 @@ class Settings(BaseModel):
         return self.database_url or f"sqlite:///{self.platform_home / 'toolrun.db'}"
 
 
-def _from_environment(fields: dict[str, FieldInfo]) -> dict[str, Any]:
-    """The settings the environment sets, by name; a list or object setting decoded from
-    its JSON (a ValidationError naming each setting that is not JSON)."""
+def _from_environment(fields: dict[str, FieldInfo], given: Collection[str]) -> dict[str, Any]:
+    """The settings the environment sets, by name, but those `given` otherwise; a list or
+    object setting decoded from its JSON (a ValidationError naming each setting that is
+    not JSON), "null" as None for one that may be None."""
     variables = environment.variables()
     found: dict[str, Any] = {}
     not_json: list[InitErrorDetails] = []
     for name, field in fields.items():
         variable = _variable(name, field).lower()
-        if variable not in variables:
+        if variable not in variables or name in given or field.validation_alias in given:
             continue
         text = variables[variable]
+        if text.strip().lower() == "null" and _may_be_none(field.annotation):
+            found[name] = None
+            continue
         if not _holds_json(field.annotation):
             found[name] = text
             continue
@@ -398,6 +405,10 @@ def _from_environment(fields: dict[str, FieldInfo]) -> dict[str, Any]:
 def _variable(name: str, field: FieldInfo) -> str:
     alias = field.validation_alias
     return alias if isinstance(alias, str) else f"TOOLRUN_{name.upper()}"
+
+
+def _may_be_none(annotation: object) -> bool:
+    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
 
 
 def _holds_json(annotation: object) -> bool:

@@ -311,6 +311,18 @@ def test_a_year_parameter_takes_a_year_and_a_span_of_time_no_sum_of_money() -> N
         "start_year": 300,
         "end_year": 400,
     }
+    # "year" then what the year is of names one too
+    span = card({"year_from": typed("integer"), "year_of_birth": typed("integer")})
+    assert fill(span, "films from 1990, by people born in 1985").arguments == {
+        "year_from": 1990,
+        "year_of_birth": 1985,
+    }
+    # a price per unit of time is a sum of money
+    rent = card({"cost_per_day": typed("number"), "days": typed("integer")}, ["days"])
+    assert fill(rent, "rent a car at $45 per day for 6 days").arguments == {
+        "cost_per_day": 45,
+        "days": 6,
+    }
 
 
 def test_a_span_and_a_compounding_said_in_words_are_numbers() -> None:
@@ -344,6 +356,17 @@ def test_a_span_and_a_compounding_said_in_words_are_numbers() -> None:
     assert fill(interest, "$10 with monthly compounding").arguments["n"] == 12
     # a number the words name wins over one said in words
     assert fill(forecast, "the next week, days 5").arguments == {"days": 5}
+    # only a parameter that counts them takes a span: not "year" nor "Day of the month";
+    # "the last day of the trip" is no span
+    dated = card({"year": typed("integer", "The year."), "day": typed("integer", "Day.")})
+    assert fill(dated, "top movies from last year, for the next week").arguments == {}
+    assert fill(forecast, "on the last day of the trip").arguments == {}
+    # the frequency nearest the compounding is its own
+    assert fill(interest, "$100 for 2 years, paid monthly, compounded annually").arguments == {
+        "principal": 100,
+        "time_years": 2,
+        "n": 1,
+    }
 
 
 def test_a_height_in_feet_and_inches_is_one_number() -> None:
@@ -422,6 +445,11 @@ def test_strings_go_to_the_parameter_named_just_before_them() -> None:
     )
     moved = fill(event, "move my gym session, which is event number 456123, to Thursday")
     assert moved.arguments["event_identifier"] == "456123"
+    # a label names the parameter of the name it labels
+    team = card({"uuid": typed("string")}, ["uuid"])
+    assert fill(team, "the root projects of the team with UUID SUPERFANCY").arguments == {
+        "uuid": "SUPERFANCY"
+    }
 
 
 def test_a_name_goes_to_the_parameter_the_role_after_it_names() -> None:
@@ -680,9 +708,11 @@ def test_text_given_as_written_goes_whole_to_the_parameter_named_before_it() -> 
     # a comma may start another value: no text is taken before one
     after = fill(todo, "add a todo with the content buy milk, priority 2").arguments
     assert after == {"type": "add", "priority": 2}
-    # … but a polite end is no value
+    # … but a polite end is no value; without its comma, it is the text's
     polite = fill(todo, "add a todo with content buy milk, thanks!").arguments
     assert polite == {"type": "add", "content": "buy milk"}
+    thanking = fill(todo, "add a todo with content write thank you").arguments
+    assert thanking == {"type": "add", "content": "write thank you"}
     # quotes inside the text are the text's, to its end
     quoting = fill(todo, 'add a todo saying: tell Bo "hi".').arguments
     assert quoting == {"type": "add", "content": 'tell Bo "hi"'}

@@ -467,6 +467,12 @@ def test_a_number_of_thousands_of_digits_is_no_number_and_no_crash() -> None:
     assert [n.value for n in facts.numbers] == [7]
 
 
+def test_feet_and_inches_are_one_number_on_one_line_with_the_feet_sign() -> None:
+    assert [(n.value, n.unit) for n in Facts.of("5ft 10in").numbers] == [(70, "inches")]
+    assert [n.value for n in Facts.of("a depth of -5 ft 10 in").numbers] == [-70]
+    assert [n.value for n in Facts.of("5 ft\n10 in").numbers] == [5, 10]
+
+
 def test_a_number_too_large_for_a_float_is_no_number() -> None:
     assert [number.value for number in Facts.of("between 1e400 and 2e5").numbers] == [200000.0]
     assert [number.value for number in Facts.of("1e300 trillion or 5").numbers] == [5]
@@ -494,3 +500,19 @@ def test_a_long_hostile_task_is_read_in_linear_time(repeated: str) -> None:
     facts = Facts.of(repeated * (200_000 // len(repeated)))
 
     assert facts.whole
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "task",
+    [
+        "with content a" + " " * 200_000 + "b",
+        "with content a" + " \t" * 100_000 + "b, please",
+        "with content go" + ", " * 100_000 + "please",
+    ],
+    ids=["a-run-of-spaces", "spaces-and-tabs-then-please", "commas-then-please"],
+)
+def test_a_long_run_of_blanks_inside_a_task_is_read_in_linear_time(task: str) -> None:
+    """A task's last text once took time growing with the cube of a run of blanks inside
+    it (where a polite end, ", please", may begin); 200,000 take well under a second."""
+    assert Facts.of(task).whole

@@ -328,6 +328,7 @@ def _names(text: str, noted: _Notes) -> tuple[list[str], dict[str, str], list[li
     found: list[tuple[str, int, int]] = []
     for match in _PROPER.finditer(text):
         name, start = match[0], match.start()
+        noted_at = start  # where the words before it end: before a label, its label
         if _starts_sentence(text, start):
             first = re.match(rf"(?:{_WORD}){_CONNECTOR}", name)
             if not first:
@@ -335,10 +336,11 @@ def _names(text: str, noted: _Notes) -> tuple[list[str], dict[str, str], list[li
             name, start = name[first.end() :], start + first.end()
         if label := _LABEL.match(name):  # "UUID SUPERFANCY" names SUPERFANCY; "ID" nothing
             name, start = name[label.end() :], start + label.end()
+            noted_at = start
         if not _NAME_ENDS.match(text, match.end()):  # "Einstein's theory", "Einstein's 1905"
             name = re.sub(r"['\u2019]s$", "", name)
         if name and name.lower() not in STOP_WORDS:
-            found.append((noted(match.start(), name, match.end()), start, match.end()))
+            found.append((noted(noted_at, name, match.end()), start, match.end()))
     places = {
         name: f"{name}, {following}"
         for (name, _, end), (following, start, _) in pairwise(found)

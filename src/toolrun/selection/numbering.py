@@ -31,6 +31,12 @@ _COUNTING = frozenset({"first", "top", "last"})
 _RATINGS = frozenset({"rating", "ratings", "score", "stars", "star"})
 # A parameter named for a percentage (its name's stems), which a number with "%" fits.
 _PERCENTS = frozenset({"percent", "percentag", "pct"})
+# Words after "year" in the name of a parameter for a calendar year: year_from,
+# year_of_birth, yearBuilt (not year1_revenue).
+_YEAR_ROLES = frozenset(
+    {"from", "to", "start", "end", "min", "max", "of", "birth", "built", "made", "founded"}
+    | {"released", "published", "begin", "first", "last", "since", "until"}
+)
 # The last word of a parameter's name that makes it a span of time, which no sum of
 # money is.
 _SPANS = frozenset(
@@ -309,9 +315,11 @@ def _range(
 @lru_cache(maxsize=4096)
 def _calendar_year(name: str) -> bool:
     """Whether a parameter is named for a calendar year: year, year1, start_year,
-    birthYear (not years, year1_revenue, compounds_per_year)."""
+    birthYear, year_from, year_of_birth (not years, year1_revenue, compounds_per_year)."""
     words = [w for w in split_words(name) if not w.isdigit()]
-    return words[-1:] == ["year"] and "per" not in words
+    if "year" not in words or "per" in words:
+        return False
+    return set(words[words.index("year") + 1 :]) <= _YEAR_ROLES
 
 
 def _year_at_all(number: Number) -> bool:
@@ -326,8 +334,8 @@ def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | No
     ("5 km" for meters: 5000); None for a fraction an integer cannot take, for a sum of
     money where it is a span of time, and for any but a calendar year where it is one."""
     words = [w for w in split_words(name) if not w.isdigit()]
-    if number.money and words[-1:] and words[-1] in _SPANS:
-        return None  # "$5000 for 10 years": not 5000 years (year1_revenue may be $1M)
+    if number.money and words[-1:] and words[-1] in _SPANS and "per" not in words:
+        return None  # "$5000 for 10 years": not 5000 years (year1_revenue, cost_per_day may)
     if _calendar_year(name) and not _year_at_all(number):
         return None  # year2 is a year ("in 2020"), not year2_revenue's "$1.2M"
     value = number.value

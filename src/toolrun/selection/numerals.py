@@ -127,8 +127,11 @@ def _join_feet_and_inches(found: list[Number], places: list[tuple[int, int]], te
     for at in range(len(found) - 2, -1, -1):
         feet, inches = found[at], found[at + 1]
         between = text[places[at][1] : places[at + 1][0]]
-        if feet.unit.lower() in _FEET and inches.unit.lower() in _INCHES and not between.strip():
-            feet.value = feet.value * 12 + inches.value
+        apart = between.strip(" \t") or inches.value < 0  # "5 ft,\n10 in", "5ft -2in"
+        if feet.unit.lower() in _FEET and inches.unit.lower() in _INCHES and not apart:
+            feet.value = feet.value * 12 + math.copysign(inches.value, feet.value)
+            if float(feet.value).is_integer():
+                feet.value = int(feet.value)
             feet.unit, feet.after = "inches", inches.after
             del found[at + 1]
 

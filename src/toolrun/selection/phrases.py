@@ -37,7 +37,8 @@ _CONTENT_TO_END = re.compile(
     rf"\bwith (?:the )?content[ \t]+(?!(?:{_NOT_CONTENT})\b)(?P<text>\w[^\n,]*)\Z", re.I
 )
 # A polite end, no value: "…, please", "…, thanks!".
-_POLITE_END = re.compile(r"[ \t]*,?[ \t]*(?:please|thanks|thank you|thx|pls)[ \t.!]*\Z", re.I)
+_POLITE_END = re.compile(r",[ \t]*(?:please|thanks|thank you|thx|pls)[ \t.!]*\Z", re.I)
+_POLITE_TAIL = 30  # characters: where a polite end may start
 _MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
 # A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
 _NOT_AN_END = (
@@ -127,7 +128,9 @@ def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:
         said = original[start : start + cut].rstrip(" \t.")  # its quotes kept: 'said "hi"'
         if said:
             spans.append((start, start + len(said)))
-    end = len(_POLITE_END.sub("", original.rstrip(" \t\n.!?")))
+    end = len(original.rstrip(" \t\n.!?"))
+    if polite := _POLITE_END.search(original, max(end - _POLITE_TAIL, 0), end):
+        end = polite.start()
     last = _CONTENT_TO_END.search(text[:end])
     if not spans and last and len(_TEXT_END.split(last["text"], maxsplit=1)) == 1:
         spans.append(last.span("text"))

@@ -11,11 +11,15 @@ from toolrun.selection.cards import ToolCard
 from toolrun.selection.numbering import kind
 from toolrun.selection.text import split_words, stem
 
+# ("the last day of the trip" is no span.)
 _SPAN = re.compile(
-    r"\b(?:next|upcoming|coming|past|last|previous)\s+(day|week|fortnight|month|year|decade)\b",
+    r"\b(?:next|upcoming|coming|past|last|previous)\s+(week|fortnight|month|year|decade)\b",
     re.I,
 )
-_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365, "decad": 3650}
+_DAYS = {"week": 7, "fortnight": 14, "month": 30, "year": 365, "decad": 3650}
+# A parameter counts days, weeks… where its name or description says them in the plural
+# ("Number of days", "in years"; not "year", nor "Day of the month").
+_COUNTED = {"days": 1, "weeks": 7, "months": 30, "years": 365, "decades": 3650}
 _OFTEN = re.compile(
     r"\b(annually|yearly|semi-?annually|biannually|quarterly|monthly|weekly|daily)\b", re.I
 )
@@ -28,17 +32,19 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
     often interest is compounded for one whose name or description says "compound"; a
     span of time for one counted in days, weeks, months or years — the one with the
     largest unit the span holds ("the past decade": 10 years rather than 3650 days)."""
-    often = [_TIMES_A_YEAR[m[1].lower()] for m in _OFTEN.finditer(task)]
+    often = _by_nearness(task)
     found: dict[str, int] = {}
     units: dict[str, int] = {}  # a parameter counted in days, weeks…: its unit in days
     for name, spec in card.properties.items():
         if kind(spec) != "integer":
             continue
-        words = [stem(w) for w in split_words(f"{name} {spec.get('description', '')}")]
-        if "compound" in words:
+        words = split_words(f"{name} {spec.get('description', '')}")
+        if "compound" in {stem(w) for w in words}:
             if often:
                 found[name] = often.pop(0)
-        elif "per" not in words and (unit := next((_DAYS[w] for w in words if w in _DAYS), 0)):
+        elif "per" not in words and (
+            unit := next((_COUNTED[w] for w in words if w in _COUNTED), 0)
+        ):
             units[name] = unit
     for match in _SPAN.finditer(task):
         span = _DAYS[stem(match[1].lower())]
@@ -47,3 +53,18 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
             name = max(fitting, key=units.__getitem__)
             found[name] = round(span / units[name])
     return found
+
+
+def _by_nearness(task: str) -> list[int]:
+    """The times a year of each frequency word in `task`, the nearest to a word of
+    compounding first ("$100 monthly, compounded annually": 1 before 12)."""
+    compounding = [m.span() for m in re.finditer(r"compound\w*", task, re.I)]
+    found = [(m.span(), _TIMES_A_YEAR[m[1].lower()]) for m in _OFTEN.finditer(task)]
+    if compounding:
+        found.sort(key=lambda pair: min(_apart(pair[0], span) for span in compounding))
+    return [times for _, times in found]
+
+
+def _apart(one: tuple[int, int], other: tuple[int, int]) -> int:
+    """The characters between two spans of a text."""
+    return max(other[0] - one[1], one[0] - other[1], 0)

@@ -22,9 +22,6 @@ GENERIC = frozenset(
     | {"code"}
 )
 _NEAR = 3  # words before a string value that may name its parameter
-# Words between a name and the word after it that says its role: "Alex King in the
-# cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
-# "SSID with a message", "Hilton is available").
 # What a name after "by" is ("Roar by Katy Perry", "a novel by Toni Morrison"): a
 # parameter named for one takes it.
 _MAKERS = frozenset(
@@ -34,6 +31,9 @@ _MAKERS = frozenset(
         *("painter", "sculptor", "musician", "performer", "publisher", "maker", "designer"),
     ]
 )
+# Words between a name and the word after it that says its role: "Alex King in the
+# cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
+# "SSID with a message", "Hilton is available").
 _ROLE = re.compile(r"(?:(?:as|in|on)(?: (?:the|a|an))?|is (?:the|a|an)) (\w+)")
 
 

@@ -6,6 +6,7 @@ year)."""
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.numbering import kind
@@ -25,6 +26,7 @@ _OFTEN = re.compile(
 )
 _TIMES_A_YEAR = {"annually": 1, "yearly": 1, "semiannually": 2, "semi-annually": 2}
 _TIMES_A_YEAR |= {"biannually": 2, "quarterly": 4, "monthly": 12, "weekly": 52, "daily": 365}
+_MOST = 16  # words of compounding and of frequency looked at: a task names a few
 
 
 def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
@@ -46,7 +48,7 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
             unit := next((_COUNTED[w] for w in words if w in _COUNTED), 0)
         ):
             units[name] = unit
-    for match in _SPAN.finditer(task):
+    for match in islice(_SPAN.finditer(task), _MOST):
         span = _DAYS[stem(match[1].lower())]
         fitting = [name for name, unit in units.items() if unit <= span and name not in found]
         if fitting:
@@ -58,8 +60,8 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
 def _by_nearness(task: str) -> list[int]:
     """The times a year of each frequency word in `task`, the nearest to a word of
     compounding first ("$100 monthly, compounded annually": 1 before 12)."""
-    compounding = [m.span() for m in re.finditer(r"compound\w*", task, re.I)]
-    found = [(m.span(), _TIMES_A_YEAR[m[1].lower()]) for m in _OFTEN.finditer(task)]
+    compounding = [m.span() for m in islice(re.finditer(r"compound\w*", task, re.I), _MOST)]
+    found = [(m.span(), _TIMES_A_YEAR[m[1].lower()]) for m in islice(_OFTEN.finditer(task), _MOST)]
     if compounding:
         found.sort(key=lambda pair: min(_apart(pair[0], span) for span in compounding))
     return [times for _, times in found]

@@ -251,6 +251,18 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("run the command ls or the command dir", ["ls", "dir"]),
         ("run the command ls followed by the command pwd", ["ls", "pwd"]),
         ("Run the command echo hi... then stop.", ["echo hi"]),  # an ellipsis ends one
+        # before the word, after a word of using one
+        ("say hi using the echo command", ["echo"]),
+        ("show me today's date using the echo %date% command", ["echo %date%"]),
+        (
+            "open camera, using the start microsoft.windows.camera: command",
+            ["start microsoft.windows.camera:"],
+        ),
+        ("use the ls -la command then the command pwd", ["ls -la", "pwd"]),
+        ("run the command ls, then use the pwd command", ["ls", "pwd"]),  # in the task's order
+        ("shutdown the pc, using the exact command shutdown /s /t 0", ["shutdown /s /t 0"]),
+        ("use the Build command", []),  # a program's name is lowercase
+        ("with the command line, the ls, cp command", []),  # no comma inside one
     ],
 )
 def test_a_command_given_after_the_word_command_is_read(task: str, given: list[str]) -> None:

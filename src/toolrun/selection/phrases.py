@@ -7,6 +7,7 @@ quote must win, and returns the spans (or values) it found."""
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from toolrun.selection.places import gazetteer
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, words
@@ -58,6 +59,14 @@ _COMMAND_END = re.compile(rf"{_NOT_AN_END}(?:(?<!\s)(?<![\s/]\.)\.|[!?])(?=\s|$)
 _COMMAND = re.compile(
     r"\b(?i:command)(?:[ \t]*:)?[ \t]+(?P<program>[a-z][\w.+-]*)(?=[ \t.,;!?\"'`]|$)", re.M
 )
+# … or before it, after a word of using one: "say hi using the echo command", "show the
+# date using the echo %date% command", "using the start microsoft.windows.camera: command"
+# (a program's name in lowercase, then at most five words, none "command", no comma).
+_COMMAND_BEFORE = re.compile(
+    r"\b(?i:using|use|with|via|run|execute)[ \t]+(?i:the[ \t]+)?"
+    r"(?P<command>(?!command\b)(?P<program>[a-z][\w.+-]*)"
+    r"(?:[ \t]+(?!(?i:command)\b)[^\s\"'`,;]+){0,5}?)[ \t]+(?i:command)\b"
+)
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 # What joins one command to the next, cut off the first: a comma or a conjunction, then
 # words leading to "command" ("ls, then the command pwd", "echo hi and run the command
@@ -95,23 +104,31 @@ def seasons(text: str) -> list[str]:
 
 def commands(text: str, original: str) -> list[str]:
     """The commands `text` (`original` with its quoted strings blanked: a marker inside
-    quotes is none) gives after the word "command", as `original` writes them."""
-    found: list[str] = []
+    quotes is none) gives after the word "command" ("using the command echo hi") or
+    before it ("using the echo hi command"; not "the exact command shutdown /s", whose
+    command comes after), in the task's order, as `original` writes them."""
     if "ommand" not in text:
-        return found
+        return []
     markers = [m for m in _COMMAND.finditer(text) if m["program"].lower() not in _NOT_PROGRAMS]
-    for place, match in enumerate(markers):
-        following = markers[place + 1] if place + 1 < len(markers) else None
+    after = {m.start() for m in markers}
+    named = [
+        m
+        for m in islice(_COMMAND_BEFORE.finditer(text), _MOST_COMMANDS)
+        if m["program"] not in _NOT_PROGRAMS and m.end() - len("command") not in after
+    ]
+    markers = [m for m in markers if not any(n.start() <= m.start() < n.end() for n in named)]
+    found = [(m.start(), original[m.start("command") : m.end("command")]) for m in named]
+    bounds = sorted([m.start() for m in markers[:_MOST_COMMANDS]] + [m.start() for m in named])
+    for match in markers[:_MOST_COMMANDS]:
         start = match.start("program")
-        end = start + _LONGEST_COMMAND if following is None else following.start()
+        following = next((bound for bound in bounds if bound > start), None)
+        end = start + _LONGEST_COMMAND if following is None else following
         rest = original[start : min(end, start + _LONGEST_COMMAND)].split("\n", 1)[0]
         said = _COMMAND_END.split(rest, maxsplit=1)[0]
         if following is not None:
             said = _JOINING.sub("", said)
-        found.append(_LAST_STOP.sub("", said.rstrip(" \t")))
-        if len(found) == _MOST_COMMANDS:
-            break
-    return found
+        found.append((match.start(), _LAST_STOP.sub("", said.rstrip(" \t"))))
+    return [command for _, command in sorted(found)][:_MOST_COMMANDS]
 
 
 def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:

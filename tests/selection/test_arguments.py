@@ -438,6 +438,19 @@ def test_strings_go_to_the_parameter_named_just_before_them() -> None:
         "body": "It is still not here",
         "ticket_id": "4411",
     }  # "shows in Oslo" names no show date: its head word is "date"
+    # a parameter described as an e-mail address takes no name; one that may be a name does
+    copied = card(
+        {
+            "to_address": typed("string", "The email address of the recipient."),
+            "cc_address": typed("string", "The email address to be included in the CC field."),
+        },
+        ["to_address", "cc_address"],
+    )
+    filled = fill(copied, "Write to Andy at andy@gorilla.ai about lunch")
+    assert filled.arguments == {"to_address": "andy@gorilla.ai"}
+    assert filled.missing == ["cc_address"]
+    either = card({"to": typed("string", "The name or email address of the recipient.")}, ["to"])
+    assert fill(either, "Write to Andy about lunch").arguments == {"to": "Andy"}
     # "identifier" and "UUID" say as little as "id": "event" is what names the value
     event = card(
         {"event_identifier": typed("string"), "new_time": typed("string")},

@@ -261,7 +261,7 @@ def _text(
     placed = name_words(name) & PLACES and "state" not in asked.own
     if value is None and placed and (found := address_place(name, facts, description)):
         value, source = found, "the place of an address in the task"
-    if value is not None or asked.own & {"email", "mail", "url"}:
+    if value is not None or asked.own & {"email", "mail", "url"} or _an_address_only(asked):
         return value, source
     if (
         not required
@@ -270,6 +270,14 @@ def _text(
     ):
         return place_name(name, facts, description), "place in the task"  # "in Oslo"
     return _first(name, asked, facts, description, names=required)
+
+
+def _an_address_only(asked: _Asked) -> bool:
+    """Whether the description says the parameter is an e-mail address and nothing else
+    ("The email address to be included in the CC field"; not "The name or email address
+    of the recipient"), which takes no name."""
+    words = asked.words
+    return bool(words & {"email", "mail"}) and "address" in words and "name" not in words
 
 
 def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:

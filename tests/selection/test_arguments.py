@@ -438,19 +438,6 @@ def test_strings_go_to_the_parameter_named_just_before_them() -> None:
         "body": "It is still not here",
         "ticket_id": "4411",
     }  # "shows in Oslo" names no show date: its head word is "date"
-    # a parameter described as an e-mail address takes no name; one that may be a name does
-    copied = card(
-        {
-            "to_address": typed("string", "The email address of the recipient."),
-            "cc_address": typed("string", "The email address to be included in the CC field."),
-        },
-        ["to_address", "cc_address"],
-    )
-    filled = fill(copied, "Write to Andy at andy@gorilla.ai about lunch")
-    assert filled.arguments == {"to_address": "andy@gorilla.ai"}
-    assert filled.missing == ["cc_address"]
-    either = card({"to": typed("string", "The name or email address of the recipient.")}, ["to"])
-    assert fill(either, "Write to Andy about lunch").arguments == {"to": "Andy"}
     # "identifier" and "UUID" say as little as "id": "event" is what names the value
     event = card(
         {"event_identifier": typed("string"), "new_time": typed("string")},
@@ -491,6 +478,40 @@ def test_a_name_goes_to_the_parameter_the_role_after_it_names() -> None:
         "artist": "Katy Perry",
     }
     assert "artist" not in fill(song, "Play wr_roar for Katy Perry today").arguments
+
+
+def test_a_parameter_described_as_an_email_address_takes_no_name() -> None:
+    copied = card(
+        {
+            "to_address": typed("string", "The email address of the recipient."),
+            "cc_address": typed("string", "The email address to be included in the CC field."),
+        },
+        ["to_address", "cc_address"],
+    )
+    filled = fill(copied, "Write to Andy at andy@gorilla.ai about lunch")
+    assert filled.arguments == {"to_address": "andy@gorilla.ai"}
+    assert filled.missing == ["cc_address"]
+    either = card({"to": typed("string", "The name or email address of the recipient.")}, ["to"])
+    assert fill(either, "Write to Andy about lunch").arguments == {"to": "Andy"}
+
+
+def test_a_comma_separated_text_takes_all_values_of_one_kind_joined_as_shown() -> None:
+    starred = card(
+        {
+            "repos": typed(
+                "string",
+                "A comma-separated list of GitHub repositories, each in the 'owner/repo' "
+                "format, such as 'octocat/Hello-World,octo-org/octo-repo'.",
+            )
+        },
+        ["repos"],
+    )
+    tagged = card({"tags": typed("string", "Comma separated tags, e.g. 'a, b'.")}, ["tags"])
+    assert fill(starred, "the stars of psf/black and astral-sh/ruff").arguments == {
+        "repos": "psf/black,astral-sh/ruff"
+    }
+    assert fill(tagged, "mark it 'red' and 'green'").arguments == {"tags": "red, green"}
+    assert fill(tagged, "mark it 'red'").arguments == {"tags": "red"}  # one is no list
 
 
 def test_an_optional_parameter_takes_no_loose_name_but_a_place_introduced_as_one() -> None:

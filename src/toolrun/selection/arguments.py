@@ -59,6 +59,8 @@ _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
+_COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
+_QUOTED_EXAMPLE = re.compile(r"'([^']*)'|\"([^\"]*)\"")  # "such as 'a,b'"
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 _EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
 _PATTERN_WORDS = frozenset({"pattern", "glob"})
@@ -269,7 +271,30 @@ def _text(
         and any(introduced(n, facts) for n in facts.names)
     ):
         return place_name(name, facts, description), "place in the task"  # "in Oslo"
+    if _COMMA_SEPARATED.search(description) and (joined := _joined(facts, description)):
+        return joined, "values in the task, joined as the description asks"
     return _first(name, asked, facts, description, names=required)
+
+
+def _joined(facts: Facts, description: str) -> str | None:
+    """For a text parameter described as a comma-separated list: the task's quoted
+    strings, paths, codes, identifiers or names, the first kind of them that has two or
+    more, joined with a comma (and a space where the description's example has one)."""
+    pool = next(
+        (
+            pool
+            for pool in (facts.quoted, facts.paths, facts.codes, facts.identifiers, facts.names)
+            if len(pool) > 1
+        ),
+        None,
+    )
+    if pool is None:
+        return None
+    values = list(pool)
+    pool.clear()
+    examples = [m[1] or m[2] or "" for m in _QUOTED_EXAMPLE.finditer(description)]
+    spaced = any(", " in example for example in examples if "," in example)
+    return (", " if spaced else ",").join(values)
 
 
 def _an_address_only(asked: _Asked) -> bool:

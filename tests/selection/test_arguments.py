@@ -176,6 +176,12 @@ def test_a_flag_is_asked_for_by_what_it_is_about_without_its_flag_words() -> Non
     }
     # a flag's word alone asks for nothing
     assert fill(tool, "include everything, is it enabled?").arguments == {}
+    # "disable" and "exclude" turn a flag off as "no" does
+    saving = card({"powerSaveEnabled": typed("boolean"), "include_images": typed("boolean")})
+    assert fill(saving, "disable the power-saving mode and exclude images").arguments == {
+        "powerSaveEnabled": False,
+        "include_images": False,
+    }
 
 
 def test_enum_values_by_their_stem_and_identifiers_as_strings() -> None:

@@ -263,6 +263,7 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("shutdown the pc, using the exact command shutdown /s /t 0", ["shutdown /s /t 0"]),
         ("use the Build command", []),  # a program's name is lowercase
         ("with the command line, the ls, cp command", []),  # no comma inside one
+        ("using the date or echo command", []),  # two programs are no one command
     ],
 )
 def test_a_command_given_after_the_word_command_is_read(task: str, given: list[str]) -> None:

@@ -44,7 +44,9 @@ from toolrun.selection.text import STOP_WORDS, split_words, stem
 from toolrun.selection.worded import worded_numbers
 from toolrun.tools.validation import argument_errors
 
-_NEGATION = frozenset({"no", "not", "without", "don't", "never", "disable", "exclude"})
+# Words before a flag's words that turn it off, as stems (`task_stems` reads "don't" as
+# "do not"): "disable the power-saving mode", "without hidden files".
+_NEGATION = frozenset(stem(w) for w in ("no", "not", "without", "never", "disable", "exclude"))
 # Words of a flag's name that make it a flag rather than say what it is about, which the
 # task need not say: include_images is asked for by "I want to see images",
 # monitoringEnabled by "with monitoring", closed_status by "whether it is closed".

@@ -61,11 +61,12 @@ _COMMAND = re.compile(
 )
 # … or before it, after a word of using one: "say hi using the echo command", "show the
 # date using the echo %date% command", "using the start microsoft.windows.camera: command"
-# (a program's name in lowercase, then at most five words, none "command", no comma).
+# (a program's name in lowercase, then at most five words, none "command", "or" or
+# "and", no comma).
 _COMMAND_BEFORE = re.compile(
     r"\b(?i:using|use|with|via|run|execute)[ \t]+(?i:the[ \t]+)?"
     r"(?P<command>(?!command\b)(?P<program>[a-z][\w.+-]*)"
-    r"(?:[ \t]+(?!(?i:command)\b)[^\s\"'`,;]+){0,5}?)[ \t]+(?i:command)\b"
+    r"(?:[ \t]+(?!(?i:command|or|and)\b)[^\s\"'`,;]+){0,5}?)[ \t]+(?i:command)\b"
 )
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 # What joins one command to the next, cut off the first: a comma or a conjunction, then

@@ -531,6 +531,31 @@ def test_an_optional_parameter_takes_no_loose_name_but_a_place_introduced_as_one
     assert filled.arguments == {"hotel": "Grand Palace", "city": "Lisbon"}
 
 
+def test_a_country_code_where_asked_and_a_city_over_its_country() -> None:
+    weather = card(
+        {
+            "city": typed("string", "The name of the city, e.g. 'Los Angeles'."),
+            "country": typed("string", "The country, e.g. 'US'. Use ISO 3166-1 alpha-2 codes."),
+        },
+        ["city", "country"],
+    )
+    named = card({"city": typed("string"), "country": typed("string")}, ["city", "country"])
+
+    assert fill(weather, "the weather for London in the UK").arguments == {
+        "city": "London",
+        "country": "GB",
+    }
+    assert fill(weather, "the weather for Lyon in France").arguments == {
+        "city": "Lyon",
+        "country": "FR",
+    }
+    # a country as written where no code is asked for
+    assert fill(named, "the weather for Lyon in France").arguments == {
+        "city": "Lyon",
+        "country": "France",
+    }
+
+
 def test_places_by_the_words_that_introduce_them() -> None:
     route = card(
         {

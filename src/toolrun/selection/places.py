@@ -13,8 +13,9 @@ from functools import cache
 from importlib import resources
 
 PLACES_FILE = "places.json"
-# Short names of countries that GeoNames does not give.
-_COUNTRY_ALIASES = frozenset({"usa", "us", "u.s.", "u.s.a.", "uk", "uae"})
+# Short names of countries that GeoNames does not give, with their codes.
+_COUNTRY_CODES = {"usa": "US", "us": "US", "u.s.": "US", "u.s.a.": "US", "uk": "GB", "uae": "AE"}
+_COUNTRY_ALIASES = frozenset(_COUNTRY_CODES)
 
 
 def fold(name: str) -> str:
@@ -33,6 +34,7 @@ class Gazetteer:
     in_us: dict[str, str] = field(default_factory=dict)  # … the US city's where another wins
     _regions: frozenset[str] = field(init=False, repr=False, compare=False)
     _state_codes: dict[str, str] = field(init=False, repr=False, compare=False)
+    _country_codes: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         names = [*self.countries.values(), *self.states.values()]
@@ -40,6 +42,8 @@ class Gazetteer:
         object.__setattr__(self, "_regions", regions)
         codes = {fold(name): code for code, name in self.states.items()}
         object.__setattr__(self, "_state_codes", codes)
+        countries = {fold(name): code for code, name in self.countries.items()}
+        object.__setattr__(self, "_country_codes", countries | _COUNTRY_CODES)
 
     def region(self, city: str, *, abbreviated: bool, in_us: bool = False) -> str | None:
         """What follows `city` after a comma: its US state (the code if `abbreviated`,
@@ -63,6 +67,13 @@ class Gazetteer:
         if name in self.states:
             return name
         return self._state_codes.get(fold(name))
+
+    def country_code(self, name: str) -> str | None:
+        """The ISO 3166-1 alpha-2 code of the country `name` names ("Germany", "UK",
+        "DE"); None for another name."""
+        if name in self.countries:
+            return name
+        return self._country_codes.get(fold(name))
 
     def state_name(self, code: str, *, abbreviated: bool) -> str:
         """A US state as a parameter asks: its code, or its name."""

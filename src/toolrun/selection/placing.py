@@ -17,6 +17,8 @@ from toolrun.selection.text import split_words, stem
 # A description showing a "City, State" value: a name followed by another.
 COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
 # … one showing a state's code: "San Francisco, CA", "State (abbr)", "two-letter".
+# … one asking for a country's code.
+_COUNTRY_CODE = re.compile(r"ISO[ -]?3166|alpha-2|country code|two-letter country", re.I)
 _ABBREVIATED = re.compile(
     r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
 )
@@ -81,14 +83,17 @@ def address_place(name: str, facts: Facts, description: str) -> str | None:
 
 def place_name(name: str, facts: Facts, description: str) -> str:
     """A name left for parameter `name`: for a place ("city", "destination") the first
-    written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin),
+    written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin;
+    for a city, not a country or state where the task names a city: "Lyon in France"),
     else the first written with its region ("Marshall, MN") or that the gazetteer knows
     ("the UV index for Tokyo"), for a venue the first it does not know; for anything
     else the first that is not written as a place; "Boston, MA" where the description
     shows such a value (`written_place`)."""
     words = name_words(name)
     where = [n for n in facts.names if introduced(n, facts)]
-    if words & PLACES:
+    if "citi" in words and (city := _city_over_its_region(where, facts)):
+        found = city  # "for Lyon in France": Lyon, though "in" introduces France
+    elif words & PLACES:
         wanted = _trip_end(words, _PLACE_WORDS)
         found = next((n for n in where if facts.before[n][-1] in wanted), None)
         found = found or next(iter(where), None) or _unintroduced_place(words, facts)
@@ -96,6 +101,18 @@ def place_name(name: str, facts: Facts, description: str) -> str:
         found = next((n for n in facts.names if n not in where), facts.names[0])
     facts.names.remove(found)
     return written_place(found, facts, description, name)
+
+
+def _city_over_its_region(where: list[str], facts: Facts) -> str | None:
+    """For a city parameter where every name the task introduces as a place is a country
+    or a US state, the first other name the gazetteer knows as a city: "the weather for
+    Lyon in France"."""
+    places = gazetteer()
+    if not where or not all(places.is_region(n) for n in where):
+        return None
+    return next(
+        (n for n in facts.names if n not in where and places.region(n, abbreviated=True)), None
+    )
 
 
 def _unintroduced_place(words: frozenset[str], facts: Facts) -> str:
@@ -115,7 +132,8 @@ def introduced(name: str, facts: Facts) -> bool:
 
 
 def written_place(value: str, facts: Facts, description: str, parameter: str) -> str:
-    """`value` as parameter `parameter` takes it: for a place parameter whose description
+    """`value` as parameter `parameter` takes it: a country's code where the description
+    asks for one ("ISO 3166", "alpha-2", "country code"); for a place parameter whose description
     shows a "City, State" value, as the task writes it ("Boston, MA", "Portland, ME"),
     else with the city's state or country (the state's code where the description shows
     one; where it speaks of a state, a US city of the name first); a name the gazetteer
@@ -123,6 +141,8 @@ def written_place(value: str, facts: Facts, description: str, parameter: str) ->
     if not name_words(parameter) & PLACES:
         return value
     facts.given_places.append(value)
+    if _COUNTRY_CODE.search(description) and (code := gazetteer().country_code(value)):
+        return code  # "in the UK" for "ISO 3166-1 alpha-2 country codes": GB
     if not COMMA_FORMAT.search(description):
         return value
     place = facts.places.get(value)

@@ -95,8 +95,8 @@ def place_name(name: str, facts: Facts, description: str) -> str:
         found = city  # "for Lyon in France": Lyon, though "in" introduces France
     elif words & PLACES:
         wanted = _trip_end(words, _PLACE_WORDS)
-        found = next((n for n in where if facts.before[n][-1] in wanted), None)
-        found = found or next(iter(where), None) or _unintroduced_place(words, facts)
+        ended = next((n for n in where if facts.before[n][-1] in wanted), None)
+        found = ended or next(iter(where), None) or _unintroduced_place(words, facts)
     else:
         found = next((n for n in facts.names if n not in where), facts.names[0])
     facts.names.remove(found)

@@ -264,6 +264,10 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("use the Build command", []),  # a program's name is lowercase
         ("with the command line, the ls, cp command", []),  # no comma inside one
         ("using the date or echo command", []),  # two programs are no one command
+        # words that say which command, or prose, are none
+        ("Run the following command in the terminal to list files", []),
+        ("Use the same command for the other folder", []),
+        ("with the help of the grep command, find TODOs", []),
     ],
 )
 def test_a_command_given_after_the_word_command_is_read(task: str, given: list[str]) -> None:

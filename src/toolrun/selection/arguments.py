@@ -62,7 +62,8 @@ _OLD = frozenset({"old", "original", "find", "search", "source"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
-_QUOTED_EXAMPLE = re.compile(r"'([^']*)'|\"([^\"]*)\"")  # "such as 'a,b'"
+_EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
+_QUOTED_EXAMPLE = re.compile(r"(?<!\w)'([^']*)'(?!\w)|\"([^\"]*)\"")  # "such as 'a,b'"
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 _EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
 _PATTERN_WORDS = frozenset({"pattern", "glob"})
@@ -265,7 +266,7 @@ def _text(
     placed = name_words(name) & PLACES and "state" not in asked.own
     if value is None and placed and (found := address_place(name, facts, description)):
         value, source = found, "the place of an address in the task"
-    if value is not None or asked.own & {"email", "mail", "url"} or _an_address_only(asked):
+    if value is not None or asked.own & {"email", "mail", "url"} or _an_address_only(description):
         return value, source
     if (
         not required
@@ -279,32 +280,29 @@ def _text(
 
 
 def _joined(facts: Facts, description: str) -> str | None:
-    """For a text parameter described as a comma-separated list: the task's quoted
-    strings, paths, codes, identifiers or names, the first kind of them that has two or
-    more, joined with a comma (and a space where the description's example has one)."""
-    pool = next(
-        (
-            pool
-            for pool in (facts.quoted, facts.paths, facts.codes, facts.identifiers, facts.names)
-            if len(pool) > 1
-        ),
-        None,
-    )
-    if pool is None:
+    """For a text parameter described as a comma-separated list: the values the task
+    writes as one list ("Alice and Bob", "'red' and 'green'"), else its paths, codes or
+    identifiers where it has two or more of one kind; joined with a comma (and a space
+    where the description's example has one)."""
+    group = next((group for group in facts.groups if len(group) > 1), None)
+    pool = next((p for p in (facts.paths, facts.codes, facts.identifiers) if len(p) > 1), None)
+    values = list(group or pool or [])
+    if not values:
         return None
-    values = list(pool)
-    pool.clear()
+    if group:
+        facts.groups.remove(group)
+    forget(facts, values)
     examples = [m[1] or m[2] or "" for m in _QUOTED_EXAMPLE.finditer(description)]
     spaced = any(", " in example for example in examples if "," in example)
     return (", " if spaced else ",").join(values)
 
 
-def _an_address_only(asked: _Asked) -> bool:
+def _an_address_only(description: str) -> bool:
     """Whether the description says the parameter is an e-mail address and nothing else
     ("The email address to be included in the CC field"; not "The name or email address
-    of the recipient"), which takes no name."""
-    words = asked.words
-    return bool(words & {"email", "mail"}) and "address" in words and "name" not in words
+    of the recipient", "The user's email address or Slack ID", "The postal address"),
+    which takes no name."""
+    return bool(_EMAIL_ADDRESS_ONLY.search(description[:80]))
 
 
 def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:

@@ -7,7 +7,6 @@ quote must win, and returns the spans (or values) it found."""
 from __future__ import annotations
 
 import re
-from itertools import islice
 
 from toolrun.selection.places import gazetteer
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, words
@@ -64,11 +63,18 @@ _COMMAND = re.compile(
 # (a program's name in lowercase, then at most five words, none "command", "or" or
 # "and", no comma).
 _COMMAND_BEFORE = re.compile(
-    r"\b(?i:using|use|with|via|run|execute)[ \t]+(?i:the[ \t]+)?"
+    r"\b(?i:using|use|via|run|execute)[ \t]+(?i:the[ \t]+)?"
     r"(?P<command>(?!command\b)(?P<program>[a-z][\w.+-]*)"
     r"(?:[ \t]+(?!(?i:command|or|and)\b)[^\s\"'`,;]+){0,5}?)[ \t]+(?i:command)\b"
 )
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
+# Words that say which command, not what it runs: "run the following command", "use the
+# same command", "the default command".
+_WHICH = frozenset(
+    {"following", "same", "above", "previous", "default", "appropriate", "new", "specified"}
+    | {"right", "correct", "proper", "given", "exact", "necessary", "relevant", "required"}
+    | {"last", "next", "first", "original", "custom", "shell", "terminal", "system", "help"}
+)
 # What joins one command to the next, cut off the first: a comma or a conjunction, then
 # words leading to "command" ("ls, then the command pwd", "echo hi and run the command
 # date"); "echo a command ls" keeps its "a".
@@ -114,9 +120,9 @@ def commands(text: str, original: str) -> list[str]:
     after = {m.start() for m in markers}
     named = [
         m
-        for m in islice(_COMMAND_BEFORE.finditer(text), _MOST_COMMANDS)
-        if m["program"] not in _NOT_PROGRAMS and m.end() - len("command") not in after
-    ]
+        for m in _COMMAND_BEFORE.finditer(text)
+        if _a_command(m["command"]) and m.end() - len("command") not in after
+    ][:_MOST_COMMANDS]
     markers = [m for m in markers if not any(n.start() <= m.start() < n.end() for n in named)]
     found = [(m.start(), original[m.start("command") : m.end("command")]) for m in named]
     bounds = sorted([m.start() for m in markers[:_MOST_COMMANDS]] + [m.start() for m in named])
@@ -130,6 +136,13 @@ def commands(text: str, original: str) -> list[str]:
             said = _JOINING.sub("", said)
         found.append((match.start(), _LAST_STOP.sub("", said.rstrip(" \t"))))
     return [command for _, command in sorted(found)][:_MOST_COMMANDS]
+
+
+def _a_command(words: str) -> bool:
+    """Whether the words before "command" are a command: a program, then no stop word
+    ("echo %date%", not "help of the grep" or "following")."""
+    program, *rest = words.split()
+    return program not in _NOT_PROGRAMS | _WHICH and not set(rest) & STOP_WORDS
 
 
 def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:

@@ -18,7 +18,7 @@ from toolrun.selection.text import split_words, stem
 COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
 # … one showing a state's code: "San Francisco, CA", "State (abbr)", "two-letter".
 # … one asking for a country's code.
-_COUNTRY_CODE = re.compile(r"ISO[ -]?3166|alpha-2|country code|two-letter country", re.I)
+_COUNTRY_CODE = re.compile(r"ISO[ -]?3166(?!-2)|alpha-2|country code|two-letter country", re.I)
 _ABBREVIATED = re.compile(
     r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
 )
@@ -141,8 +141,8 @@ def written_place(value: str, facts: Facts, description: str, parameter: str) ->
     if not name_words(parameter) & PLACES:
         return value
     facts.given_places.append(value)
-    if _COUNTRY_CODE.search(description) and (code := gazetteer().country_code(value)):
-        return code  # "in the UK" for "ISO 3166-1 alpha-2 country codes": GB
+    if _as_country_code(value, description, parameter):
+        return gazetteer().country_code(value) or value  # "in the UK" for alpha-2: GB
     if not COMMA_FORMAT.search(description):
         return value
     place = facts.places.get(value)
@@ -157,6 +157,16 @@ def written_place(value: str, facts: Facts, description: str, parameter: str) ->
     in_us = abbreviated or "state" in description.lower()
     region = gazetteer().region(value, abbreviated=abbreviated, in_us=in_us)
     return f"{value}, {region}" if region else value
+
+
+def _as_country_code(value: str, description: str, parameter: str) -> bool:
+    """Whether a country parameter ("country", not "city") whose description asks for a
+    code (ISO 3166-1, alpha-2; not ISO 3166-2's subdivisions) is given a country that is
+    no US state ("Georgia" is both: left as written)."""
+    if "countri" not in name_words(parameter) or not _COUNTRY_CODE.search(description):
+        return False
+    places = gazetteer()
+    return places.country_code(value) is not None and places.state_code(value) is None
 
 
 def state(facts: Facts, description: str) -> str | None:

@@ -89,6 +89,7 @@ _JOINING = re.compile(
 # own ("cd ..", "ls .").
 _LAST_STOP = re.compile(r"(?<![\s/.])\.+\Z|[?!]+\Z")
 _NOT_PROGRAMS = STOP_WORDS | _NO_PROGRAM
+_NOT_COMMANDS = _NOT_PROGRAMS | _WHICH  # the first word before "command"
 _LONGEST_COMMAND = 500  # characters: a task's commands are short, its text may not be
 _MOST_COMMANDS = 8
 
@@ -142,7 +143,7 @@ def _a_command(words: str) -> bool:
     """Whether the words before "command" are a command: a program, then no stop word
     ("echo %date%", not "help of the grep" or "following")."""
     program, *rest = words.split()
-    return program not in _NOT_PROGRAMS | _WHICH and not set(rest) & STOP_WORDS
+    return program not in _NOT_COMMANDS and not set(rest) & STOP_WORDS
 
 
 def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:

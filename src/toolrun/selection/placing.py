@@ -17,11 +17,11 @@ from toolrun.selection.text import split_words, stem
 # A description showing a "City, State" value: a name followed by another.
 COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
 # … one showing a state's code: "San Francisco, CA", "State (abbr)", "two-letter".
-# … one asking for a country's code.
-_COUNTRY_CODE = re.compile(r"ISO[ -]?3166(?!-2)|alpha-2|country code|two-letter country", re.I)
 _ABBREVIATED = re.compile(
     r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
 )
+# A description asking for a country's code (not ISO 3166-2's, of a subdivision).
+_COUNTRY_CODE = re.compile(r"ISO[ -]?3166(?!-2)|alpha-2|country code|two-letter country", re.I)
 # A place parameter (its words), where it is the origin or the end of a trip, and the
 # words that introduce a place in a task.
 PLACES = frozenset(
@@ -132,12 +132,12 @@ def introduced(name: str, facts: Facts) -> bool:
 
 
 def written_place(value: str, facts: Facts, description: str, parameter: str) -> str:
-    """`value` as parameter `parameter` takes it: a country's code where the description
-    asks for one ("ISO 3166", "alpha-2", "country code"); for a place parameter whose description
-    shows a "City, State" value, as the task writes it ("Boston, MA", "Portland, ME"),
-    else with the city's state or country (the state's code where the description shows
-    one; where it speaks of a state, a US city of the name first); a name the gazetteer
-    does not know as a city (a country's, a state's) as it is."""
+    """`value` as parameter `parameter` takes it: a country's code for a country
+    parameter whose description asks for one (`_as_country_code`); for a place parameter
+    whose description shows a "City, State" value, as the task writes it ("Boston, MA",
+    "Portland, ME"), else with the city's state or country (the state's code where the
+    description shows one; where it speaks of a state, a US city of the name first); a
+    name the gazetteer does not know as a city (a country's, a state's) as it is."""
     if not name_words(parameter) & PLACES:
         return value
     facts.given_places.append(value)

@@ -14,7 +14,7 @@ from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
-from toolrun.selection.facts import Facts
+from toolrun.selection.facts import Facts, quoted_strings
 from toolrun.selection.kinds import (
     asker_name,
     commands,
@@ -63,7 +63,6 @@ _NEW = frozenset({"new", "replacement", "replace", "target"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
-_QUOTED_EXAMPLE = re.compile(r"(?<!\w)'([^']*)'(?!\w)|\"([^\"]*)\"")  # "such as 'a,b'"
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 _EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
 _PATTERN_WORDS = frozenset({"pattern", "glob"})
@@ -292,8 +291,7 @@ def _joined(facts: Facts, description: str) -> str | None:
     if group:
         facts.groups.remove(group)
     forget(facts, values)
-    examples = [m[1] or m[2] or "" for m in _QUOTED_EXAMPLE.finditer(description)]
-    spaced = any(", " in example for example in examples if "," in example)
+    spaced = any(", " in example for example in quoted_strings(description))
     return (", " if spaced else ",").join(values)
 
 

@@ -253,6 +253,11 @@ class _Notes:
         return value
 
 
+def quoted_strings(text: str) -> list[str]:
+    """The strings `text` quotes ("'a,b'", "\"x\""; an apostrophe is no quote)."""
+    return [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text)]
+
+
 def words_before(text: str, place: int) -> list[str]:
     """The stems of the (at most NEAR_BEFORE) words before `place` in its sentence (or
     since a quote), nearest last."""

@@ -322,6 +322,14 @@ def _calendar_year(name: str) -> bool:
     return set(words[words.index("year") + 1 :]) <= _YEAR_ROLES
 
 
+@lru_cache(maxsize=4096)
+def _span_of_time(name: str) -> bool:
+    """Whether a parameter is named for a span of time: years, time_years, term (not
+    year1_revenue, cost_per_day)."""
+    words = [w for w in split_words(name) if not w.isdigit()]
+    return bool(words) and words[-1] in _SPANS and "per" not in words
+
+
 def _year_at_all(number: Number) -> bool:
     """Whether `number` may be a year: whole, no money or percent ("year 300" may)."""
     whole = float(number.value).is_integer() and abs(number.value) < 10_000
@@ -333,8 +341,7 @@ def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | No
     (or takes a fraction and says nothing of percent); in the unit its description names
     ("5 km" for meters: 5000); None for a fraction an integer cannot take, for a sum of
     money where it is a span of time, and for any but a calendar year where it is one."""
-    words = [w for w in split_words(name) if not w.isdigit()]
-    if number.money and words[-1:] and words[-1] in _SPANS and "per" not in words:
+    if number.money and _span_of_time(name):
         return None  # "$5000 for 10 years": not 5000 years (year1_revenue, cost_per_day may)
     if _calendar_year(name) and not _year_at_all(number):
         return None  # year2 is a year ("in 2020"), not year2_revenue's "$1.2M"

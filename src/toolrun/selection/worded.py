@@ -17,10 +17,10 @@ _SPAN = re.compile(
     r"\b(?:next|upcoming|coming|past|last|previous)\s+(week|fortnight|month|year|decade)\b",
     re.I,
 )
-_DAYS = {"week": 7, "fortnight": 14, "month": 30, "year": 365, "decad": 3650}
+_DAYS = {"week": 7, "fortnight": 14, "month": 30, "year": 365, "decade": 3650}
 # A parameter counts days, weeks… where its name or description says them in the plural
 # ("Number of days", "in years"; not "year", nor "Day of the month").
-_COUNTED = {"days": 1, "weeks": 7, "months": 30, "years": 365, "decades": 3650}
+_COUNTED = {f"{unit}s": days for unit, days in {"day": 1, **_DAYS}.items()}
 _OFTEN = re.compile(
     r"\b(annually|yearly|semi-?annually|biannually|quarterly|monthly|weekly|daily)\b", re.I
 )
@@ -49,7 +49,7 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
         ):
             units[name] = unit
     for match in islice(_SPAN.finditer(task), _MOST):
-        span = _DAYS[stem(match[1].lower())]
+        span = _DAYS[match[1].lower()]
         fitting = [name for name, unit in units.items() if unit <= span and name not in found]
         if fitting:
             name = max(fitting, key=units.__getitem__)

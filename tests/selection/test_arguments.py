@@ -1347,3 +1347,101 @@ def test_a_long_task_of_worded_numbers_is_filled_in_linear_time() -> None:
     repeated = "compound monthly "
 
     assert fill(tool, repeated * (400_000 // len(repeated))).arguments == {"n": 12}
+
+
+def test_a_count_of_some_of_a_whole_is_never_the_larger() -> None:
+    binomial = card(
+        {
+            "trials": typed("integer", "The number of independent experiments."),
+            "successes": typed("integer", "The number of success events."),
+            "p": typed("number", "The probability of success, defaults to 0.5"),
+        },
+        ["trials", "successes"],
+    )
+
+    for task in (
+        "the probability of exactly 5 heads in 10 fair coin tosses",
+        "the probability of observing 5 heads if I flip a coin 10 times",
+    ):
+        assert fill(binomial, task).arguments == {"trials": 10, "successes": 5}, task
+    # a probability of success is no count of successes: 0.5 stays where it was put
+    shared = card(
+        {"num_trials": typed("integer"), "prob_success": typed("number")},
+        ["num_trials", "prob_success"],
+    )
+    assert fill(shared, "100 trials with probability 0.5").arguments == {
+        "num_trials": 100,
+        "prob_success": 0.5,
+    }
+
+
+def test_a_span_of_two_numbers_goes_to_a_lower_and_an_upper_bound() -> None:
+    budget = {
+        "type": "object",
+        "properties": {"min": typed("number", "Minimum."), "max": typed("number", "Maximum.")},
+    }
+    house = card({"bedrooms": typed("integer"), "budget": budget}, ["bedrooms", "budget"])
+
+    filled = fill(house, "a 3 bedroom villa within $300,000 to $400,000 budget")
+
+    assert filled.arguments == {"bedrooms": 3, "budget": {"min": 300000, "max": 400000}}
+    prices = card({"min_price": typed("integer"), "max_price": typed("integer")})
+    assert fill(prices, "hotels priced between 250 and 100 dollars").arguments == {
+        "min_price": 100,
+        "max_price": 250,
+    }
+    # two numbers not joined as a span are no bounds of one
+    assert fill(prices, "at least 100, at most 250").arguments != {"min_price": 250}
+
+
+def test_an_option_changed_to_another_is_the_new_one_or_for_a_source_the_old() -> None:
+    order = card({"food": {"type": "string", "enum": ["PIZZA", "BURGER", "SALAD"]}}, ["food"])
+
+    assert fill(order, "switch my order from pizza to a BURGER.").arguments == {"food": "BURGER"}
+    assert fill(order, "I'd like a pizza, or a burger").arguments == {"food": "PIZZA"}
+    modes = ["COOL", "HEAT", "FAN"]
+    change = card(
+        {"from_mode": {"type": "string", "enum": modes}, "to_mode": {"enum": modes}},
+        ["from_mode", "to_mode"],
+    )
+    assert fill(change, "change it from heat to cool").arguments == {
+        "from_mode": "HEAT",
+        "to_mode": "COOL",
+    }
+
+
+def test_a_template_the_description_shows_is_filled_key_by_key() -> None:
+    spotify = card(
+        {
+            "query": typed(
+                "string",
+                "The search query, in the format 'track:SongName artist:ArtistName', "
+                "such as 'track:Doxy artist:Miles Davis'.",
+            )
+        },
+        ["query"],
+    )
+
+    assert fill(spotify, "Play the song 'Friends' by Marshmello").arguments == {
+        "query": "track:Friends artist:Marshmello"
+    }
+    assert fill(spotify, "I want to listen to 'Dil Nu' by Maninder Buttar.").arguments == {
+        "query": "track:Dil Nu artist:Maninder Buttar"
+    }
+    # a key the task gives no value for: no template, the song alone
+    assert fill(spotify, "Can you search for 'Baby Shark'?").arguments == {"query": "Baby Shark"}
+
+
+def test_words_in_parentheses_do_not_part_a_value_from_the_words_naming_it() -> None:
+    mutation = card(
+        {
+            "snp_id": typed("string", "The ID of the SNP mutation."),
+            "species": typed("string", "Species in which the SNP occurs, default 'Homo sapiens'."),
+        },
+        ["snp_id"],
+    )
+
+    task = (
+        "Find the type of gene mutation based on SNP (Single Nucleotide Polymorphism) ID rs6034464."
+    )
+    assert fill(mutation, task).arguments == {"snp_id": "rs6034464"}

@@ -2,11 +2,12 @@
 (`facts`) and a supplied context — quoted strings, numbers (by the words around them),
 paths, URLs, e-mail addresses, dates (in the format asked), literal lists and dicts, math
 expressions, codes, identifiers, names, enum values and values a description lists,
-booleans, schema defaults — checked against the tool's schema, with missing required
+units (`units`), templates a description shows, booleans, schema defaults — checked against the tool's schema, with missing required
 parameters named."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from toolrun.selection.placing import (
     written_place,
 )
 from toolrun.selection.text import STOP_WORDS, split_words, stem
+from toolrun.selection.units import unit_parameters
 from toolrun.selection.worded import worded_numbers
 from toolrun.tools.validation import argument_errors
 
@@ -59,8 +61,10 @@ _FLAG_WORDS = frozenset(
 )
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
 _OLD = frozenset({"old", "original", "find", "search", "source"})
+_SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
+_TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
@@ -153,6 +157,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= times_of_day(free_text, card, facts)
     found |= asker_name(free_text, facts)
     found |= commands(free_text, facts)
+    found |= unit_parameters([p for p in free_text if p not in found], card, task)
     found |= divisions([p for p in free_text if p not in found], facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)
@@ -199,7 +204,8 @@ def _value(
     found = kind(spec)
     description = str(spec.get("description", ""))
     if "enum" in spec:
-        return named_option(spec["enum"], task, _asked(name, description).meanings)
+        source = bool(set(split_words(name)) & _SOURCE)
+        return named_option(spec["enum"], task, _asked(name, description).meanings, source=source)
     if found == "boolean":
         return _flag(name, task)
     if found == "array":
@@ -239,11 +245,15 @@ def _asked(name: str, description: str) -> _Asked:
 def _text(
     name: str, spec: dict[str, Any], task: str, facts: Facts, required: bool
 ) -> tuple[Any, str]:
-    """A string: the kind of value its name or description asks for, else a value its
-    description lists that the task names, else the first quoted string, identifier,
+    """A string: written as a template its description shows ("in the format
+    'track:SongName artist:ArtistName'") where the task has a value for each key, else
+    the kind of value its name or description asks for, else a value its description
+    lists that the task names, else the first quoted string, identifier,
     code or capitalised name left (an optional parameter: a name only for a place the
     task introduces as one, "in Oslo")."""
     description = str(spec.get("description", ""))
+    if (keys := _template(description)) and (keyed := _templated(keys, task, facts)):
+        return keyed, "values in the task, written as the description's template"
     asked = _asked(name, description)
     value, source = _typed(asked, description, facts)
     written = [n for n in facts.names if n in facts.places] if asked.comma else []
@@ -276,6 +286,26 @@ def _text(
     if _COMMA_SEPARATED.search(description) and (joined := _joined(facts, description)):
         return joined, "values in the task, joined as the description asks"
     return _first(name, asked, facts, description, names=required)
+
+
+def _template(description: str) -> tuple[str, ...]:
+    """The keys of a template of keyed values that the description shows in quotes
+    ("in the format 'track:SongName artist:ArtistName'": track, artist)."""
+    for example in quoted_strings(description):
+        keys = tuple(_TEMPLATE_KEY.findall(example))
+        if len(keys) > 1 and example.startswith(f"{keys[0]}:"):
+            return keys
+    return ()
+
+
+def _templated(keys: tuple[str, ...], task: str, facts: Facts) -> str | None:
+    """The task's value for each key as if it were a parameter of its own, written as
+    the template ("track:Friends artist:Marshmello"); none unless every key has one."""
+    card = ToolCard("template", "", {"type": "object", "properties": {k: {} for k in keys}})
+    if len(_found(card, task, copy.deepcopy(facts))) < len(keys):
+        return None
+    values = _found(card, task, facts)
+    return " ".join(f"{key}:{values[key][0]}" for key in keys)
 
 
 def _joined(facts: Facts, description: str) -> str | None:

@@ -260,9 +260,13 @@ def quoted_strings(text: str) -> list[str]:
 
 def words_before(text: str, place: int) -> list[str]:
     """The stems of the (at most NEAR_BEFORE) words before `place` in its sentence (or
-    since a quote), nearest last."""
+    since a quote), nearest last; not those of an aside in parentheses ("SNP (Single
+    Nucleotide Polymorphism) ID rs6034464": "snp", "id")."""
     since = _BREAK.split(text[max(place - 60, 0) : place])[-1]
-    return [stem(w) for w in split_words(since)[-NEAR_BEFORE:]]
+    return [stem(w) for w in split_words(_ASIDE.sub(" ", since))[-NEAR_BEFORE:]]
+
+
+_ASIDE = re.compile(r"\([^()]*\)")
 
 
 NEAR_AFTER_NAME = 3  # words after a name that may say what it is ("as the director")

@@ -7,6 +7,7 @@ where the parameter takes a decimal, "5 km" as 5000 where it is in meters."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -70,6 +71,12 @@ _UNITS = {
         ("mass", 1e-6, "mg milligram milligrams"),
         ("mass", 0.45359237, "lb lbs pound pounds"),
         ("mass", 0.028349523125, "oz ounce ounces"),
+        ("volume", 1.0, "l liter liters litre litres"),
+        ("volume", 0.001, "ml milliliter milliliters millilitre millilitres"),
+        ("volume", 0.2365882365, "cup cups"),
+        ("volume", 0.01478676478125, "tbsp tablespoon tablespoons"),
+        ("volume", 0.00492892159375, "tsp teaspoon teaspoons"),
+        ("volume", 3.785411784, "gal gallon gallons"),
         ("capacitance", 1.0, "farad farads"),
         ("inductance", 1.0, "henry henries henrys"),
         ("frequency", 1.0, "hertz"),
@@ -107,6 +114,14 @@ _PREFIXES = {
     "G": 1e9,
 }
 _DEFAULT = re.compile(r"\b(?:defaults?|by default)\b(?:[^.;]|\.\d)*", re.I)
+# Name words of a lower and an upper bound.
+_LOW = frozenset(stem(w) for w in ("min", "minimum", "lowest", "lower", "least", "floor"))
+_HIGH = frozenset(stem(w) for w in ("max", "maximum", "highest", "upper", "most", "ceiling"))
+# Name words of a count of some of a whole's members, and of the whole's count: the
+# part is never the larger ("successes" of "trials", "favorable_outcomes" of "total").
+_PARTS = frozenset(stem(w) for w in ("success", "successes", "favorable", "favourable", "hits"))
+_WHOLES = frozenset(stem(w) for w in ("trial", "trials", "total", "attempts", "experiments"))
+_SHARES = frozenset(stem(w) for w in ("prob", "probability", "rate", "ratio", "percent", "p"))
 # Words that may stand between a parameter's name and its value: "rate of 5", "the
 # subject is 'Hi'", "titled as 'Notes'".
 LINKING = frozenset(
@@ -138,6 +153,7 @@ def assign_numbers(
     specs = card.properties
     names = [p for p in specs if kind(specs[p]) in ("integer", "number")]
     chosen, left = _range(names, facts)
+    chosen |= _bounds(names, left)
     meant = meant or {}
     scores = {
         (place, name): score
@@ -165,6 +181,7 @@ def assign_numbers(
                 rest.remove(number)
                 break
     facts.numbers[:] = rest
+    _part_within_whole(chosen)
     return chosen
 
 
@@ -246,6 +263,16 @@ def _keep_order(
                 taken[one], taken[other] = theirs, mine
 
 
+def _part_within_whole(chosen: dict[str, tuple[float | int, str]]) -> None:
+    """Swap a count of some of a whole's members and the whole's count where the part
+    took the larger ("5 heads in 10 tosses": 5 successes of 10 trials)."""
+    counts = [n for n in chosen if not name_words(n) & _SHARES]  # not prob_success
+    for part in [n for n in counts if name_words(n) & _PARTS]:
+        for whole in [n for n in counts if name_words(n) & _WHOLES]:
+            if chosen[part][0] > chosen[whole][0]:
+                chosen[part], chosen[whole] = chosen[whole], chosen[part]
+
+
 def _heading(number: Number, words: frozenset[str]) -> float:
     """A coordinate's heading names a latitude (N, S) or a longitude (E, W)."""
     if number.heading in ("N", "S") and any(w.startswith("lat") for w in words):
@@ -259,7 +286,7 @@ def _converted(value: float | int, written: str, description: str) -> float | in
     """`value` written in unit `written`, in the one unit of that kind (length, time,
     mass, or a prefixed farad, henry, hertz, volt, ampere, watt, joule or ohm) that
     `description` names; as it is where it names none, several or a compound ("m/s")."""
-    found = _unit(written)
+    found = unit_of(written)
     wanted = [u for u in _named_units(description) if found and u[0] == found[0]]
     if not found or len(wanted) != 1 or wanted[0] == found:
         return value
@@ -267,7 +294,7 @@ def _converted(value: float | int, written: str, description: str) -> float | in
     return int(converted) if float(converted).is_integer() else converted
 
 
-def _unit(written: str) -> tuple[str, float] | None:
+def unit_of(written: str) -> tuple[str, float] | None:
     """The kind and size of a unit written after a number ("km", "miles", "µF")."""
     if written.lower() in _UNITS and written.lower() != "in":  # "5 in the box"
         return _UNITS[written.lower()]
@@ -285,7 +312,7 @@ def _named_units(description: str) -> frozenset[tuple[str, float]]:
         return frozenset()
     words = [w for w in re.findall(r"[A-Za-z]+", description) if len(w) > 2]
     symbols = re.findall(r"\(([^\W\d]+)\)", description)
-    return frozenset(found for w in [*words, *symbols] if (found := _unit(w)) is not None)
+    return frozenset(found for w in [*words, *symbols] if (found := unit_of(w)) is not None)
 
 
 @lru_cache(maxsize=4096)
@@ -310,6 +337,24 @@ def _range(
         start: (first, "range in the task"),
         count: (last - first + 1, "range in the task"),
     }, left
+
+
+def _bounds(names: list[str], numbers: list[Number]) -> dict[str, tuple[float | int, str]]:
+    """The two numbers of a "$300,000 to $400,000" or "between 2 and 5" span, the lower
+    to a lower bound's parameter (min_…, lowest) and the higher to an upper bound's
+    (max_…, highest), where the tool has one of each; taken from `numbers`."""
+    low = next((n for n in names if name_words(n) & _LOW), None)
+    high = next((n for n in names if name_words(n) & _HIGH), None)
+    if not (low and high):
+        return {}
+    for first, second in itertools.pairwise(numbers):
+        joined = first.unit.lower()  # the word right after it
+        if joined in ("to", "and") and second.before[-1:] == [joined]:
+            numbers.remove(first)
+            numbers.remove(second)
+            lower, higher = sorted((first.value, second.value))
+            return {low: (lower, "span in the task"), high: (higher, "span in the task")}
+    return {}
 
 
 @lru_cache(maxsize=4096)

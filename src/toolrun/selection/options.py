@@ -109,14 +109,17 @@ def listed(description: str) -> tuple[str, ...]:
 
 
 def named_option(
-    options: Any, task: str, meanings: tuple[tuple[str, str], ...] = ()
+    options: Any, task: str, meanings: tuple[tuple[str, str], ...] = (), *, source: bool = False
 ) -> tuple[Any, str]:
     """The first of `options` the task names: as written (whole words), by what the
     description says it means (`meanings`: "'en' for English"), or by its words' stems
-    ("defined" → "definition")."""
-    for option in options:
-        if _written(str(option), task):
-            return option, "enum value in the task"
+    ("defined" → "definition"). Where it changes one written option to another ("from
+    pizza to a burger"), the new one, or for a `source` parameter (from_…) the old."""
+    written = [option for option in options if _written(str(option), task)]
+    if len(written) > 1 and (change := _change(written, task)):
+        return change[0 if source else 1], "enum value in the task (of the change it asks for)"
+    if written:
+        return written[0], "enum value in the task"
     if zone := _zone_named(options, task):  # "London time" → Europe/London
         return zone, "enum value in the task (a time zone by its place)"
     for value, meaning in meanings:
@@ -131,6 +134,20 @@ def named_option(
         chosen = next(o for o in options if str(o) == places[0][1])
         return chosen, "enum value in the task (by a verb of its action)"
     return None, ""
+
+
+def _change(written: list[Any], task: str) -> tuple[Any, Any] | None:
+    """The two of the `written` options that the task asks to change from one to the
+    other ("switch from pizza to a BURGER"), as (from, to)."""
+    for match in _FROM_TO.finditer(task):
+        old = [o for o in written if _written(str(o), match[1])]
+        new = [o for o in written if _written(str(o), match[2]) and o not in old]
+        if old and new:
+            return old[0], new[0]
+    return None
+
+
+_FROM_TO = re.compile(r"\bfrom\s+((?:\S+\s+){0,3}?\S+)\s+(?:to|into)\s+((?:\S+\s+){0,3}\S+)", re.I)
 
 
 def named_options(options: list[Any], task: str) -> list[Any]:

@@ -2,8 +2,8 @@
 (`facts`) and a supplied context — quoted strings, numbers (by the words around them),
 paths, URLs, e-mail addresses, dates (in the format asked), literal lists and dicts, math
 expressions, codes, identifiers, names, enum values and values a description lists,
-units (`units`), templates a description shows, booleans, schema defaults — checked against the tool's schema, with missing required
-parameters named."""
+units (`units`), templates a description shows, booleans, schema defaults — checked
+against the tool's schema, with missing required parameters named."""
 
 from __future__ import annotations
 

@@ -1445,3 +1445,18 @@ def test_words_in_parentheses_do_not_part_a_value_from_the_words_naming_it() -> 
         "Find the type of gene mutation based on SNP (Single Nucleotide Polymorphism) ID rs6034464."
     )
     assert fill(mutation, task).arguments == {"snp_id": "rs6034464"}
+
+
+def test_an_hour_after_noon_is_13_to_23_where_the_description_asks_for_24_hour_time() -> None:
+    restaurant = card(
+        {"closing": typed("integer", "Latest closing time. This is in 24 hour format.")},
+        ["closing"],
+    )
+
+    assert fill(restaurant, "a restaurant that opens until at least 11 PM").arguments == {
+        "closing": 23
+    }
+    assert fill(restaurant, "one that closes at 9 am").arguments == {"closing": 9}
+    assert fill(restaurant, "one that closes at 12 pm").arguments == {"closing": 12}
+    plain = card({"closing": typed("integer", "Latest closing hour.")}, ["closing"])
+    assert fill(plain, "open until 11 PM").arguments == {"closing": 11}

@@ -447,6 +447,12 @@ def test_codes_e_mail_addresses_expressions_dicts_and_paths() -> None:
     assert [n.value for n in facts.numbers] == []  # every number was part of a value
 
 
+def test_an_expression_ending_a_sentence_keeps_its_last_term() -> None:
+    assert Facts.of("the functions y=3x+2 and y=2x+3.").expressions == ["3x+2", "2x+3"]
+    assert Facts.of("the derivative of 3x^2 + 2x - 1. Thanks").expressions == ["3x**2 + 2x - 1"]
+    assert Facts.of("integrate x^2 + 1.5 from 1 to 2").expressions == ["x**2 + 1.5"]
+
+
 @pytest.mark.parametrize(
     "name", ["jest.config.js", ".env.local", "my-app.config.json", "archive.tar.gz"]
 )

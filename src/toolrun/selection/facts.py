@@ -64,7 +64,7 @@ _CODE = re.compile(
 # 3x^2 + 2x - 1, y = x**3: terms in x, y or z with an operator, a power or a coefficient.
 _TERM = (
     r"(?:\d+(?:\.\d+)?\*?)?(?<![^\W\d_])[xyz](?:\s*(?:\^|\*\*)\s*\d+)?(?![^\W_])"
-    r"|\d+(?:\.\d+)?(?![\w.])"
+    r"|\d+(?:\.\d+)?(?!\w|\.\d)"
 )
 _EXPRESSION = re.compile(rf"(?<![\w^*.])(?:{_TERM})(?:\s*[-+*/]\s*(?:{_TERM}))*")
 # [1, 2, 3], ['Sam', 'Alice'], (3, 4): a literal list of numbers or quoted strings.

@@ -114,6 +114,7 @@ _PREFIXES = {
     "G": 1e9,
 }
 _DEFAULT = re.compile(r"\b(?:defaults?|by default)\b(?:[^.;]|\.\d)*", re.I)
+_DAY_HOURS = re.compile(r"\b24[- ]?hours?\b", re.I)  # "in 24 hour format", "24-hour clock"
 # Name words of a lower and an upper bound.
 _LOW = frozenset(stem(w) for w in ("min", "minimum", "lowest", "lower", "least", "floor"))
 _HIGH = frozenset(stem(w) for w in ("max", "maximum", "highest", "upper", "most", "ceiling"))
@@ -385,7 +386,8 @@ def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | No
     """`number` as the parameter takes it: a percentage as a decimal where it asks for one
     (or takes a fraction and says nothing of percent); in the unit its description names
     ("5 km" for meters: 5000); None for a fraction an integer cannot take, for a sum of
-    money where it is a span of time, and for any but a calendar year where it is one."""
+    money where it is a span of time, and for any but a calendar year where it is one; an
+    hour after noon as 13 to 23 where it asks for 24-hour time."""
     if number.money and _span_of_time(name):
         return None  # "$5000 for 10 years": not 5000 years (year1_revenue, cost_per_day may)
     if _calendar_year(name) and not _year_at_all(number):
@@ -398,6 +400,8 @@ def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | No
     ):
         value = round(value / 100, 10)
     value = _converted(value, number.unit, description)
+    if number.unit.lower() == "pm" and 1 <= value < 12 and _DAY_HOURS.search(description):
+        value += 12  # "until 11 PM" for an hour "in 24 hour format": 23
     if kind(spec) != "integer":
         return value
     return int(value) if float(value).is_integer() else None

@@ -1460,3 +1460,47 @@ def test_an_hour_after_noon_is_13_to_23_where_the_description_asks_for_24_hour_t
     assert fill(restaurant, "one that closes at 12 pm").arguments == {"closing": 12}
     plain = card({"closing": typed("integer", "Latest closing hour.")}, ["closing"])
     assert fill(plain, "open until 11 PM").arguments == {"closing": 11}
+
+
+def test_a_span_of_units_is_no_count_per_that_unit() -> None:
+    interest = card(
+        {
+            "principal": typed("integer", "The principal."),
+            "time": typed("integer", "The time, in years, the money is invested for."),
+            "compounds_per_year": typed("integer", "Times compounded per year."),
+        },
+        ["principal", "time"],
+    )
+
+    filled = fill(interest, "a principal of $10,000 compounded yearly for 10 years").arguments
+
+    assert filled == {"principal": 10000, "time": 10, "compounds_per_year": 1}
+    # a count that is said per year still goes to it
+    per = fill(interest, "a principal of $10,000 for 10 years, compounds per year 4").arguments
+    assert per["compounds_per_year"] == 4
+
+
+def test_colours_go_to_the_parameters_named_for_one_in_the_tasks_order() -> None:
+    mix = card({"color1": typed("string"), "color2": typed("string")}, ["color1", "color2"])
+
+    assert fill(mix, "Mix yellow and blue colors").arguments == {
+        "color1": "yellow",
+        "color2": "blue",
+    }
+    rgb = card({"color_name": typed("string"), "standard": typed("string")}, ["color_name"])
+    assert fill(rgb, "the basic RGB value of Sea Green color?").arguments["color_name"] == (
+        "Sea Green"
+    )
+    shape = card({"width": typed("integer"), "color": typed("string")}, ["width"])
+    assert fill(shape, "a rectangle 20 wide in red").arguments == {"width": 20, "color": "red"}
+    # a colour word inside a name is the name's
+    team = card({"team": typed("string"), "color": typed("string")}, ["team"])
+    assert fill(team, "the Green Bay Packers jersey").arguments == {"team": "Green Bay Packers"}
+
+
+def test_a_note_keeps_its_sharp_or_flat() -> None:
+    scale = card({"key": typed("string", "The root of the scale, e.g., 'C', 'F#', 'Ab'.")}, ["key"])
+
+    assert fill(scale, "What key signature does C# major have?").arguments == {"key": "C#"}
+    assert fill(scale, "the scale of C sharp major").arguments == {"key": "C sharp"}
+    assert fill(scale, "the scale of C major").arguments == {"key": "C"}

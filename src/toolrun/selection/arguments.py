@@ -18,6 +18,7 @@ from toolrun.selection.currencies import chosen
 from toolrun.selection.facts import Facts, quoted_strings
 from toolrun.selection.kinds import (
     asker_name,
+    colours,
     commands,
     divisions,
     forget,
@@ -159,6 +160,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= commands(free_text, facts)
     found |= unit_parameters([p for p in free_text if p not in found], card, task)
     found |= divisions([p for p in free_text if p not in found], facts)
+    found |= colours([p for p in free_text if p not in found], facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]

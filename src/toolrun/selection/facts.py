@@ -21,7 +21,7 @@ from toolrun.selection.currencies import Mention, mentions
 from toolrun.selection.dates import Clock, Day, clocks, dates
 from toolrun.selection.numerals import NEAR_BEFORE, Number, numbers
 from toolrun.selection.phrases import address_spans, commands, counted, seasons, verbatim_spans
-from toolrun.selection.text import STOP_WORDS, blanked, split_words, stem
+from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
 
 # "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
 _QUOTED = re.compile(
@@ -348,8 +348,11 @@ def _names(text: str, noted: _Notes) -> tuple[list[str], dict[str, str], list[li
             noted_at = start
         if not _NAME_ENDS.match(text, match.end()):  # "Einstein's theory", "Einstein's 1905"
             name = re.sub(r"['\u2019]s$", "", name)
+        end = match.end()
+        if len(name) == 1 and (accidental := ACCIDENTAL.match(text, end)):
+            name, end = name + accidental[0], accidental.end()  # the note "C#", "F sharp"
         if name and name.lower() not in STOP_WORDS:
-            found.append((noted(noted_at, name, match.end()), start, match.end()))
+            found.append((noted(noted_at, name, end), start, end))
     places = {
         name: f"{name}, {following}"
         for (name, _, end), (following, start, _) in pairwise(found)

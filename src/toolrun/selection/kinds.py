@@ -2,8 +2,9 @@
 it as one: a time of day ("departure_time"), the asker's own name ("user_name"), a
 command ("command"), a division written with its word ("district_name": "Chatuchak
 District"), a season by its years ("season"), the end of a range of times (an "end"
-date), a number by what it stands for (a description's "2 for ironing service"); and
-what every step-5 rule uses: a name's words, and forgetting a value once given."""
+date), a number by what it stands for (a description's "2 for ironing service"), a
+colour ("color"); and what every step-5 rule uses: a name's words, and forgetting a
+value once given."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ _ABOUT_A_COMMAND = frozenset(
 # Divisions of a country whose word a task writes after the name ("Chatuchak District")
 # and a parameter for one takes without it.
 _DIVISIONS = frozenset({"district", "subdistrict", "province", "prefecture"})
+# Colours a task may name, and the words of a parameter named for one.
+_COLOURS = frozenset(
+    {"red", "orange", "yellow", "green", "blue", "purple", "violet", "pink", "brown"}
+    | {"black", "white", "gray", "grey", "silver", "gold", "cyan", "magenta", "teal"}
+    | {"navy", "maroon", "beige", "turquoise", "indigo", "crimson", "scarlet", "lavender"}
+)
+_COLOUR_WORDS = frozenset({"color", "colour"})
+_WORD = re.compile(r"[A-Za-z]+")
 # A date parameter for the end of a range ("end_date", "until_date").
 _ENDS = frozenset({"end", "until", "to", "finish", "stop"})
 
@@ -159,3 +168,27 @@ def range_end(own: frozenset[str], facts: Facts) -> Day | None:
     if until in facts.times:
         facts.times.remove(until)
     return replace(taken[0], time=until, until=None)
+
+
+def colours(names: list[str], facts: Facts) -> Found:
+    """The colours the task names ("in red", "a small green bird", a name that ends in
+    one: "Sea Green"; not the one inside "Green Bay Packers"), in its order, to the text
+    parameters of `names` named for a colour (color, color1, dominant_color)."""
+    wanted = [name for name in names if own_words(name) & _COLOUR_WORDS]
+    if not wanted:
+        return {}
+    text = facts.whole
+    named = [(text.find(n), n) for n in facts.names if n in text]
+    spans = [(start, start + len(n)) for start, n in named]
+    said = [(start, n) for start, n in named if n.split()[-1].lower() in _COLOURS]
+    said += [
+        (match.start(), match[0])
+        for match in _WORD.finditer(text)
+        if match[0].lower() in _COLOURS
+        and not any(start <= match.start() < end for start, end in spans)
+    ]
+    found: Found = {}
+    for name, (_, colour) in zip(wanted, sorted(said), strict=False):
+        found[name] = (colour, "colour in the task")
+        forget(facts, colour)
+    return found

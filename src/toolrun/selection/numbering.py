@@ -209,6 +209,8 @@ def _scores(
                 continue
             # "three sides" counts side1, side2 and side3: it is none of them
             counted = name[-1].isdigit() and bool(set(number.after) & words)
+            # "10 years" is no count per year (compounds_per_year): it spans years
+            counted = counted or number.after[:1] == [_per(name)]
             score = 0.0 if counted else _score(number, named, described)
             score += _heading(number, words)
             if number.year_like and _calendar_year(name):
@@ -356,6 +358,13 @@ def _bounds(names: list[str], numbers: list[Number]) -> dict[str, tuple[float | 
             lower, higher = sorted((first.value, second.value))
             return {low: (lower, "span in the task"), high: (higher, "span in the task")}
     return {}
+
+
+@lru_cache(maxsize=4096)
+def _per(name: str) -> str | None:
+    """The stem of the word after "per" in a parameter's name (compounds_per_year: year)."""
+    words = split_words(name)
+    return next((stem(w) for before, w in itertools.pairwise(words) if before == "per"), None)
 
 
 @lru_cache(maxsize=4096)

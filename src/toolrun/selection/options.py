@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-from toolrun.selection.text import STOP_WORDS, split_words, stem
+from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, split_words, stem
 
 # Values a description lists: "e.g. strategy, family", "Can be 'list' or 'dict'",
 # "(walk, bike, transit)"; "'en' for English" says what a value means.
@@ -176,12 +176,14 @@ def _zone_named(options: Any, task: str) -> Any:
 
 @functools.lru_cache(maxsize=8192)
 def _written(option: str, task: str) -> bool:
-    """`option` in `task` as whole words (case aside, but for a short one: "A" is no "a")."""
+    """`option` in `task` as whole words (case aside, but for a short one: "A" is no "a";
+    "C" is not written in "C#" or "C sharp major")."""
     text, wanted = (task, option) if len(option) <= 2 else (_lowered(task), option.lower())
     place = text.find(wanted) if option else -1
     while place >= 0:
         end = place + len(wanted)
-        if not (_wordy(text, place - 1) or _wordy(text, end)):
+        noted = ACCIDENTAL.match(text, end) if len(wanted) == 1 else None
+        if not (_wordy(text, place - 1) or _wordy(text, end) or noted):
             return True
         place = text.find(wanted, place + 1)
     return False

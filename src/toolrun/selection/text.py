@@ -59,3 +59,9 @@ def blanked(text: str, spans: list[tuple[int, int]]) -> str:
         parts += [text[last:start], " " * (end - start)]
         last = end
     return "".join([*parts, text[last:]])
+
+
+# What raises or lowers a note written as its capital letter: "C#", "B flat major".
+ACCIDENTAL = re.compile(
+    r"(?<=[A-G])(?:[#\u266f\u266d]|[ \t]+(?:sharp|flat)(?=[ \t]+(?:major|minor|scale|chord)\b))"
+)

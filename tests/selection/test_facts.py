@@ -268,6 +268,16 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("Run the following command in the terminal to list files", []),
         ("Use the same command for the other folder", []),
         ("with the help of the grep command, find TODOs", []),
+        # a program shells know, after a word of using it, with no word "command"
+        ("check whether docker is installed using docker --version", ["docker --version"]),
+        ("is docker running, please use docker ps to find out", ["docker ps"]),
+        ("start Docker on window using docker start.", ["docker start"]),
+        ("list file in desktop using dir Desktop", ["dir Desktop"]),
+        ("kill it using taskkill /F /IM code.exe, thanks", ["taskkill /F /IM code.exe"]),
+        ("Use git. Then stop", ["git"]),
+        ("we are using machine learning", []),  # no program a shell knows
+        ("use find to locate it, using time wisely", []),  # English words, not programs
+        ("use docker ps and the command pwd", ["docker ps", "pwd"]),
     ],
 )
 def test_a_command_given_after_the_word_command_is_read(task: str, given: list[str]) -> None:

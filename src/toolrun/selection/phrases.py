@@ -67,6 +67,27 @@ _COMMAND_BEFORE = re.compile(
     r"(?P<command>(?!command\b)(?P<program>[a-z][\w.+-]*)"
     r"(?:[ \t]+(?!(?i:command|or|and)\b)[^\s\"'`,;]+){0,5}?)[ \t]+(?i:command)\b"
 )
+# … or with no word "command", after a word of using one, where the program is one that
+# shells know by that name ("using docker --version", "please use docker ps to find
+# out", "using dir Desktop"; not "using machine learning"): the program and at most five
+# words, up to a comma, a sentence's end, or a word that goes on to something else.
+_PROGRAM_USED = re.compile(
+    r"\b(?i:using|use|via|run|execute)[ \t]+(?i:the[ \t]+)?"
+    r"(?P<command>(?P<program>[a-z][\w+-]*(?:\.[\w+-]+)*)"
+    r"(?:[ \t]+(?!(?i:to|for|and|or|then|please|command)\b)[^\s\"'`,;]+){0,5})"
+    r"(?=[ \t]*(?:[,;\n]|[.!?](?:\s|$)|$)|[ \t]+(?i:to|for|and|or|then|please)\b)"
+)
+# Programs a shell knows by these names, none of them an English word a task would write
+# after "using" for something else (not "find", "time", "start", "make", "type").
+_SHELL_PROGRAMS = frozenset(
+    {"docker", "git", "ls", "dir", "echo", "cat", "grep", "findstr", "ps", "taskkill"}
+    | {"tasklist", "netsh", "ipconfig", "ifconfig", "ping", "curl", "wget", "python"}
+    | {"python3", "pip", "npm", "npx", "node", "kubectl", "shutdown", "mkdir", "rmdir"}
+    | {"rm", "del", "cp", "mv", "cd", "pwd", "whoami", "hostname", "systeminfo", "chmod"}
+    | {"chown", "tar", "unzip", "ssh", "scp", "cargo", "javac", "gcc", "df", "du", "uname"}
+    | {"wc", "sed", "awk", "powershell", "cmd", "bash", "apt", "brew", "yarn", "tracert"}
+    | {"traceroute", "nslookup", "netstat", "xcopy", "robocopy", "schtasks", "wmic", "reg"}
+)
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 # Words that say which command, not what it runs: "run the following command", "use the
 # same command", "the default command".
@@ -114,8 +135,10 @@ def commands(text: str, original: str) -> list[str]:
     """The commands `text` (`original` with its quoted strings blanked: a marker inside
     quotes is none) gives after the word "command" ("using the command echo hi") or
     before it ("using the echo hi command"; not "the exact command shutdown /s", whose
-    command comes after), in the task's order, as `original` writes them."""
-    if "ommand" not in text:
+    command comes after), or, for a program shells know, after a word of using it alone
+    ("using docker --version"), in the task's order, as `original` writes them."""
+    used = [m for m in _PROGRAM_USED.finditer(text) if m["program"] in _SHELL_PROGRAMS]
+    if "ommand" not in text and not used:
         return []
     markers = [m for m in _COMMAND.finditer(text) if m["program"].lower() not in _NOT_PROGRAMS]
     after = {m.start() for m in markers}
@@ -123,9 +146,13 @@ def commands(text: str, original: str) -> list[str]:
         m
         for m in _COMMAND_BEFORE.finditer(text)
         if _a_command(m["command"]) and m.end() - len("command") not in after
-    ][:_MOST_COMMANDS]
+    ]
+    named = (named + used)[:_MOST_COMMANDS]
     markers = [m for m in markers if not any(n.start() <= m.start() < n.end() for n in named)]
-    found = [(m.start(), original[m.start("command") : m.end("command")]) for m in named]
+    found = [
+        (m.start(), _LAST_STOP.sub("", original[m.start("command") : m.end("command")]))
+        for m in named
+    ]
     bounds = sorted([m.start() for m in markers[:_MOST_COMMANDS]] + [m.start() for m in named])
     for match in markers[:_MOST_COMMANDS]:
         start = match.start("program")

@@ -1504,3 +1504,49 @@ def test_a_note_keeps_its_sharp_or_flat() -> None:
     assert fill(scale, "What key signature does C# major have?").arguments == {"key": "C#"}
     assert fill(scale, "the scale of C sharp major").arguments == {"key": "C sharp"}
     assert fill(scale, "the scale of C major").arguments == {"key": "C"}
+
+
+def test_a_url_template_is_filled_from_the_task() -> None:
+    params = {
+        "type": "object",
+        "properties": {"fabricName": typed("string"), "podId": typed("integer")},
+    }
+    get = card(
+        {
+            "url": typed(
+                "string",
+                "The URL to send the request to, e.g., 'https://{ip}/api/v1/interfaceInfo'.",
+            ),
+            "params": params,
+        },
+        ["url"],
+    )
+
+    filled = fill(
+        get, "the statistics of pod 10 of the Network1 fabric, using the IP 192.120.45.67"
+    )
+
+    assert filled.arguments == {
+        "url": "https://192.120.45.67/api/v1/interfaceInfo",
+        "params": {"fabricName": "Network1", "podId": 10},
+    }
+    # a placeholder the task leaves open: no URL is made up
+    assert "url" not in fill(get, "the statistics of pod 10 of the Network1 fabric").arguments
+    # the task's own template, and a placeholder another parameter's value fills
+    nodes = card(
+        {
+            "url": typed("string", "In https://<ip>/nodes?fabricName={fabricName}."),
+            "fabricName": typed("string", "The fabric."),
+        },
+        ["url", "fabricName"],
+    )
+    assert fill(nodes, "nodes of the fabric 'Net9' at 10.0.0.7").arguments == {
+        "url": "https://10.0.0.7/nodes?fabricName=Net9",
+        "fabricName": "Net9",
+    }
+    written = "the summary at 'https://{ip}/v1/summary', where {ip} is the IP address '192.168.1.1'"
+    assert fill(get, written).arguments["url"] == "https://192.168.1.1/v1/summary"
+    # a URL the task gives whole is kept as it is
+    assert fill(get, "get https://example.com/a at 10.0.0.7").arguments["url"] == (
+        "https://example.com/a"
+    )

@@ -44,6 +44,7 @@ from toolrun.selection.placing import (
 )
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 from toolrun.selection.units import unit_parameters
+from toolrun.selection.urls import templated_url
 from toolrun.selection.worded import worded_numbers
 from toolrun.tools.validation import argument_errors
 
@@ -170,7 +171,22 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
         if value is not None:
             found[name] = (value, source)
             forget(facts, value)
+    for name in [p for p in free_text if own_words(p) & _URL_WORDS]:
+        given = found.get(name, ("", ""))[0]
+        url = given if isinstance(given, str) and given.startswith(("http:", "https:")) else None
+        description = str(specs[name].get("description", ""))
+        if templated := templated_url(url, description, task, _values(found)):
+            found[name] = (templated, "the URL's template, filled from the task")
     return found
+
+
+def _values(found: dict[str, tuple[Any, str]]) -> dict[str, Any]:
+    """The values found, by name, those of an object's properties too."""
+    values = {name: value for name, (value, _) in found.items()}
+    for value in list(values.values()):
+        if isinstance(value, dict):
+            values |= {key: inner for key, inner in value.items() if key not in values}
+    return values
 
 
 def _is_free_text(spec: dict[str, Any]) -> bool:

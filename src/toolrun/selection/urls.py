@@ -1,0 +1,42 @@
+"""A URL built from a template, for step 5 (`arguments`): the task's URL or the one its
+parameter's description shows with placeholders ("https://{ip}/api/nodes",
+"https://<ip>/nodes?fabricName={fabricName}"), each placeholder filled from the task —
+an IP address for one named for a host, else the value another parameter of that name
+took ("fabric fab-ed" for fabricName)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+# A URL, placeholders and all ("https://<ip>/nodes?fabricName={fabricName}").
+_URL = re.compile(r"https?://(?:<\w+>|[^\s\"'<>])*(?:<\w+>|[^\s\"'<>.,;:!?)])")
+_PLACEHOLDER = re.compile(r"\{(\w+)\}|<(\w+)>")
+_IP_ADDRESS = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,4}){3}(?![\w.]*\w)")
+_HOST_WORDS = frozenset({"ip", "host", "hostname", "server", "address", "ip_address"})
+
+
+def templated_url(
+    given: str | None, description: str, task: str, values: Mapping[str, Any]
+) -> str | None:
+    """The URL `given` (the task's, if any) or, where the task gives none, the one
+    `description` shows, with each placeholder filled (an IP address the task writes for
+    "{ip}", the value `values` holds for "{fabricName}"); None where there is no template
+    or a placeholder the task leaves open."""
+    template = given if given is not None else next(iter(_URL.findall(description)), None)
+    if template is None or not _PLACEHOLDER.search(template):
+        return None
+    addresses = _IP_ADDRESS.findall(task)
+
+    def fill(match: re.Match[str]) -> str:
+        key = match[1] or match[2]
+        if key.lower() in _HOST_WORDS and addresses:
+            return str(addresses[0])
+        value = values.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return str(value)
+        return match[0]
+
+    url = _PLACEHOLDER.sub(fill, template)
+    return url if not _PLACEHOLDER.search(url) else None

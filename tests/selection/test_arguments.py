@@ -1550,3 +1550,28 @@ def test_a_url_template_is_filled_from_the_task() -> None:
     assert fill(get, "get https://example.com/a at 10.0.0.7").arguments["url"] == (
         "https://example.com/a"
     )
+
+
+def test_the_language_of_the_text_a_task_quotes_is_english_where_it_is() -> None:
+    sentiment = card(
+        {
+            "text": typed("string", "The text on which to perform sentiment analysis."),
+            "language": typed("string", "The language in which the text is written."),
+        },
+        ["text", "language"],
+    )
+
+    task = "Analyze the sentiment of a review 'I love the food here! It's always fresh.'"
+    assert fill(sentiment, task).arguments == {
+        "text": "I love the food here! It's always fresh.",
+        "language": "English",
+    }
+    # as a code where codes are asked for
+    coded = card({"language": typed("string", "The language the text is in (ISO 639-1).")})
+    assert fill(coded, "the review 'it is good and I like it'").arguments == {"language": "en"}
+    # not for text that is not English, nor where the task names the language
+    assert "language" not in fill(sentiment, "the review 'Je t'aime beaucoup'").arguments
+    named = fill(sentiment, "the Spanish review 'a tu and the is it'").arguments
+    assert named.get("language") != "English"
+    # nor without a text the task quotes
+    assert "language" not in fill(sentiment, "the sentiment of the review").arguments

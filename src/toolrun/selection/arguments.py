@@ -26,6 +26,7 @@ from toolrun.selection.kinds import (
     own_words,
     range_end,
     seasons,
+    text_language,
     times_of_day,
 )
 from toolrun.selection.naming import GENERIC, named_strings
@@ -162,6 +163,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= unit_parameters([p for p in free_text if p not in found], card, task)
     found |= divisions([p for p in free_text if p not in found], facts)
     found |= colours([p for p in free_text if p not in found], facts)
+    found |= text_language([p for p in free_text if p not in found], card, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)
     lists = [p for p in order if kind(specs[p]) == "array"]

@@ -3,8 +3,8 @@ it as one: a time of day ("departure_time"), the asker's own name ("user_name"),
 command ("command"), a division written with its word ("district_name": "Chatuchak
 District"), a season by its years ("season"), the end of a range of times (an "end"
 date), a number by what it stands for (a description's "2 for ironing service"), a
-colour ("color"); and what every step-5 rule uses: a name's words, and forgetting a
-value once given."""
+colour ("color"), the language of the text the task quotes; and what every step-5 rule
+uses: a name's words, and forgetting a value once given."""
 
 from __future__ import annotations
 
@@ -40,6 +40,20 @@ _COLOURS = frozenset(
 )
 _COLOUR_WORDS = frozenset({"color", "colour"})
 _WORD = re.compile(r"[A-Za-z]+")
+# A description of a parameter for the language the task's own text is in ("The language
+# in which the text is written", "the language the text is currently in").
+_OWN_LANGUAGE = re.compile(
+    r"\blanguage (?:in which|that) the \w+ (?:is|was) (?:written|asked)"
+    r"|\blanguage the \w+ is (?:currently |written )?in\b",
+    re.I,
+)
+_CODES = re.compile(r"\bISO[ -]?639|\bcodes?\b", re.I)
+_LANGUAGES = frozenset(
+    {"english", "spanish", "french", "german", "italian", "portuguese", "dutch", "russian"}
+    | {"chinese", "mandarin", "japanese", "korean", "arabic", "hindi", "turkish", "polish"}
+)
+# A few of the commonest English words: text with two of them is English.
+_ENGLISH = frozenset({"the", "is", "and", "it", "i", "you", "a", "to", "of", "this", "not"})
 # A date parameter for the end of a range ("end_date", "until_date").
 _ENDS = frozenset({"end", "until", "to", "finish", "stop"})
 
@@ -191,4 +205,25 @@ def colours(names: list[str], facts: Facts) -> Found:
     for name, (_, colour) in zip(wanted, sorted(said), strict=False):
         found[name] = (colour, "colour in the task")
         forget(facts, colour)
+    return found
+
+
+def text_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
+    """English (or "en" where codes are asked for) for a parameter of `names` described
+    as the language the task's text is written in, where the task quotes that text and
+    it is English ("the sentiment of the review 'I love the food here!'"); a task that
+    names a language leaves it to that."""
+    wanted = [n for n in names if _OWN_LANGUAGE.search(str(card.properties[n].get("description")))]
+    texts = [*facts.quoted, *facts.verbatim]
+    if not wanted or not texts:
+        return {}
+    words = [word.lower() for word in _WORD.findall(" ".join(texts))]
+    if len(_ENGLISH.intersection(words)) < 2 or re.search(r"[^\x00-\x7f]", "".join(texts)):
+        return {}
+    if _LANGUAGES.intersection(word.lower() for word in _WORD.findall(facts.whole)):
+        return {}  # "the Spanish review '…'": the task says which
+    found: Found = {}
+    for name in wanted:
+        description = str(card.properties[name].get("description"))
+        found[name] = ("en" if _CODES.search(description) else "English", "the text's language")
     return found

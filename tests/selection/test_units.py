@@ -80,3 +80,24 @@ def test_a_unit_the_description_cannot_take_is_not_given() -> None:
     assert fill(bmi, "my weight is 85 kilograms").arguments == {"weight": 85}
     listed = card({"unit": {"type": "string", "enum": ["cm", "m"]}, "radius": typed("integer")})
     assert fill(listed, "a radius of 4 cm").arguments == {"unit": "cm", "radius": 4}
+
+
+def test_what_a_measure_is_of_goes_to_a_parameter_for_the_item() -> None:
+    convert = card(
+        {
+            "quantity": typed("integer", "The quantity."),
+            "from_unit": typed("string", "The unit to convert from."),
+            "to_unit": typed("string", "The unit to convert to."),
+            "item": typed("string", "The item to convert."),
+        },
+        ["quantity", "from_unit", "to_unit", "item"],
+    )
+
+    assert fill(convert, "How many ounces in 2 pounds of butter?").arguments == {
+        "quantity": 2,
+        "from_unit": "pounds",
+        "to_unit": "ounces",
+        "item": "butter",
+    }
+    # "of" after a word that is no unit measures nothing
+    assert "item" not in fill(convert, "2 pieces of advice to convert").arguments

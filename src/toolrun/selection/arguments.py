@@ -44,7 +44,7 @@ from toolrun.selection.placing import (
     written_place,
 )
 from toolrun.selection.text import STOP_WORDS, split_words, stem
-from toolrun.selection.units import unit_parameters
+from toolrun.selection.units import measured, unit_parameters
 from toolrun.selection.urls import templated_url
 from toolrun.selection.worded import worded_numbers
 from toolrun.tools.validation import argument_errors
@@ -161,6 +161,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= asker_name(free_text, facts)
     found |= commands(free_text, facts)
     found |= unit_parameters([p for p in free_text if p not in found], card, task)
+    found |= measured([p for p in free_text if p not in found], card, task)
     found |= divisions([p for p in free_text if p not in found], facts)
     found |= colours([p for p in free_text if p not in found], facts)
     found |= text_language([p for p in free_text if p not in found], card, facts)

@@ -1,7 +1,8 @@
 """Unit parameters for step 5 (`arguments`): the unit a task asks for its answer ("the
 speed in km/h" for to_unit), the unit it writes a named parameter's number in ("a
 radius of 4 inches" for "the unit of measurement for the radius"), and both sides of a
-conversion ("How many teaspoons are in 2 tablespoons": from tablespoons to teaspoons)."""
+conversion ("How many teaspoons are in 2 tablespoons": from tablespoons to teaspoons);
+and what a measure is of ("2 pounds of butter" for an item)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,13 @@ from toolrun.selection.text import split_words, stem
 _ASKED_IN = re.compile(r"\b(?:in|into)\s+([A-Za-z]+(?:/[A-Za-z]+)?)\b(?!/)")
 _WORD = re.compile(r"(?<![\w/])([A-Za-z]+(?:/[A-Za-z]+)?)(?![\w/])")
 _UNIT = stem("unit")
+# "2 pounds of butter", "100g of water": what a measure is of, up to a word that goes on.
+_MEASURE_OF = re.compile(
+    r"\d(?:[\d.,]*\d)?[ \t]*(?P<unit>[A-Za-z]+)[ \t]+of[ \t]+(?:the[ \t]+)?"
+    r"(?P<stuff>[a-z]+(?:[ \t]+(?!(?:to|into|in|from|for|at|with|and|or|per)\b)[a-z]+){0,2})"
+)
+# A text parameter for what is measured.
+_STUFF = frozenset({"item", "ingredient", "food", "substance", "material", "product"})
 
 
 def unit_parameters(names: list[str], card: ToolCard, task: str) -> dict[str, tuple[Any, str]]:
@@ -85,3 +93,15 @@ def _as_listed(written: str, description: str) -> str | None:
     if len(options) > 1 and not any(unit_of(o.split("/", 1)[0]) for o in options):
         return None
     return written
+
+
+def measured(names: list[str], card: ToolCard, task: str) -> dict[str, tuple[Any, str]]:
+    """What a measure the task writes is of ("2 pounds of butter": butter) to the first
+    text parameter of `names` named for an item, ingredient, food or substance."""
+    wanted = [n for n in names if set(split_words(n)) & _STUFF and "enum" not in card.properties[n]]
+    if not wanted:
+        return {}
+    for match in _MEASURE_OF.finditer(task):
+        if unit_of(match["unit"]):
+            return {wanted[0]: (match["stuff"], "what a measure in the task is of")}
+    return {}

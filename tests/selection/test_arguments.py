@@ -1575,3 +1575,20 @@ def test_the_language_of_the_text_a_task_quotes_is_english_where_it_is() -> None
     assert named.get("language") != "English"
     # nor without a text the task quotes
     assert "language" not in fill(sentiment, "the sentiment of the review").arguments
+
+
+def test_a_place_given_with_its_region_is_given_to_no_other_parameter() -> None:
+    concerts = card(
+        {
+            "location": typed("string", "The city and state, e.g. Seattle, WA"),
+            "genre": typed("string", "Genre of music to be played at the concert."),
+        },
+        ["location", "genre"],
+    )
+
+    # and the genre is the word the task puts before the description's "music"
+    assert fill(concerts, "Find concerts near me in Seattle that plays jazz music.").arguments == {
+        "location": "Seattle, WA",
+        "genre": "jazz",
+    }
+    assert fill(concerts, "concerts in Seattle").arguments == {"location": "Seattle, WA"}

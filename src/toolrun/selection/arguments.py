@@ -68,6 +68,10 @@ _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
 _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
+_SORTS = frozenset({"genre", "type", "kind", "category", "style"})
+_SORT_OF = re.compile(
+    r"(?:the\s+)?(?:genre|type|kind|category|style)\s+of\s+(?:the\s+)?(\w+)", re.I
+)
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
@@ -281,7 +285,7 @@ def _text(
     if value is None and written:  # "Boston, MA" where the description shows one
         facts.names.remove(written[0])
         value, source = written_place(written[0], facts, description, name), "place in the task"
-    if value is None and (sort := _sort_of(name, task)):
+    if value is None and (sort := _sort_of(name, description, task)):
         value, source = sort, "kind in the task"
     if value is None:  # a value the description lists, not one given already
         options = [o for o in asked.options if o.lower() not in facts.used]
@@ -414,16 +418,28 @@ def _first(
     return None, ""
 
 
-def _sort_of(name: str, task: str) -> str | None:
+def _sort_of(name: str, description: str, task: str) -> str | None:
     """For a "room_type" parameter, the word the task puts before "room" ("a single
-    room")."""
-    noun = _sorted_noun(name)
+    room"); for a "genre" described as the "Genre of music", the one before "music"
+    ("jazz music")."""
+    noun = _sorted_noun(name) or _described_noun(name, description)
     if not noun or noun not in task.lower():
         return None
     found = re.search(rf"\b([A-Za-z][\w-]*)[ -]{re.escape(noun)}(?:e?s)?\b", task, re.I)
     if found and found[1].lower() not in STOP_WORDS and found[1].lower() != noun:
         return found[1]
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _described_noun(name: str, description: str) -> str:
+    """ "music" of a parameter named "genre" (or type, kind, category, style) described
+    as the "Genre of music to be played"."""
+    words = split_words(name)
+    if len(words) != 1 or words[0] not in _SORTS:
+        return ""
+    found = _SORT_OF.match(description)
+    return found[1].lower() if found and found[1].lower() not in STOP_WORDS else ""
 
 
 @functools.lru_cache(maxsize=4096)

@@ -67,14 +67,18 @@ def own_words(name: str) -> frozenset[str]:
 
 
 def forget(facts: Facts, value: Any) -> None:
-    """`value` (or each of a list's) is used: it is given to no other parameter."""
+    """`value` (or each of a list's) is used: it is given to no other parameter; nor is
+    a name it writes with its region ("Seattle" of "Seattle, WA")."""
     for item in value if isinstance(value, list) else [value]:
         if isinstance(item, str):
             lowered = item.lower()
             facts.used.append(lowered)
+            head = lowered.split(",", 1)[0].strip()
             for pool in (facts.quoted, facts.names, facts.codes, facts.identifiers, facts.paths):
                 if any(found.lower() == lowered for found in pool):
                     pool[:] = [found for found in pool if found.lower() != lowered]
+            if head != lowered and head in (name.lower() for name in facts.names):
+                facts.names[:] = [name for name in facts.names if name.lower() != head]
 
 
 def meant_numbers(card: ToolCard, task: str) -> dict[str, int]:

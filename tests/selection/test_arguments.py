@@ -1592,3 +1592,13 @@ def test_a_place_given_with_its_region_is_given_to_no_other_parameter() -> None:
         "genre": "jazz",
     }
     assert fill(concerts, "concerts in Seattle").arguments == {"location": "Seattle, WA"}
+
+
+def test_a_month_the_task_names_goes_to_a_month_parameter() -> None:
+    solar = card({"panelArea": typed("integer"), "month": typed("string", "The month.")})
+
+    assert fill(solar, "a panel area of 80000 sq ft in December").arguments == {
+        "panelArea": 80000,
+        "month": "December",
+    }
+    assert "month" not in fill(solar, "May I see the panel area of 80000 sq ft?").arguments

@@ -23,6 +23,7 @@ from toolrun.selection.kinds import (
     divisions,
     forget,
     meant_numbers,
+    month_names,
     own_words,
     range_end,
     seasons,
@@ -168,6 +169,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= measured([p for p in free_text if p not in found], card, task)
     found |= divisions([p for p in free_text if p not in found], facts)
     found |= colours([p for p in free_text if p not in found], facts)
+    found |= month_names([p for p in free_text if p not in found], facts)
     found |= text_language([p for p in free_text if p not in found], card, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)

@@ -3,8 +3,8 @@ it as one: a time of day ("departure_time"), the asker's own name ("user_name"),
 command ("command"), a division written with its word ("district_name": "Chatuchak
 District"), a season by its years ("season"), the end of a range of times (an "end"
 date), a number by what it stands for (a description's "2 for ironing service"), a
-colour ("color"), the language of the text the task quotes; and what every step-5 rule
-uses: a name's words, and forgetting a value once given."""
+colour ("color"), a month ("month"), the language of the text the task quotes; and
+what every step-5 rule uses: a name's words, and forgetting a value once given."""
 
 from __future__ import annotations
 
@@ -39,6 +39,10 @@ _COLOURS = frozenset(
     | {"navy", "maroon", "beige", "turquoise", "indigo", "crimson", "scarlet", "lavender"}
 )
 _COLOUR_WORDS = frozenset({"color", "colour"})
+_MONTH = re.compile(
+    r"\b(?:January|February|March|April|May(?! (?:I|we|you|he|she|they|it)\b)|June|July"
+    r"|August|September|October|November|December)\b"
+)
 _WORD = re.compile(r"[A-Za-z]+")
 # A description of a parameter for the language the task's own text is in ("The language
 # in which the text is written", "the language the text is currently in").
@@ -231,3 +235,11 @@ def text_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
         description = str(card.properties[name].get("description"))
         found[name] = ("en" if _CODES.search(description) else "English", "the text's language")
     return found
+
+
+def month_names(names: list[str], facts: Facts) -> Found:
+    """The first month the task names ("in December") to a text parameter of `names`
+    named "month"."""
+    wanted = [name for name in names if own_words(name) == {"month"}]
+    found = _MONTH.search(facts.whole) if wanted else None
+    return {wanted[0]: (found[0], "month in the task")} if found else {}

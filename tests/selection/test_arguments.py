@@ -1602,3 +1602,24 @@ def test_a_month_the_task_names_goes_to_a_month_parameter() -> None:
         "month": "December",
     }
     assert "month" not in fill(solar, "May I see the panel area of 80000 sq ft?").arguments
+
+
+def test_a_range_takes_the_two_numbers_of_a_span() -> None:
+    cases = card(
+        {"topic": typed("string"), "year_range": {"type": "array", "items": typed("integer")}},
+        ["year_range"],
+    )
+
+    filled = fill(cases, "land disputes in the past 5 years from 2015 to 2021").arguments
+    assert filled["year_range"] == [2015, 2021]
+
+
+def test_a_peoples_adjective_is_their_country_for_a_country_parameter() -> None:
+    events = card({"country": typed("string", "The country."), "topic": typed("string")})
+
+    assert fill(events, "key war events in German history").arguments["country"] == "Germany"
+    coded = card({"country": typed("string", "The ISO 3166 alpha-2 country code.")})
+    assert fill(coded, "events in French history").arguments == {"country": "FR"}
+    # not for a parameter of another kind
+    cuisine = card({"cuisine": typed("string", "The cuisine.")}, ["cuisine"])
+    assert fill(cuisine, "a good Chinese restaurant").arguments == {"cuisine": "Chinese"}

@@ -31,7 +31,7 @@ from toolrun.selection.kinds import (
     times_of_day,
 )
 from toolrun.selection.naming import GENERIC, named_strings
-from toolrun.selection.numbering import assign_numbers, kind, name_words
+from toolrun.selection.numbering import assign_numbers, kind, name_words, span
 from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
 from toolrun.selection.placing import (
     COMMA_FORMAT,
@@ -468,9 +468,10 @@ def _flag(name: str, task: str) -> tuple[Any, str]:
 def _array(
     name: str, spec: dict[str, Any], task: str, facts: Facts, required: bool
 ) -> tuple[Any, str]:
-    """A literal list of the right kind of items; the enum values the task names; a run
-    of numbers ("12, 24, 36") or of strings ("'Age', 'Income' and 'Sex'"), the one its
-    name is said just before first; else the numbers no other parameter took (once)."""
+    """A literal list of the right kind of items; the enum values the task names; for a
+    range ("year_range") the two numbers of a span ("from 2015 to 2021"); a run of
+    numbers ("12, 24, 36") or of strings ("'Age', 'Income' and 'Sex'"), the one its name
+    is said just before first; else the numbers no other parameter took (once)."""
     items = spec.get("items") or {}
     numeric = kind(items) in ("integer", "number")
     for found in facts.lists:
@@ -482,6 +483,10 @@ def _array(
         return (options, "enum values in the task") if options else (None, "")
     if numeric and facts.counts and name_words(name) & _COUNTS:
         return _counts(facts), "counts in the task"
+    if numeric and "range" in own_words(name) and (found := span(facts.numbers)):
+        for number in found:
+            facts.numbers.remove(number)
+        return [number.value for number in found], "span in the task"
     if numeric:
         return _numbers(name, facts)
     if kind(items) == "string" and facts.counted and (required or name_words(name) & _ITEMS):

@@ -348,16 +348,22 @@ def _bounds(names: list[str], numbers: list[Number]) -> dict[str, tuple[float | 
     (max_…, highest), where the tool has one of each; taken from `numbers`."""
     low = next((n for n in names if name_words(n) & _LOW), None)
     high = next((n for n in names if name_words(n) & _HIGH), None)
-    if not (low and high):
+    if not (low and high) or (found := span(numbers)) is None:
         return {}
+    for number in found:
+        numbers.remove(number)
+    lower, higher = sorted(number.value for number in found)
+    return {low: (lower, "span in the task"), high: (higher, "span in the task")}
+
+
+def span(numbers: list[Number]) -> tuple[Number, Number] | None:
+    """The first two of `numbers` the task joins as a span ("$300,000 to $400,000",
+    "between 100 and 250", "from 2015 to 2021")."""
     for first, second in itertools.pairwise(numbers):
         joined = first.unit.lower()  # the word right after it
         if joined in ("to", "and") and second.before[-1:] == [joined]:
-            numbers.remove(first)
-            numbers.remove(second)
-            lower, higher = sorted((first.value, second.value))
-            return {low: (lower, "span in the task"), high: (higher, "span in the task")}
-    return {}
+            return first, second
+    return None
 
 
 @lru_cache(maxsize=4096)

@@ -21,6 +21,48 @@ _ABBREVIATED = re.compile(
     r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
 )
 # A description asking for a country's code (not ISO 3166-2's, of a subdivision).
+_COUNTRY = stem("country")
+# A people's or language's adjective, for the country a country parameter asks for.
+_DEMONYMS = {
+    adjective: country
+    for country, adjective in (
+        line.split(": ")
+        for line in """Germany: German
+France: French
+Spain: Spanish
+Italy: Italian
+China: Chinese
+Japan: Japanese
+Russia: Russian
+India: Indian
+Brazil: Brazilian
+Mexico: Mexican
+Canada: Canadian
+Australia: Australian
+Egypt: Egyptian
+Greece: Greek
+Turkey: Turkish
+Poland: Polish
+Sweden: Swedish
+Norway: Norwegian
+Denmark: Danish
+Finland: Finnish
+Netherlands: Dutch
+Portugal: Portuguese
+Ireland: Irish
+South Korea: Korean
+Argentina: Argentine
+Israel: Israeli
+Iran: Iranian
+Vietnam: Vietnamese
+Thailand: Thai
+Switzerland: Swiss
+Austria: Austrian
+Belgium: Belgian
+United Kingdom: British
+United States: American""".splitlines()
+    )
+}
 _COUNTRY_CODE = re.compile(r"ISO[ -]?3166(?!-2)|alpha-2|country code|two-letter country", re.I)
 # A place parameter (its words), where it is the origin or the end of a trip, and the
 # words that introduce a place in a task.
@@ -132,7 +174,8 @@ def introduced(name: str, facts: Facts) -> bool:
 
 
 def written_place(value: str, facts: Facts, description: str, parameter: str) -> str:
-    """`value` as parameter `parameter` takes it: a country's code for a country
+    """`value` as parameter `parameter` takes it: a country for a people's adjective
+    ("German") and a country's code for a country
     parameter whose description asks for one (`_as_country_code`); for a place parameter
     whose description shows a "City, State" value, as the task writes it ("Boston, MA",
     "Portland, ME"), else with the city's state or country (the state's code where the
@@ -141,6 +184,8 @@ def written_place(value: str, facts: Facts, description: str, parameter: str) ->
     if not name_words(parameter) & PLACES:
         return value
     facts.given_places.append(value)
+    if _COUNTRY in name_words(parameter):
+        value = _DEMONYMS.get(value, value)  # "German history": Germany
     if _as_country_code(value, description, parameter):
         return gazetteer().country_code(value) or value  # "in the UK" for alpha-2: GB
     if not COMMA_FORMAT.search(description):

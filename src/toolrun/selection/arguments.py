@@ -481,14 +481,8 @@ def _array(
     if "enum" in items:
         options = named_options(items["enum"], task)
         return (options, "enum values in the task") if options else (None, "")
-    if numeric and facts.counts and name_words(name) & _COUNTS:
-        return _counts(facts), "counts in the task"
-    if numeric and "range" in own_words(name) and (found := span(facts.numbers)):
-        for number in found:
-            facts.numbers.remove(number)
-        return [number.value for number in found], "span in the task"
     if numeric:
-        return _numbers(name, facts)
+        return _numeric(name, facts)
     if kind(items) == "string" and facts.counted and (required or name_words(name) & _ITEMS):
         for value in facts.counted[0]:
             forget(facts, value)
@@ -507,6 +501,18 @@ def _array(
                     pool.remove(value)
         return group, "list in the task"
     return None, ""
+
+
+def _numeric(name: str, facts: Facts) -> tuple[Any, str]:
+    """A numeric array: the counts of counted items for one named for them; a span's two
+    numbers for a range; else a run of the task's numbers (`_numbers`)."""
+    if facts.counts and name_words(name) & _COUNTS:
+        return _counts(facts), "counts in the task"
+    if "range" in own_words(name) and (found := span(facts.numbers)):
+        for number in found:
+            facts.numbers.remove(number)
+        return [number.value for number in found], "span in the task"
+    return _numbers(name, facts)
 
 
 def _counts(facts: Facts) -> list[int]:

@@ -1390,8 +1390,19 @@ def test_a_span_of_two_numbers_goes_to_a_lower_and_an_upper_bound() -> None:
         "min_price": 100,
         "max_price": 250,
     }
-    # two numbers not joined as a span are no bounds of one
-    assert fill(prices, "at least 100, at most 250").arguments != {"min_price": 250}
+    # two numbers not joined as a span are no bounds of one, nor "and" without "between"
+    unjoined = fill(prices, "at least 100, at most 250").arguments
+    assert unjoined.get("min_price") != 250
+    assert unjoined.get("max_price") != 100
+    bounded = card({"min": typed("integer"), "max": typed("integer")})
+    assert fill(bounded, "add 3 and 4, then bound it between 1 and 10").arguments == {
+        "min": 1,
+        "max": 10,
+    }
+    # each bound as its parameter takes it, and only bounds of one thing
+    assert fill(prices, "hotels between 99.5 and 150 dollars").arguments == {}
+    unrelated = card({"min_rating": typed("integer"), "max_price": typed("integer")})
+    assert fill(unrelated, "from $100 to $200").arguments.get("min_rating") != 100
 
 
 def test_an_option_changed_to_another_is_the_new_one_or_for_a_source_the_old() -> None:
@@ -1623,3 +1634,61 @@ def test_a_peoples_adjective_is_their_country_for_a_country_parameter() -> None:
     # not for a parameter of another kind
     cuisine = card({"cuisine": typed("string", "The cuisine.")}, ["cuisine"])
     assert fill(cuisine, "a good Chinese restaurant").arguments == {"cuisine": "Chinese"}
+
+
+def test_kinds_of_value_are_not_read_where_the_task_says_something_else() -> None:
+    poster = card(
+        {
+            "title": typed("string"),
+            "text_color": typed("string"),
+            "background_color": typed("string"),
+        }
+    )
+    task = "a poster titled 'Green Energy' with white text on a navy background"
+    assert fill(poster, task).arguments == {
+        "title": "Green Energy",
+        "text_color": "white",
+        "background_color": "navy",
+    }
+    shirt = card({"color": typed("string")}, ["color"])
+    assert fill(shirt, "a shirt, not red, maybe blue").arguments == {"color": "blue"}
+    when = card({"month": typed("string"), "location": typed("string")}, ["month", "location"])
+    assert fill(when, "Average temperature in December").arguments.get("location") != "December"
+    assert fill(when, "Show May Day events").arguments.get("month") != "May"
+    genre = card({"genre": typed("string", "Genre of music to be played.")}, ["genre"])
+    assert fill(genre, "concerts with live music").arguments == {}
+    code = card({"language": typed("string", "The programming language the code is written in.")})
+    assert fill(code, "Review the code 'x is not None and it runs'").arguments.get("language") != (
+        "en"
+    )
+    hours = card({"closing": typed("integer", "In 24 hour format.")}, ["closing"])
+    assert fill(hours, "open until 12 am").arguments == {"closing": 0}
+
+
+def test_a_url_template_takes_only_an_ip_address_and_encoded_values() -> None:
+    nodes = card(
+        {
+            "url": typed("string", "e.g. https://{ip}/nodes?fabricName={fabricName}"),
+            "fabricName": typed("string", "The fabric."),
+        },
+        ["url", "fabricName"],
+    )
+
+    filled = fill(nodes, "nodes of the fabric 'My Fabric & Co' at 10.0.0.7").arguments
+    assert filled["url"] == "https://10.0.0.7/nodes?fabricName=My%20Fabric%20%26%20Co"
+    version = fill(nodes, "fabric 'A' on Python 3.11.4.1000 at host 10.0.0.7").arguments
+    assert version["url"] == "https://10.0.0.7/nodes?fabricName=A"
+    assert "url" not in fill(nodes, "fabric 'A' at 999.999.999.999").arguments
+
+
+def test_a_kind_described_as_the_type_of_a_noun_is_the_word_before_it() -> None:
+    instrument = card(
+        {"budget": typed("integer"), "type": typed("string", "Type of the instrument")},
+        ["budget", "type"],
+    )
+
+    assert fill(instrument, "an acoustic instrument within my budget of $1000").arguments == {
+        "budget": 1000,
+        "type": "acoustic",
+    }
+    assert "type" not in fill(instrument, "a cheap instrument for $1000").arguments

@@ -549,3 +549,11 @@ def test_a_long_run_of_blanks_inside_a_task_is_read_in_linear_time(task: str) ->
     """A task's last text once took time growing with the cube of a run of blanks inside
     it (where a polite end, ", please", may begin); 200,000 take well under a second."""
     assert Facts.of(task).whole
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["using yarn and needles", "using cargo containers", "I'm using python to build a web app"],
+)
+def test_a_word_that_names_a_program_in_prose_is_no_command(task: str) -> None:
+    assert Facts.of(task).commands == []

@@ -101,3 +101,28 @@ def test_what_a_measure_is_of_goes_to_a_parameter_for_the_item() -> None:
     }
     # "of" after a word that is no unit measures nothing
     assert "item" not in fill(convert, "2 pieces of advice to convert").arguments
+
+
+def test_a_unit_or_a_measure_is_read_only_where_the_task_says_one() -> None:
+    circle = card(
+        {
+            "radius": typed("integer", "The radius."),
+            "unit": typed("string", "The unit of measurement for the radius."),
+        }
+    )
+    # the radius's own unit over the one the answer is asked in
+    asked = fill(circle, "the area in cm of a circle with a radius of 4 inches").arguments
+    assert asked == {"radius": 4, "unit": "inches"}
+    two = card({"from_unit": typed("string"), "to_unit": typed("string")})
+    assert fill(two, "Convert 5 miles to km").arguments == {"from_unit": "miles", "to_unit": "km"}
+    food = card({"item": typed("string"), "product_id": typed("string")})
+    assert fill(food, "2 liters of water is how many cups").arguments["item"] == "water"
+    assert "item" not in fill(food, "after 3 hours of running").arguments  # no measure
+    assert fill(food, "Order 5 kg of cement").arguments == {"item": "cement"}  # no product_id
+
+
+def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
+    food = card({"item": typed("string")}, ["item"])
+
+    for task in ("1" * 200_000, "1," * 100_000):
+        assert fill(food, task).arguments == {}

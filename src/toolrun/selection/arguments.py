@@ -73,6 +73,13 @@ _SORTS = frozenset({"genre", "type", "kind", "category", "style"})
 _SORT_OF = re.compile(
     r"(?:the\s+)?(?:genre|type|kind|category|style)\s+of\s+(?:the\s+)?(\w+)", re.I
 )
+# Words before a kind's noun that say something else of it ("live music", "a cheap
+# vehicle", "the best product").
+_NO_SORT = frozenset(
+    {"live", "good", "great", "best", "new", "old", "nice", "loud", "some", "any", "cheap"}
+    | {"expensive", "big", "small", "local", "popular", "famous", "favorite", "favourite"}
+    | {"top", "other", "same", "different", "next", "last", "first", "certain", "specific"}
+)
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
@@ -160,16 +167,18 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     specs = card.properties
     order = card.required + [p for p in specs if p not in card.required]
     free_text = [p for p in order if _is_free_text(specs[p])]
+    written_numbers = list(facts.numbers)
     found = seasons(free_text, facts)  # before the numbers: its years are none
     found |= assign_numbers(card, facts, worded_numbers(card, task) | meant_numbers(card, task))
     found |= times_of_day(free_text, card, facts)
     found |= asker_name(free_text, facts)
     found |= commands(free_text, facts)
-    found |= unit_parameters([p for p in free_text if p not in found], card, task)
-    found |= measured([p for p in free_text if p not in found], card, task)
+    units = unit_parameters([p for p in free_text if p not in found], card, task, written_numbers)
+    found |= _used(units, facts)
+    found |= _used(measured([p for p in free_text if p not in found], card, task), facts)
     found |= divisions([p for p in free_text if p not in found], facts)
     found |= colours([p for p in free_text if p not in found], facts)
-    found |= month_names([p for p in free_text if p not in found], facts)
+    found |= _used(month_names([p for p in free_text if p not in found], facts), facts)
     found |= text_language([p for p in free_text if p not in found], card, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)
@@ -196,6 +205,13 @@ def _values(found: dict[str, tuple[Any, str]]) -> dict[str, Any]:
         if isinstance(value, dict):
             values |= {key: inner for key, inner in value.items() if key not in values}
     return values
+
+
+def _used(given: dict[str, tuple[Any, str]], facts: Facts) -> dict[str, tuple[Any, str]]:
+    """`given`, its values forgotten: given to no other parameter."""
+    for value, _ in given.values():
+        forget(facts, value)
+    return given
 
 
 def _is_free_text(spec: dict[str, Any]) -> bool:
@@ -423,12 +439,16 @@ def _first(
 def _sort_of(name: str, description: str, task: str) -> str | None:
     """For a "room_type" parameter, the word the task puts before "room" ("a single
     room"); for a "genre" described as the "Genre of music", the one before "music"
-    ("jazz music")."""
+    ("jazz music"; not a word that says something else of it: "live music", "a cheap
+    vehicle", "relaxing music")."""
     noun = _sorted_noun(name) or _described_noun(name, description)
     if not noun or noun not in task.lower():
         return None
     found = re.search(rf"\b([A-Za-z][\w-]*)[ -]{re.escape(noun)}(?:e?s)?\b", task, re.I)
-    if found and found[1].lower() not in STOP_WORDS and found[1].lower() != noun:
+    if found is None:
+        return None
+    word = found[1].lower()
+    if word not in STOP_WORDS | _NO_SORT and word != noun and not word.endswith("ing"):
         return found[1]
     return None
 

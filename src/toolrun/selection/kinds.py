@@ -14,11 +14,11 @@ from dataclasses import replace
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.dates import Day, time_written
-from toolrun.selection.facts import Facts
-from toolrun.selection.numbering import kind
+from toolrun.selection.dates import MONTHS, Day, time_written
+from toolrun.selection.facts import Facts, quoted_strings
+from toolrun.selection.numbering import kind, name_words
 from toolrun.selection.options import meanings_of, named_number
-from toolrun.selection.text import split_words
+from toolrun.selection.text import split_words, stem
 
 # Whoever asks, in a parameter's name: "user_name", "person_name", "customer_name".
 _ASKER = frozenset(
@@ -40,18 +40,22 @@ _COLOURS = frozenset(
 )
 _COLOUR_WORDS = frozenset({"color", "colour"})
 _MONTH = re.compile(
-    r"\b(?:January|February|March|April|May(?! (?:I|we|you|he|she|they|it)\b)|June|July"
-    r"|August|September|October|November|December)\b"
+    r"\b(?:{})\b(?!\s+(?:I|we|you|he|she|they|it)\b)".format(
+        "|".join(month.capitalize() for month in MONTHS)
+    )
 )
 _WORD = re.compile(r"[A-Za-z]+")
+_NEGATED = re.compile(r"\b(?:not|no|without)\s+$", re.I)
 # A description of a parameter for the language the task's own text is in ("The language
 # in which the text is written", "the language the text is currently in").
 _OWN_LANGUAGE = re.compile(
-    r"\blanguage (?:in which|that) the \w+ (?:is|was) (?:written|asked)"
-    r"|\blanguage the \w+ is (?:currently |written )?in\b",
+    r"(?<!programming )\blanguage (?:(?:in which|that) the (?:{0}) (?:is|was) (?:written|asked)"
+    r"|the (?:{0}) is (?:currently |written )?in\b)".format(
+        "text|question|message|review|sentence|content|document|query|comment|tweet|post"
+    ),
     re.I,
 )
-_CODES = re.compile(r"\bISO[ -]?639|\bcodes?\b", re.I)
+_CODES = re.compile(r"\bISO[ -]?639|\blanguage codes?\b|\bcodes? such as\b", re.I)
 _LANGUAGES = frozenset(
     {"english", "spanish", "french", "german", "italian", "portuguese", "dutch", "russian"}
     | {"chinese", "mandarin", "japanese", "korean", "arabic", "hindi", "turkish", "polish"}
@@ -199,7 +203,7 @@ def colours(names: list[str], facts: Facts) -> Found:
     wanted = [name for name in names if own_words(name) & _COLOUR_WORDS]
     if not wanted:
         return {}
-    text = facts.whole
+    text = _unquoted(facts.whole)  # not the "Green" of a title 'Green Energy'
     named = [(text.find(n), n) for n in facts.names if n in text]
     spans = [(start, start + len(n)) for start, n in named]
     said = [(start, n) for start, n in named if n.split()[-1].lower() in _COLOURS]
@@ -208,11 +212,17 @@ def colours(names: list[str], facts: Facts) -> Found:
         for match in _WORD.finditer(text)
         if match[0].lower() in _COLOURS
         and not any(start <= match.start() < end for start, end in spans)
+        and not _NEGATED.search(text, max(match.start() - 8, 0), match.start())
     ]
     found: Found = {}
-    for name, (_, colour) in zip(wanted, sorted(said), strict=False):
-        found[name] = (colour, "colour in the task")
-        forget(facts, colour)
+    for start, colour in sorted(said):
+        following = _WORD.search(text, start + len(colour))  # "navy background"
+        near = (following[0].lower(), stem(following[0])) if following else ()
+        open_ = [name for name in wanted if name not in found]
+        named_for = [name for name in open_ if set(near) & (own_words(name) | name_words(name))]
+        if open_ and (name := (named_for or open_)[0]):
+            found[name] = (colour, "colour in the task")
+            forget(facts, colour)
     return found
 
 
@@ -238,8 +248,23 @@ def text_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
 
 
 def month_names(names: list[str], facts: Facts) -> Found:
-    """The first month the task names ("in December") to a text parameter of `names`
-    named "month"."""
+    """The first month the task names ("in December"; not inside quotes, "Play 'November
+    Rain'", nor as a longer name's start, "May Day", nor "May I…") to a text parameter
+    of `names` named "month"."""
     wanted = [name for name in names if own_words(name) == {"month"}]
-    found = _MONTH.search(facts.whole) if wanted else None
-    return {wanted[0]: (found[0], "month in the task")} if found else {}
+    if not wanted:
+        return {}
+    text = _unquoted(facts.whole)
+    longer = [n for n in facts.names if " " in n]
+    for found in _MONTH.finditer(text):
+        if not any(n.startswith(found[0] + " ") and n in text for n in longer):
+            return {wanted[0]: (found[0], "month in the task")}
+    return {}
+
+
+@functools.lru_cache(maxsize=256)
+def _unquoted(text: str) -> str:
+    """`text` with what it quotes blanked."""
+    for quoted in quoted_strings(text):
+        text = text.replace(quoted, " " * len(quoted))
+    return text

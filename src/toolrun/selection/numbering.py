@@ -116,12 +116,12 @@ _PREFIXES = {
 _DEFAULT = re.compile(r"\b(?:defaults?|by default)\b(?:[^.;]|\.\d)*", re.I)
 _DAY_HOURS = re.compile(r"\b24[- ]?hours?\b", re.I)  # "in 24 hour format", "24-hour clock"
 # Name words of a lower and an upper bound.
-_LOW = frozenset(stem(w) for w in ("min", "minimum", "lowest", "lower", "least", "floor"))
-_HIGH = frozenset(stem(w) for w in ("max", "maximum", "highest", "upper", "most", "ceiling"))
+_LOW = frozenset(stem(w) for w in ("min", "minimum", "lowest", "lower", "least"))
+_HIGH = frozenset(stem(w) for w in ("max", "maximum", "highest", "upper", "most"))
 # Name words of a count of some of a whole's members, and of the whole's count: the
 # part is never the larger ("successes" of "trials", "favorable_outcomes" of "total").
 _PARTS = frozenset(stem(w) for w in ("success", "successes", "favorable", "favourable", "hits"))
-_WHOLES = frozenset(stem(w) for w in ("trial", "trials", "total", "attempts", "experiments"))
+_WHOLES = frozenset(stem(w) for w in ("trial", "trials", "attempts", "experiments"))
 _SHARES = frozenset(stem(w) for w in ("prob", "probability", "rate", "ratio", "percent", "p"))
 # Words that may stand between a parameter's name and its value: "rate of 5", "the
 # subject is 'Hi'", "titled as 'Notes'".
@@ -154,7 +154,7 @@ def assign_numbers(
     specs = card.properties
     names = [p for p in specs if kind(specs[p]) in ("integer", "number")]
     chosen, left = _range(names, facts)
-    chosen |= _bounds(names, left)
+    chosen |= _bounds(names, card, left)
     meant = meant or {}
     scores = {
         (place, name): score
@@ -342,26 +342,37 @@ def _range(
     }, left
 
 
-def _bounds(names: list[str], numbers: list[Number]) -> dict[str, tuple[float | int, str]]:
+def _bounds(
+    names: list[str], card: ToolCard, numbers: list[Number]
+) -> dict[str, tuple[float | int, str]]:
     """The two numbers of a "$300,000 to $400,000" or "between 2 and 5" span, the lower
     to a lower bound's parameter (min_…, lowest) and the higher to an upper bound's
-    (max_…, highest), where the tool has one of each; taken from `numbers`."""
+    (max_…, highest) of the same thing (min_price and max_price, not min_rating and
+    max_price), each as that parameter takes it; taken from `numbers`."""
     low = next((n for n in names if name_words(n) & _LOW), None)
     high = next((n for n in names if name_words(n) & _HIGH), None)
-    if not (low and high) or (found := span(numbers)) is None:
+    if not (low and high) or name_words(low) - _LOW != name_words(high) - _HIGH:
+        return {}
+    if (found := span(numbers)) is None:
+        return {}
+    lower, higher = sorted(found, key=lambda number: number.value)
+    low_value = _fitted(lower, low, card.properties[low])
+    high_value = _fitted(higher, high, card.properties[high])
+    if low_value is None or high_value is None:
         return {}
     for number in found:
         numbers.remove(number)
-    lower, higher = sorted(number.value for number in found)
-    return {low: (lower, "span in the task"), high: (higher, "span in the task")}
+    return {low: (low_value, "span in the task"), high: (high_value, "span in the task")}
 
 
 def span(numbers: list[Number]) -> tuple[Number, Number] | None:
     """The first two of `numbers` the task joins as a span ("$300,000 to $400,000",
-    "between 100 and 250", "from 2015 to 2021")."""
+    "from 2015 to 2021", "between 100 and 250"; "and" only after "between")."""
     for first, second in itertools.pairwise(numbers):
         joined = first.unit.lower()  # the word right after it
-        if joined in ("to", "and") and second.before[-1:] == [joined]:
+        if second.before[-1:] != [joined]:
+            continue
+        if joined == "to" or (joined == "and" and first.before[-1:] == ["between"]):
             return first, second
     return None
 
@@ -415,7 +426,9 @@ def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | No
     ):
         value = round(value / 100, 10)
     value = _converted(value, number.unit, description)
-    if number.unit.lower() == "pm" and 1 <= value < 12 and _DAY_HOURS.search(description):
+    if number.unit.lower() in ("am", "pm") and value == 12 and _DAY_HOURS.search(description):
+        value = 0 if number.unit.lower() == "am" else 12  # midnight, noon
+    elif number.unit.lower() == "pm" and 1 <= value < 12 and _DAY_HOURS.search(description):
         value += 12  # "until 11 PM" for an hour "in 24 hour format": 23
     if kind(spec) != "integer":
         return value

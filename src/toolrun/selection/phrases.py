@@ -77,16 +77,16 @@ _PROGRAM_USED = re.compile(
     r"(?:[ \t]+(?!(?i:to|for|and|or|then|please|command)\b)[^\s\"'`,;]+){0,5})"
     r"(?=[ \t]*(?:[,;\n]|[.!?](?:\s|$)|$)|[ \t]+(?i:to|for|and|or|then|please)\b)"
 )
-# Programs a shell knows by these names, none of them an English word a task would write
-# after "using" for something else (not "find", "time", "start", "make", "type").
+# Programs a shell knows by these names, none of them a word a task would write after
+# "using" for something else (not "find", "time", "start", "cat", "node", "yarn",
+# "cargo", "python": "I'm using python to build a web app").
 _SHELL_PROGRAMS = frozenset(
-    {"docker", "git", "ls", "dir", "echo", "cat", "grep", "findstr", "ps", "taskkill"}
-    | {"tasklist", "netsh", "ipconfig", "ifconfig", "ping", "curl", "wget", "python"}
-    | {"python3", "pip", "npm", "npx", "node", "kubectl", "shutdown", "mkdir", "rmdir"}
-    | {"rm", "del", "cp", "mv", "cd", "pwd", "whoami", "hostname", "systeminfo", "chmod"}
-    | {"chown", "tar", "unzip", "ssh", "scp", "cargo", "javac", "gcc", "df", "du", "uname"}
-    | {"wc", "sed", "awk", "powershell", "cmd", "bash", "apt", "brew", "yarn", "tracert"}
-    | {"traceroute", "nslookup", "netstat", "xcopy", "robocopy", "schtasks", "wmic", "reg"}
+    {"docker", "git", "ls", "dir", "echo", "grep", "findstr", "ps", "taskkill", "tasklist"}
+    | {"netsh", "ipconfig", "ifconfig", "ping", "curl", "wget", "python3", "pip", "npm"}
+    | {"npx", "kubectl", "shutdown", "mkdir", "rmdir", "rm", "del", "cp", "mv", "cd", "pwd"}
+    | {"whoami", "hostname", "systeminfo", "chmod", "chown", "unzip", "ssh", "scp", "javac"}
+    | {"gcc", "df", "du", "uname", "wc", "sed", "awk", "powershell", "cmd", "bash", "tracert"}
+    | {"traceroute", "nslookup", "netstat", "xcopy", "robocopy", "schtasks", "wmic"}
 )
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 # Words that say which command, not what it runs: "run the following command", "use the

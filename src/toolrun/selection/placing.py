@@ -20,7 +20,6 @@ COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
 _ABBREVIATED = re.compile(
     r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
 )
-# A description asking for a country's code (not ISO 3166-2's, of a subdivision).
 _COUNTRY = stem("country")
 # A people's or language's adjective, for the country a country parameter asks for.
 _DEMONYMS = {
@@ -63,6 +62,7 @@ United Kingdom: British
 United States: American""".splitlines()
     )
 }
+# A description asking for a country's code (not ISO 3166-2's, of a subdivision).
 _COUNTRY_CODE = re.compile(r"ISO[ -]?3166(?!-2)|alpha-2|country code|two-letter country", re.I)
 # A place parameter (its words), where it is the origin or the end of a trip, and the
 # words that introduce a place in a task.

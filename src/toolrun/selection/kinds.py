@@ -219,10 +219,11 @@ def colours(names: list[str], facts: Facts) -> Found:
         following = _WORD.search(text, start + len(colour))  # "navy background"
         near = (following[0].lower(), stem(following[0])) if following else ()
         open_ = [name for name in wanted if name not in found]
+        if not open_:
+            break
         named_for = [name for name in open_ if set(near) & (own_words(name) | name_words(name))]
-        if open_ and (name := (named_for or open_)[0]):
-            found[name] = (colour, "colour in the task")
-            forget(facts, colour)
+        found[(named_for or open_)[0]] = (colour, "colour in the task")
+        forget(facts, colour)
     return found
 
 

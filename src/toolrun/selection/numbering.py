@@ -119,7 +119,7 @@ _DAY_HOURS = re.compile(r"\b24[- ]?hours?\b", re.I)  # "in 24 hour format", "24-
 _LOW = frozenset(stem(w) for w in ("min", "minimum", "lowest", "lower", "least"))
 _HIGH = frozenset(stem(w) for w in ("max", "maximum", "highest", "upper", "most"))
 # Name words of a count of some of a whole's members, and of the whole's count: the
-# part is never the larger ("successes" of "trials", "favorable_outcomes" of "total").
+# part is never the larger ("successes" of "trials", "hits" of "attempts").
 _PARTS = frozenset(stem(w) for w in ("success", "successes", "favorable", "favourable", "hits"))
 _WHOLES = frozenset(stem(w) for w in ("trial", "trials", "attempts", "experiments"))
 _SHARES = frozenset(stem(w) for w in ("prob", "probability", "rate", "ratio", "percent", "p"))
@@ -413,7 +413,7 @@ def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | No
     (or takes a fraction and says nothing of percent); in the unit its description names
     ("5 km" for meters: 5000); None for a fraction an integer cannot take, for a sum of
     money where it is a span of time, and for any but a calendar year where it is one; an
-    hour after noon as 13 to 23 where it asks for 24-hour time."""
+    hour after noon as 13 to 23 (and "12 am" as 0) where it asks for 24-hour time."""
     if number.money and _span_of_time(name):
         return None  # "$5000 for 10 years": not 5000 years (year1_revenue, cost_per_day may)
     if _calendar_year(name) and not _year_at_all(number):

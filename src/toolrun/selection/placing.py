@@ -23,44 +23,40 @@ _ABBREVIATED = re.compile(
 _COUNTRY = stem("country")
 # A people's or language's adjective, for the country a country parameter asks for.
 _DEMONYMS = {
-    adjective: country
-    for country, adjective in (
-        line.split(": ")
-        for line in """Germany: German
-France: French
-Spain: Spanish
-Italy: Italian
-China: Chinese
-Japan: Japanese
-Russia: Russian
-India: Indian
-Brazil: Brazilian
-Mexico: Mexican
-Canada: Canadian
-Australia: Australian
-Egypt: Egyptian
-Greece: Greek
-Turkey: Turkish
-Poland: Polish
-Sweden: Swedish
-Norway: Norwegian
-Denmark: Danish
-Finland: Finnish
-Netherlands: Dutch
-Portugal: Portuguese
-Ireland: Irish
-South Korea: Korean
-Argentina: Argentine
-Israel: Israeli
-Iran: Iranian
-Vietnam: Vietnamese
-Thailand: Thai
-Switzerland: Swiss
-Austria: Austrian
-Belgium: Belgian
-United Kingdom: British
-United States: American""".splitlines()
-    )
+    "German": "Germany",
+    "French": "France",
+    "Spanish": "Spain",
+    "Italian": "Italy",
+    "Chinese": "China",
+    "Japanese": "Japan",
+    "Russian": "Russia",
+    "Indian": "India",
+    "Brazilian": "Brazil",
+    "Mexican": "Mexico",
+    "Canadian": "Canada",
+    "Australian": "Australia",
+    "Egyptian": "Egypt",
+    "Greek": "Greece",
+    "Turkish": "Turkey",
+    "Polish": "Poland",
+    "Swedish": "Sweden",
+    "Norwegian": "Norway",
+    "Danish": "Denmark",
+    "Finnish": "Finland",
+    "Dutch": "Netherlands",
+    "Portuguese": "Portugal",
+    "Irish": "Ireland",
+    "Korean": "South Korea",
+    "Argentine": "Argentina",
+    "Israeli": "Israel",
+    "Iranian": "Iran",
+    "Vietnamese": "Vietnam",
+    "Thai": "Thailand",
+    "Swiss": "Switzerland",
+    "Austrian": "Austria",
+    "Belgian": "Belgium",
+    "British": "United Kingdom",
+    "American": "United States",
 }
 # A description asking for a country's code (not ISO 3166-2's, of a subdivision).
 _COUNTRY_CODE = re.compile(r"ISO[ -]?3166(?!-2)|alpha-2|country code|two-letter country", re.I)
@@ -174,9 +170,9 @@ def introduced(name: str, facts: Facts) -> bool:
 
 
 def written_place(value: str, facts: Facts, description: str, parameter: str) -> str:
-    """`value` as parameter `parameter` takes it: a country for a people's adjective
-    ("German") and a country's code for a country
-    parameter whose description asks for one (`_as_country_code`); for a place parameter
+    """`value` as parameter `parameter` takes it: for a country parameter, the country of
+    a people's adjective ("German": Germany), and its code where the description asks
+    for one (`_as_country_code`); for a place parameter
     whose description shows a "City, State" value, as the task writes it ("Boston, MA",
     "Portland, ME"), else with the city's state or country (the state's code where the
     description shows one; where it speaks of a state, a US city of the name first); a

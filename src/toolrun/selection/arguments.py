@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
@@ -177,7 +177,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= _used(units, facts)
     found |= _used(measured([p for p in free_text if p not in found], card, task), facts)
     found |= divisions([p for p in free_text if p not in found], facts)
-    found |= colours([p for p in free_text if p not in found], facts)
+    found |= _used(colours([p for p in free_text if p not in found], facts), facts)
     found |= _used(month_names([p for p in free_text if p not in found], facts), facts)
     found |= text_language([p for p in free_text if p not in found], card, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
@@ -345,9 +345,12 @@ def _templated(keys: tuple[str, ...], task: str, facts: Facts) -> str | None:
     """The task's value for each key as if it were a parameter of its own, written as
     the template ("track:Friends artist:Marshmello"); none unless every key has one."""
     card = ToolCard("template", "", {"type": "object", "properties": {k: {} for k in keys}})
-    if len(_found(card, task, copy.deepcopy(facts))) < len(keys):
+    trial = copy.deepcopy(facts)  # the task's facts are spent only if every key has a value
+    values = _found(card, task, trial)
+    if len(values) < len(keys):
         return None
-    values = _found(card, task, facts)
+    for spent in fields(facts):
+        setattr(facts, spent.name, getattr(trial, spent.name))
     return " ".join(f"{key}:{values[key][0]}" for key in keys)
 
 

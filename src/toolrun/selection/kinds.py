@@ -223,7 +223,6 @@ def colours(names: list[str], facts: Facts) -> Found:
             break
         named_for = [name for name in open_ if set(near) & (own_words(name) | name_words(name))]
         found[(named_for or open_)[0]] = (colour, "colour in the task")
-        forget(facts, colour)
     return found
 
 

@@ -157,7 +157,16 @@ def watch(
     """Redraw the run from `fetch()` every `poll_s` s until it is over, then print it once
     more; returns the last view. Ctrl-C propagates once the live area is closed."""
     view = fetch()
-    with Live(render_run(view), console=console, auto_refresh=False, transient=True) as live:
+    # No redirection of sys.stdout/sys.stderr: a Ctrl-C while Live starts would leave
+    # them redirected, and the "stopped watching" line printed after it would be lost.
+    with Live(
+        render_run(view),
+        console=console,
+        auto_refresh=False,
+        transient=True,
+        redirect_stdout=False,
+        redirect_stderr=False,
+    ) as live:
         while not is_over(view):
             sleep(poll_s)
             view = fetch()

@@ -232,7 +232,8 @@ def first(selector: Selector, task: str, answer: dict[str, Any]) -> list[Seen]:
         accepted = answer.get(candidate.name)
         matches = None
         if accepted is not None:
-            arguments = fill(selector.by_name[candidate.name], task).arguments
+            card = selector.by_name[candidate.name]
+            arguments = selector.completed(card, task, fill(card, task)).arguments
             matches = arguments_match(arguments, accepted)
         found.append(Seen(candidate.signals, candidate.evidence, candidate.name in answer, matches))
     return found

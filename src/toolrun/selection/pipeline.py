@@ -11,7 +11,9 @@
    the required parameters can be filled (`evaluation`) and the lists applied; each
    candidate's confidence that it fits judged (`judge`), "no suitable tool" when the
    best is not confident enough;
-5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated.
+5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated;
+   with an embedding model, a required text parameter the rules leave open takes the
+   task's phrase most like it in meaning (`guesses`).
 
 `Selector.select` returns the ranking, the choice, its arguments and the trace of each
 step.
@@ -32,6 +34,7 @@ from toolrun.selection.arguments import Filled, checked, fill
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.evaluation import weigh_cost, weigh_latency, weigh_missing
 from toolrun.selection.facts import without_values
+from toolrun.selection.guesses import guessed
 from toolrun.selection.judge import (
     DEFAULT_CONFIDENCE,
     Judge,
@@ -207,6 +210,8 @@ class Selector:
                 filled, arguments_by = tried[chosen], "rules"
             else:
                 filled, arguments_by = _arguments(card, task, context, model)
+            if arguments_by != "model":
+                filled = self.completed(card, task, filled)
         trace = {
             "1_scenario": found_scenarios,
             "2_intents": found_intents,
@@ -228,6 +233,13 @@ class Selector:
             trace=trace,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+    def completed(self, card: ToolCard, task: str, filled: Filled) -> Filled:
+        """The rules' arguments for `card`, with the embedding model (where there is one)
+        giving a required text parameter they left open the task's phrase most like it."""
+        if self.encoder is None or not filled.missing:
+            return filled
+        return guessed(self.encoder, card, task, filled)
 
     def rank(
         self,

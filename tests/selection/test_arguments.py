@@ -477,6 +477,20 @@ def test_a_name_goes_to_the_parameter_the_role_after_it_names() -> None:
     # a word right after a name is no role ("the Tim Burton movie"); nor is what is said
     # of it ("Tim Burton is shown"), nor a word all the parameters share ("movie")
     assert fill(movies, "the Tim Burton movie, Tim Burton is shown").arguments == {}
+    # a name the words around say plays in it, to the cast
+    for task, actor in [
+        (
+            "a good film to watch with Duane Whitaker, directed by Quentin Tarantino",
+            "Duane Whitaker",
+        ),
+        ("directed by David Leitch and acted by Lori Tuisano", "Lori Tuisano"),
+        ("a movie with Michaela Watkins starring in it, by Paul Downs", "Michaela Watkins"),
+        ("anything starring Tom Hanks", "Tom Hanks"),
+    ]:
+        assert fill(movies, task).arguments.get("cast") == actor, task
+    # … and to no parameter that is not for one who plays
+    crew = card({"directed_by": typed("string", "Director of the movie.")})
+    assert fill(crew, "a film with Duane Whitaker").arguments == {}
     # a name after "by" to a parameter named for a maker, though optional
     song = card({"song_id": typed("string"), "artist": typed("string")}, ["song_id"])
     assert fill(song, "Play Roar by Katy Perry, song id wr_roar").arguments == {
@@ -1410,6 +1424,10 @@ def test_an_option_changed_to_another_is_the_new_one_or_for_a_source_the_old() -
 
     assert fill(order, "switch my order from pizza to a BURGER.").arguments == {"food": "BURGER"}
     assert fill(order, "I'd like a pizza, or a burger").arguments == {"food": "PIZZA"}
+    genres = card({"genre": typed("string", "Genre.", enum=["Comedy", "Drama", "Comedy-drama"])})
+    assert fill(genres, "something like the Comedy-drama genre").arguments == {
+        "genre": "Comedy-drama"
+    }  # not "Comedy", written within it
     modes = ["COOL", "HEAT", "FAN"]
     change = card(
         {"from_mode": {"type": "string", "enum": modes}, "to_mode": {"enum": modes}},
@@ -1419,6 +1437,31 @@ def test_an_option_changed_to_another_is_the_new_one_or_for_a_source_the_old() -
         "from_mode": "HEAT",
         "to_mode": "COOL",
     }
+
+
+def test_a_languages_code_is_named_by_the_language() -> None:
+    codes = ["en", "hi", "es", "fr", "de"]
+    translate = card(
+        {
+            "source_language": typed("string", "The source text's language code.", enum=codes),
+            "target_language": typed("string", "The target language's code.", enum=codes[1:]),
+        },
+        ["source_language", "target_language"],
+    )
+    assert fill(translate, "convert this from English to French: 'Hi'").arguments == {
+        "source_language": "en",
+        "target_language": "fr",
+    }
+    assert fill(translate, "Translate 'Hola' from Spanish into German").arguments == {
+        "source_language": "es",
+        "target_language": "de",
+    }
+    speech = card({"language": typed("string", "The language.", enum=["en-US", "zh-CN"])})
+    assert fill(speech, "say '我爱学习' in Mandarin").arguments == {"language": "zh-CN"}
+    assert fill(speech, "say it in a foreign tongue").arguments == {}
+    # options of which one looks like a language's code are no languages
+    answers = card({"answer": typed("string", "Yes or no.", enum=["yes", "no"])})
+    assert fill(answers, "reply in Norwegian, please").arguments == {}
 
 
 def test_a_template_the_description_shows_is_filled_key_by_key() -> None:

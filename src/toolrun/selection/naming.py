@@ -1,7 +1,9 @@
 """Values whose parameter the words just before them name, for step 5 (`arguments`):
 "the subject 'Weekly report'", "case number CA123", "title Notes"; and names whose
 parameter the words just after them name ("David Leitch as the director", "Alex King
-in the cast") or that "by" makes a maker of ("Roar by Katy Perry" for an artist)."""
+in the cast"), that "by" makes a maker of ("Roar by Katy Perry" for an artist) or that
+the words around them say play in something ("with Duane Whitaker", "starring Tom
+Hanks", "acted by Lori Tuisano" for the cast)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,12 @@ _MAKERS = frozenset(
         *("painter", "sculptor", "musician", "performer", "publisher", "maker", "designer"),
     ]
 )
+# Who plays in something ("with Duane Whitaker", "starring Tom Hanks", "acted by Lori
+# Tuisano", "Michaela Watkins starring in it"): a parameter named for one takes the name.
+_PERFORMERS = frozenset(stem(w) for w in ("cast", "actor", "actress", "star", "performer"))
+_PLAYS_BEFORE = (["star"], ["featur"], ["with"])  # stems of the word just before a name
+_PLAYS_BY = (["act", "by"], ["play", "by"], ["perform", "by"])
+_PLAYS_AFTER = (["star"], ["in", "it"])  # … and of the words just after it
 # Words between a name and the word after it that says its role: "Alex King in the
 # cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
 # "SSID with a message", "Hilton is available").
@@ -59,10 +67,15 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         after = " ".join(facts.after.get(value, [])) if pool is facts.names else ""
         said_after = role[1] if (role := _ROLE.match(after)) else ""
         made_by = pool is facts.names and before[-1:] == ["by"]
+        plays = pool is facts.names and _plays(before, facts.after.get(value, []))
         for order, name in enumerate(names):
             if heads[order] in near and (said := _said(name, near)):
                 scored.append((-said, place, order))
-            elif said_after in telling.get(name, ()) or (made_by and heads[order] in _MAKERS):
+            elif (
+                said_after in telling.get(name, ())
+                or (made_by and heads[order] in _MAKERS)
+                or (plays and heads[order] in _PERFORMERS)
+            ):
                 scored.append((-1.0, place, order))
     found: dict[str, tuple[Any, str]] = {}
     used: set[int] = set()
@@ -80,6 +93,15 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         used.add(place)
         forget(facts, value)
     return found
+
+
+def _plays(before: list[str], after: list[str]) -> bool:
+    """Whether the words around a name say it plays in something (stems)."""
+    return (
+        before[-1:] in _PLAYS_BEFORE
+        or before[-2:] in _PLAYS_BY
+        or any(after[: len(words)] == words for words in _PLAYS_AFTER)
+    )
 
 
 def _said(name: str, before: list[str]) -> float:

@@ -1,6 +1,7 @@
 """Which value of a known set a task names: an enum's, or one a parameter's description
 lists ("e.g. strategy, family", "Can be 'list' or 'dict'", "(walk, bike, transit)") — as
-written, by what the description says it means ("'en' for English"), by the stems of its
+written, by what the description says it means ("'en' for English") or, for a language's
+code ("fr", "es-ES"), by the language's name, by the stems of its
 words ("defined" → "definition"), as an abbreviation ("DESC" for "descending") or, for
 an action an option names, by a verb of the same action the task asks with ("remove the
 item" for "delete"); and which number a task names by what its description says the
@@ -66,6 +67,21 @@ _MEANT = re.compile(
     re.I,
 )
 _FEWEST_MEANINGS = 2  # a description that gives one is giving an example
+# The ISO 639-1 codes of common languages, with the names a task calls each by: an
+# option "fr" or "fr-FR" is named by "French".
+_LANGUAGE_NAMES = {
+    **{"en": ("English",), "es": ("Spanish",), "fr": ("French",), "de": ("German",)},
+    **{"it": ("Italian",), "pt": ("Portuguese",), "nl": ("Dutch",), "ru": ("Russian",)},
+    **{"zh": ("Chinese", "Mandarin"), "ja": ("Japanese",), "ko": ("Korean",)},
+    **{"ar": ("Arabic",), "hi": ("Hindi",), "tr": ("Turkish",), "pl": ("Polish",)},
+    **{"id": ("Indonesian",), "sv": ("Swedish",), "el": ("Greek",), "he": ("Hebrew",)},
+    **{"vi": ("Vietnamese",), "th": ("Thai",), "uk": ("Ukrainian",), "cs": ("Czech",)},
+    **{"da": ("Danish",), "fi": ("Finnish",), "no": ("Norwegian",), "hu": ("Hungarian",)},
+    **{"ro": ("Romanian",), "bn": ("Bengali",), "fa": ("Persian", "Farsi")},
+    **{"ms": ("Malay",), "ta": ("Tamil",), "ur": ("Urdu",), "sw": ("Swahili",)},
+}
+_LANGUAGE_CODE = re.compile(r"([a-z]{2})(?:[-_][A-Z]{2})?")
+_FEWEST_CODES = 2  # one code among other values is likely a word ("yes", "no")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -115,16 +131,22 @@ def named_option(
     description says it means (`meanings`: "'en' for English"), or by its words' stems
     ("defined" → "definition"). Where it changes one written option to another ("from
     pizza to a burger"), the new one, or for a `source` parameter (from_…) the old."""
-    written = [option for option in options if _written(str(option), task)]
+    written = _longest([(option, str(option)) for option in options if _written(str(option), task)])
     if len(written) > 1 and (change := _change(written, task)):
         return change[0 if source else 1], "enum value in the task (of the change it asks for)"
     if written:
-        return written[0], "enum value in the task"
+        return written[0][0], "enum value in the task"
     if zone := _zone_named(options, task):  # "London time" → Europe/London
         return zone, "enum value in the task (a time zone by its place)"
-    for value, meaning in meanings:
-        if value in options and _written(meaning, task):
-            return value, "enum value in the task (by its meaning)"
+    meant = [
+        (value, meaning)
+        for value, meaning in (*meanings, *_languages(options))
+        if value in options and _written(meaning, task)
+    ]
+    if len({value for value, _ in meant}) > 1 and (change := _change(meant, task)):
+        return change[0 if source else 1], "enum value in the task (of the change it asks for)"
+    if meant:
+        return meant[0][0], "enum value in the task (by its meaning)"
     for option in options:
         if _by_stem(str(option), task):
             return option, "enum value in the task (by its stem)"
@@ -136,15 +158,43 @@ def named_option(
     return None, ""
 
 
-def _change(written: list[Any], task: str) -> tuple[Any, Any] | None:
-    """The two of the `written` options that the task asks to change from one to the
-    other ("switch from pizza to a BURGER"), as (from, to)."""
+def _longest(named: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
+    """`named` without an option written within a longer one named too ("Comedy" within
+    "Comedy-drama")."""
+    lowered = [words.lower() for _, words in named]
+    return [
+        pair
+        for pair, words in zip(named, lowered, strict=True)
+        if not any(words != other and words in other for other in lowered)
+    ]
+
+
+def _change(named: list[tuple[Any, str]], task: str) -> tuple[Any, Any] | None:
+    """The two of the `named` options (each with the words that name it) that the task
+    asks to change from one to the other ("switch from pizza to a BURGER", "from
+    English to French"), as (from, to)."""
     for match in _FROM_TO.finditer(task):
-        old = [o for o in written if _written(str(o), match[1])]
-        new = [o for o in written if _written(str(o), match[2]) and o not in old]
+        old = [o for o, words in named if _written(words, match[1])]
+        new = [o for o, words in named if _written(words, match[2]) and o not in old]
         if old and new:
             return old[0], new[0]
     return None
+
+
+def _languages(options: Any) -> tuple[tuple[str, str], ...]:
+    """Each of `options` that is a language's code ("fr", "es-ES", "zh_CN") with each
+    name a task may call the language by, where two or more are ("yes" and "no" are no
+    languages)."""
+    coded = [
+        (option, _LANGUAGE_NAMES[code[1]])
+        for option in options
+        if isinstance(option, str)
+        and (code := _LANGUAGE_CODE.fullmatch(option))
+        and code[1] in _LANGUAGE_NAMES
+    ]
+    if len(coded) < _FEWEST_CODES:
+        return ()
+    return tuple((option, name) for option, names in coded for name in names)
 
 
 _FROM_TO = re.compile(r"\bfrom\s+((?:\S+\s+){0,3}?\S+)\s+(?:to|into)\s+((?:\S+\s+){0,3}\S+)", re.I)

@@ -107,6 +107,55 @@ def test_numbers_are_named_by_the_words_after_them_too() -> None:
     assert filled.arguments == {"frequency": 440, "duration": 5}  # rounding: never named
 
 
+def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
+    projects = card(
+        {
+            "uuid": typed("string"),
+            "excludeInactive": typed("boolean"),
+            "onlyRoot": typed("boolean"),
+            "hideUnverified": typed("boolean"),
+        },
+        ["uuid"],
+    )
+    assert fill(projects, "the active root projects of the team with UUID '12'").arguments == {
+        "uuid": "12",
+        "excludeInactive": True,
+        "onlyRoot": True,
+    }
+    assert fill(projects, "only the verified users' projects").arguments == {"hideUnverified": True}
+    # naming what it leaves out is no asking for the opposite
+    assert "excludeInactive" not in fill(projects, "active and inactive projects").arguments
+    assert fill(projects, "the projects of the team").arguments == {}
+
+
+def test_a_count_takes_the_number_just_before_what_it_counts() -> None:
+    traits = card(
+        {
+            "hobby": typed("string", "The hobby or activity of interest."),
+            "trait_count": typed("integer", "The number of top traits to return."),
+        },
+        ["hobby"],
+    )
+    assert (
+        fill(traits, "Find three personality traits of people who like jogging.").arguments[
+            "trait_count"
+        ]
+        == 3
+    )  # "trait" is half of trait_count's own words ("first", "top", "last" are none)
+    dice = card(
+        {
+            "target_number": typed("integer", "The number to roll."),
+            "dice_number": typed("integer", "The number of dice."),
+            "dice_faces": typed("integer", "The faces of each die."),
+        },
+        ["target_number"],
+    )
+    assert fill(dice, "the odds of rolling a 7 with two dice").arguments == {
+        "target_number": 7,
+        "dice_number": 2,
+    }
+
+
 def test_scales_and_percentages() -> None:
     money = card(
         {

@@ -55,14 +55,20 @@ from toolrun.tools.validation import argument_errors
 _NEGATION = frozenset(stem(w) for w in ("no", "not", "without", "never", "disable", "exclude"))
 # Words of a flag's name that make it a flag rather than say what it is about, which the
 # task need not say: include_images is asked for by "I want to see images",
-# monitoringEnabled by "with monitoring", closed_status by "whether it is closed".
+# monitoringEnabled by "with monitoring", closed_status by "whether it is closed",
+# onlyRoot by "the root projects".
 _FLAG_WORDS = frozenset(
     stem(word)
     for word in [
         *("include", "with", "show", "return", "fetch", "get", "want", "add"),
-        *("enable", "enabled", "is", "has", "status", "flag"),
+        *("enable", "enabled", "is", "has", "status", "flag", "only"),
     ]
 )
+# A flag's words that leave out what the rest of its name is, and the prefixes of a
+# word for what something is not (excludeInactive, hideUnverified, skipNonfree).
+_LEAVING_OUT = frozenset({"exclude", "hide", "skip", "omit"})
+_NOT_PREFIXES = ("non", "in", "un")
+_SHORTEST_STEM = 3  # "in" + "dex" is no negation
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
@@ -481,11 +487,26 @@ def _flag(name: str, task: str) -> tuple[Any, str]:
     words = {stem(w) for w in split_words(name) if len(w) > 1 and not w.isdigit()}
     wanted = words - _FLAG_WORDS or words
     said, _, _ = task_stems(task)
+    if _leaves_out_the_opposite(name, said):
+        return True, "the task asks for the opposite of what it leaves out"
     places = [i for i, w in enumerate(said) if w in wanted]
     if not wanted or not wanted <= {said[i] for i in places}:
         return None, ""
     negated = _NEGATION & set(said[max(places[0] - 3, 0) : places[0]])
     return (False, "negated in the task") if negated else (True, "named in the task")
+
+
+def _leaves_out_the_opposite(name: str, said: tuple[str, ...]) -> bool:
+    """Whether a flag that leaves out what is not something (excludeInactive,
+    hideUnverified) is asked for by that something ("the active projects"), where the
+    task does not name what it leaves out."""
+    parts = split_words(name)
+    rest = [part for part in parts if part not in _LEAVING_OUT]
+    if len(rest) != 1 or len(rest) == len(parts):
+        return False
+    negated = rest[0]
+    positive = next((negated[len(p) :] for p in _NOT_PREFIXES if negated.startswith(p)), "")
+    return len(positive) > _SHORTEST_STEM and stem(positive) in said and stem(negated) not in said
 
 
 def _array(

@@ -48,6 +48,7 @@ _BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the numb
 _AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
 _AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
 _ENOUGH = 1.5
+_COUNTS_ITS_THING = 3.0  # a number just before what a count parameter counts
 _COMPOUND = re.compile(r"[A-Za-z]\s*/\s*[A-Za-z]|\bper\b|\^", re.I)
 # Units by what they measure and their size in the base unit of that.
 _UNITS = {
@@ -212,6 +213,8 @@ def _scores(
             # "10 years" is no count per year (compounds_per_year): it spans years
             counted = counted or number.after[:1] == [_per(name)]
             score = 0.0 if counted else _score(number, named, described)
+            if words & _COUNT and set(number.after[:2]) & (words - _COUNT):
+                score = max(score, _COUNTS_ITS_THING)  # "three traits" for trait_count
             score += _heading(number, words)
             if number.year_like and _calendar_year(name):
                 score += 2.0  # "in 2020" for a year (not for year1_revenue)

@@ -232,6 +232,8 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
     ("task", "given"),
     [
         ("what is the time in pc, using the command echo %time%", ["echo %time%"]),
+        ("open calculator app using the command called start calc", ["start calc"]),
+        ("run the command named ls -la", ["ls -la"]),
         (  # its quotes kept
             'is vs code running, using the command tasklist /FI "IMAGENAME eq Code.exe"',
             ['tasklist /FI "IMAGENAME eq Code.exe"'],

@@ -53,10 +53,13 @@ _COMMAND_END = re.compile(rf"{_NOT_AN_END}(?:(?<!\s)(?<![\s/]\.)\.|[!?])(?=\s|$)
 
 # A command given after the word "command" ("using the command echo %time%", "run the
 # command tasklist /FI "IMAGENAME eq Code.exe""): a program's name in lowercase, then the
-# rest of its sentence or line as written, quotes and all. Prose is not one: "the command
-# line", "the command to list files".
+# rest of its sentence or line as written, quotes and all ("the command called start
+# calc": a word naming it is not its). Prose is not one: "the command line", "the
+# command to list files".
 _COMMAND = re.compile(
-    r"\b(?i:command)(?:[ \t]*:)?[ \t]+(?P<program>[a-z][\w.+-]*)(?=[ \t.,;!?\"'`]|$)", re.M
+    r"\b(?i:command)(?:[ \t]*:)?(?:[ \t]+(?i:called|named))?[ \t]+"
+    r"(?P<program>[a-z][\w.+-]*)(?=[ \t.,;!?\"'`]|$)",
+    re.M,
 )
 # … or before it, after a word of using one: "say hi using the echo command", "show the
 # date using the echo %date% command", "using the start microsoft.windows.camera: command"

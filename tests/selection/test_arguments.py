@@ -1505,6 +1505,24 @@ def test_a_languages_code_is_named_by_the_language() -> None:
         "source_language": "es",
         "target_language": "de",
     }
+    with_text = card(
+        {
+            "text": typed("string", "The text to translate."),
+            "target_language": typed("string", "The target language's code.", enum=codes),
+        },
+        ["text", "target_language"],
+    )
+    assert fill(with_text, "Translate Hello, how are you? from English to French.").arguments == {
+        "text": "Hello, how are you?",
+        "target_language": "fr",
+    }
+    assert fill(with_text, "translate the phrase good morning into German").arguments == {
+        "text": "good morning",
+        "target_language": "de",
+    }
+    # a quoted text is the quote's; "this" says which text, it is none
+    assert fill(with_text, "Translate 'Hola amigo' into English").arguments["text"] == "Hola amigo"
+    assert fill(with_text, "translate this into Spanish").arguments.get("text") != "this"
     speech = card({"language": typed("string", "The language.", enum=["en-US", "zh-CN"])})
     assert fill(speech, "say '我爱学习' in Mandarin").arguments == {"language": "zh-CN"}
     assert fill(speech, "say it in a foreign tongue").arguments == {}

@@ -16,6 +16,7 @@ from typing import Any
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.dates import MONTHS, Day, time_written
 from toolrun.selection.facts import Facts, quoted_strings
+from toolrun.selection.languages import NAMES as LANGUAGES
 from toolrun.selection.numbering import kind, name_words
 from toolrun.selection.options import meanings_of, named_number
 from toolrun.selection.text import split_words, stem
@@ -56,10 +57,6 @@ _OWN_LANGUAGE = re.compile(
     re.I,
 )
 _CODES = re.compile(r"\bISO[ -]?639|\blanguage codes?\b|\bcodes? such as\b", re.I)
-_LANGUAGES = frozenset(
-    {"english", "spanish", "french", "german", "italian", "portuguese", "dutch", "russian"}
-    | {"chinese", "mandarin", "japanese", "korean", "arabic", "hindi", "turkish", "polish"}
-)
 # A few of the commonest English words: text with two of them is English.
 _ENGLISH = frozenset({"the", "is", "and", "it", "i", "you", "a", "to", "of", "this", "not"})
 # A date parameter for the end of a range ("end_date", "until_date").
@@ -238,7 +235,7 @@ def text_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
     words = [word.lower() for word in _WORD.findall(" ".join(texts))]
     if len(_ENGLISH.intersection(words)) < 2 or re.search(r"[^\x00-\x7f]", "".join(texts)):
         return {}
-    if _LANGUAGES.intersection(word.lower() for word in _WORD.findall(facts.whole)):
+    if LANGUAGES.intersection(word.capitalize() for word in _WORD.findall(facts.whole)):
         return {}  # "the Spanish review '…'": the task says which
     found: Found = {}
     for name in wanted:

@@ -13,6 +13,7 @@ import functools
 import re
 from typing import Any
 
+from toolrun.selection.languages import NAMES_BY_CODE
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, split_words, stem
 
 # Values a description lists: "e.g. strategy, family", "Can be 'list' or 'dict'",
@@ -67,19 +68,7 @@ _MEANT = re.compile(
     re.I,
 )
 _FEWEST_MEANINGS = 2  # a description that gives one is giving an example
-# The ISO 639-1 codes of common languages, with the names a task calls each by: an
-# option "fr" or "fr-FR" is named by "French".
-_LANGUAGE_NAMES = {
-    **{"en": ("English",), "es": ("Spanish",), "fr": ("French",), "de": ("German",)},
-    **{"it": ("Italian",), "pt": ("Portuguese",), "nl": ("Dutch",), "ru": ("Russian",)},
-    **{"zh": ("Chinese", "Mandarin"), "ja": ("Japanese",), "ko": ("Korean",)},
-    **{"ar": ("Arabic",), "hi": ("Hindi",), "tr": ("Turkish",), "pl": ("Polish",)},
-    **{"id": ("Indonesian",), "sv": ("Swedish",), "el": ("Greek",), "he": ("Hebrew",)},
-    **{"vi": ("Vietnamese",), "th": ("Thai",), "uk": ("Ukrainian",), "cs": ("Czech",)},
-    **{"da": ("Danish",), "fi": ("Finnish",), "no": ("Norwegian",), "hu": ("Hungarian",)},
-    **{"ro": ("Romanian",), "bn": ("Bengali",), "fa": ("Persian", "Farsi")},
-    **{"ms": ("Malay",), "ta": ("Tamil",), "ur": ("Urdu",), "sw": ("Swahili",)},
-}
+# A language's code: "fr", "fr-FR", "zh_CN" (`languages`).
 _LANGUAGE_CODE = re.compile(r"([a-z]{2})(?:[-_][A-Z]{2})?")
 _FEWEST_CODES = 2  # one code among other values is likely a word ("yes", "no")
 
@@ -186,11 +175,11 @@ def _languages(options: Any) -> tuple[tuple[str, str], ...]:
     name a task may call the language by, where two or more are ("yes" and "no" are no
     languages)."""
     coded = [
-        (option, _LANGUAGE_NAMES[code[1]])
+        (option, NAMES_BY_CODE[code[1]])
         for option in options
         if isinstance(option, str)
         and (code := _LANGUAGE_CODE.fullmatch(option))
-        and code[1] in _LANGUAGE_NAMES
+        and code[1] in NAMES_BY_CODE
     ]
     if len(coded) < _FEWEST_CODES:
         return ()

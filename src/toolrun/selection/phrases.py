@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from toolrun.selection.languages import NAMES_PATTERN as LANGUAGE_NAMES
 from toolrun.selection.places import gazetteer
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, words
 
@@ -39,7 +40,18 @@ _CONTENT_TO_END = re.compile(
 # A polite end, no value: "…, please", "…, thanks!".
 _POLITE_END = re.compile(r",[ \t]*(?:please|thanks|thank you|thx|pls)[ \t.!]*\Z", re.I)
 _POLITE_TAIL = 30  # characters: where a polite end may start
-_MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text", re.I)
+_MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text|translat", re.I)
+# What to translate: "Translate Hello, how are you? from English to French", "translate
+# the phrase good morning into German" (up to the languages, as written; a quoted one
+# is the quote's).
+_QUOTES = frozenset("\"'`\u2018\u2019\u201c\u201d")
+_TRANSLATE = re.compile(
+    r"\btranslate[ \t]+(?:the[ \t]+(?:text|phrase|sentence|word|words)[ \t]+)?"
+    r"(?!(?:this|that|it|these|those|them|something|the following)\b)"
+    rf"(?P<text>\w[^\n]*?)[ \t]+(?:from[ \t]+(?:{LANGUAGE_NAMES})[ \t]+)?"
+    rf"(?:to|into)[ \t]+(?:{LANGUAGE_NAMES})\b",
+    re.I,
+)
 # A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
 _NOT_AN_END = (
     r"\\n|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)(?<!\betc)"
@@ -181,7 +193,11 @@ def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:
     is none) holds text to take as written."""
     if not _MAYBE_VERBATIM.search(text):
         return []
-    spans = []
+    spans = [
+        match.span("text")
+        for match in _TRANSLATE.finditer(text)
+        if not _QUOTES.intersection(original[match.start() : match.start("text")])
+    ]
     for match in _VERBATIM.finditer(text):
         if original[match.start("gap") : match.end("gap")].strip(" \t"):
             continue  # a quoted string right after the marker: the quote's

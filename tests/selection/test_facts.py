@@ -310,6 +310,26 @@ def test_a_command_leaves_the_rest_of_the_tasks_facts_as_they_were() -> None:
     assert facts.verbatim == []
 
 
+@pytest.mark.parametrize(
+    ("task", "given"),
+    [
+        (  # a written "\n" and bold marks aside, to the end of its paragraph
+            r"Sure, here is the answer to the question:\n\n**It is not in the text.**",
+            ["It is not in the text."],
+        ),
+        ("Here's my summary: the meeting went well.\nNext, email Bob", ["the meeting went well."]),
+        ("here is the answer", []),  # no colon: nothing is handed over
+        ("Translate Hello, how are you? from English to French.", ["Hello, how are you?"]),
+        ("translate the phrase good morning into German", ["good morning"]),
+        ("translate this into Spanish", []),  # "this" says which text
+        ("Translate 'Hola amigo' from Spanish to English", []),  # the quote's
+        ("translate it to the intranet", []),  # no language
+    ],
+)
+def test_text_handed_over_or_to_translate_is_taken_as_written(task: str, given: list[str]) -> None:
+    assert Facts.of(task).verbatim == given
+
+
 def test_a_time_goes_to_the_date_it_follows_not_one_before() -> None:
     facts = Facts.of("from 2023-05-01, then 2023-05-02 10:00")
 

@@ -40,7 +40,16 @@ _CONTENT_TO_END = re.compile(
 # A polite end, no value: "…, please", "…, thanks!".
 _POLITE_END = re.compile(r",[ \t]*(?:please|thanks|thank you|thx|pls)[ \t.!]*\Z", re.I)
 _POLITE_TAIL = 30  # characters: where a polite end may start
-_MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text|translat", re.I)
+_MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text|translat|here", re.I)
+# Text a task gives as what it hands over ("Sure, here is the answer to the question:\n\n
+# **Logistic regression is …**"): after the colon, line breaks (or a written "\n") and
+# bold marks aside, to the end of its paragraph.
+_HERE_IS = re.compile(
+    r"\bhere(?:'s|\u2019s|[ \t]+is)[ \t]+(?:the|my|an?)[ \t]+"
+    r"(?:answer|response|reply|summary|result|output)(?:[ \t]+(?:to|for|of)[ \t]+[^:\n]{1,40})?"
+    r"[ \t]*:(?:\s|\\n|\*)*(?P<text>\w(?:[^\n\\]|\\(?!n))*)",
+    re.I,
+)
 # What to translate: "Translate Hello, how are you? from English to French", "translate
 # the phrase good morning into German" (up to the languages, as written; a quoted one
 # is the quote's).
@@ -198,6 +207,9 @@ def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:
         for match in _TRANSLATE.finditer(text)
         if not _QUOTES.intersection(original[match.start() : match.start("text")])
     ]
+    for match in _HERE_IS.finditer(text):
+        start = match.start("text")
+        spans.append((start, start + len(original[start : match.end()].rstrip(" \t*"))))
     for match in _VERBATIM.finditer(text):
         if original[match.start("gap") : match.end("gap")].strip(" \t"):
             continue  # a quoted string right after the marker: the quote's

@@ -1488,6 +1488,21 @@ def test_an_option_changed_to_another_is_the_new_one_or_for_a_source_the_old() -
     }
 
 
+def test_a_website_named_by_its_domain_alone() -> None:
+    calories = card(
+        {"website": typed("string", "The food website."), "recipe": typed("string", "Recipe.")},
+        ["website", "recipe"],
+    )
+    assert fill(
+        calories, "calories in the Beef Lasagna Recipe from Foodnetwork.com?"
+    ).arguments == {
+        "website": "Foodnetwork.com",
+        "recipe": "Beef Lasagna Recipe",
+    }
+    # a file is no website
+    assert "website" not in fill(calories, "the recipe in notes.txt").arguments
+
+
 def test_a_languages_code_is_named_by_the_language() -> None:
     codes = ["en", "hi", "es", "fr", "de"]
     translate = card(

@@ -89,6 +89,12 @@ _NO_SORT = frozenset(
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
+# A website named by its domain alone, which `facts` reads as a path ("Foodnetwork.com",
+# "example.org/recipes"): a name, a dot and a common top-level domain.
+_DOMAIN = re.compile(
+    r"(?:www\.)?[A-Za-z0-9][\w-]*(?:\.[\w-]+)*\."
+    r"(?:com|org|net|io|gov|edu|info|co|uk|de|fr|us|ai|app|dev|tv|me)(?:/[\w./-]*)?"
+)
 _EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
 _PATTERN_WORDS = frozenset({"pattern", "glob"})
 _DATE_WORDS = frozenset({"date", "day", "when", "time"})
@@ -387,8 +393,8 @@ def _an_address_only(description: str) -> bool:
 
 def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     """The kind of value the parameter's name or description asks for, where the task
-    has one: what to replace, a currency's code (of its side: "from", "to"), a URL, an
-    e-mail address, a pattern, a path, a date (in the format asked), a year, a math
+    has one: what to replace, a currency's code (of its side: "from", "to"), a URL (or
+    a website's domain: "Foodnetwork.com"), an e-mail address, a pattern, a path, a date (in the format asked), a year, a math
     expression."""
     own, words = asked.own, asked.words
     if "currency" in own and (mention := chosen(own, facts.currencies)):
@@ -405,6 +411,9 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     for wanted, pool, source in kinds:
         if words & wanted and pool:
             return pool.pop(0), source
+    if words & _URL_WORDS and (domain := next(filter(_DOMAIN.fullmatch, facts.paths), None)):
+        facts.paths.remove(domain)  # "from Foodnetwork.com": a website named by its domain
+        return domain, "website in the task"
     if facts.addresses and takes_address(own, words, description):
         return address(own, facts), "address in the task"
     if words & _DATE_WORDS and facts.dates:

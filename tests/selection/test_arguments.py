@@ -107,6 +107,26 @@ def test_numbers_are_named_by_the_words_after_them_too() -> None:
     assert filled.arguments == {"frequency": 440, "duration": 5}  # rounding: never named
 
 
+def test_a_rate_written_short_and_a_rate_of_another_thing() -> None:
+    emissions = card(
+        {
+            "distance": typed("integer", "The distance travelled in miles."),
+            "fuel_type": typed("string", "Type of fuel used by the vehicle."),
+            "fuel_efficiency": typed("integer", "The fuel efficiency in miles per gallon."),
+        },
+        ["distance", "fuel_type", "fuel_efficiency"],
+    )
+    task = "CO2 of a gas-fueled car that travels 12,000 miles per year with fuel efficiency 20 mpg"
+
+    assert fill(emissions, task).arguments == {
+        "distance": 12000,  # "miles per year" is no "miles per gallon"
+        "fuel_type": "gas",  # the kind before "fueled", not the code CO2
+        "fuel_efficiency": 20,  # "mpg" is "miles per gallon"
+    }
+    engine = card({"speed": typed("integer", "Engine speed in revolutions per minute.")})
+    assert fill(engine, "idle for 5 minutes at 800 rpm").arguments == {"speed": 800}
+
+
 def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
     projects = card(
         {

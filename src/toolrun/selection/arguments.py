@@ -394,8 +394,8 @@ def _an_address_only(description: str) -> bool:
 def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     """The kind of value the parameter's name or description asks for, where the task
     has one: what to replace, a currency's code (of its side: "from", "to"), a URL (or
-    a website's domain: "Foodnetwork.com"), an e-mail address, a pattern, a path, a date (in the format asked), a year, a math
-    expression."""
+    a website's domain: "Foodnetwork.com"), an e-mail address, a pattern, a path, a
+    date (in the format asked), a year, a math expression."""
     own, words = asked.own, asked.words
     if "currency" in own and (mention := chosen(own, facts.currencies)):
         facts.currencies.remove(mention)
@@ -462,7 +462,7 @@ def _sort_of(name: str, description: str, task: str) -> str | None:
     noun = _sorted_noun(name) or _described_noun(name, description)
     if not noun or noun not in task.lower():
         return None
-    found = re.search(rf"\b([A-Za-z][\w-]*)[ -]{re.escape(noun)}(?:e?s)?\b", task, re.I)
+    found = re.search(rf"\b([A-Za-z][\w-]*)[ -]{re.escape(noun)}(?:e?s|l?ed)?\b", task, re.I)
     if found is None:
         return None
     word = found[1].lower()

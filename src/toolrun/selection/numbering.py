@@ -48,6 +48,19 @@ _BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the numb
 _AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
 _AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
 _ENOUGH = 1.5
+# What a rate is per, which is no unit of its number: "miles per gallon" takes "20 miles",
+# not "20 gallons", nor is "miles per year" one ("per" is none either).
+_PER_UNIT = re.compile(r"\bper\s+\w+", re.I)
+# Rates written short after a number ("20 mpg") that a description writes out.
+_RATE_ABBREVIATIONS = {
+    "mpg": "miles per gallon",
+    "mph": "miles per hour",
+    "kph": "kilometers per hour",
+    "kmh": "kilometres per hour",
+    "rpm": "revolutions per minute",
+    "bpm": "beats per minute",
+    "wpm": "words per minute",
+}
 _COUNTS_ITS_THING = 3.0  # a number just before what a count parameter counts
 _COMPOUND = re.compile(r"[A-Za-z]\s*/\s*[A-Za-z]|\bper\b|\^", re.I)
 # Units by what they measure and their size in the base unit of that.
@@ -323,10 +336,14 @@ def _named_units(description: str) -> frozenset[tuple[str, float]]:
 
 @lru_cache(maxsize=4096)
 def _described(description: str) -> frozenset[str]:
-    """The words of a description that may be a number's unit; not those of its default
-    ("Default is 9.8 m/s^2" says nothing of the value asked for)."""
+    """The words of a description that may be a number's unit, and the short forms of the
+    rates it writes out ("mpg" for "miles per gallon"); not those of its default
+    ("Default is 9.8 m/s^2" says nothing of the value asked for), nor what a rate is per."""
     own = _DEFAULT.sub(" ", description)
-    return frozenset(stem(w) for w in split_words(own) if w not in STOP_WORDS and not w.isdigit())
+    lowered = own.lower()
+    short = {short for short, long in _RATE_ABBREVIATIONS.items() if long in lowered}
+    words = split_words(_PER_UNIT.sub(" ", own))
+    return frozenset({stem(w) for w in words if w not in STOP_WORDS and not w.isdigit()} | short)
 
 
 def _range(

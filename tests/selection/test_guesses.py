@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from toolrun.selection.arguments import fill
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.guesses import LEAST_LIKE, SOURCE, _most_like, _phrases, guessed
@@ -147,3 +149,26 @@ def test_a_longer_phrase_holding_the_best_is_taken_if_about_as_like() -> None:
     assert _most_like(phrases, [0.45, 0.38, 0.3], set()) == "membrane"
     assert _most_like(phrases, [0.45, 0.44, 0.3], {"membrane", "plasma membrane"}) == "proteins"
     assert _most_like(phrases, [LEAST_LIKE - 0.01] * 3, set()) is None
+
+
+def test_a_long_task_has_its_first_phrases_weighed_only(
+    encoder: Encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each phrase is embedded: a long task costs no more than a short one's few dozen."""
+    weighed: list[str] = []
+    original = encoder.encode
+
+    def counting(texts: list[str]) -> Any:
+        weighed.extend(texts)
+        return original(texts)
+
+    monkeypatch.setattr(encoder, "encode", counting)
+    syllables = ("ka", "lo", "mi", "nu", "pe", "ri", "so", "tu")
+    words = [a + b for a in syllables for b in ("ran", "sel", "tov", "wex", "zum")]
+    task = ", ".join(" ".join(words[i : i + 2]) for i in range(0, 40, 2)) + ", made of marble"
+    assert len(_phrases(task, set())) == 32  # the first 32 of 62
+    filled = fill(PRICER, task)
+
+    guessed(encoder, PRICER, task, filled)
+
+    assert 0 < len(weighed) <= 33  # the first 32 phrases and the one parameter

@@ -32,7 +32,7 @@ LEAST_LIKE = 0.25
 # A longer phrase holding the best one is taken if it is at most this much less like.
 LONGER_BY = 0.03
 _LONGEST = 3
-_MOST_PHRASES = 64  # of a long task, its first ones: each is embedded (about 1 ms each)
+_MOST_PHRASES = 32  # of a long task, its first ones: each is embedded (1 to 3 ms each)
 _PREFIX = 5  # words sharing their first five letters are one word ("discovered", "discovery")
 _WORD = re.compile(r"(?<![\w.@/])[^\W\d_][\w'&-]*(?<!['-])(?![\w@/]|\.\w)")
 # Parameters for values of a form (places, dates, addresses, codes, commands),

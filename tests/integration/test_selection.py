@@ -101,6 +101,28 @@ def test_the_api_weighs_meaning_where_words_leave_doubt(api: httpx.Client) -> No
     assert found["candidates"][0]["similarity"] < 0.3
 
 
+def test_the_api_guesses_an_open_text_parameter_by_meaning(api: httpx.Client) -> None:
+    pricer = {
+        "name": "sculpture_price.calculate",
+        "description": "Calculate the price to commission a sculpture.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "material": {"type": "string", "description": "The material used."},
+                "size": {"type": "integer", "description": "The size in feet."},
+            },
+            "required": ["material", "size"],
+        },
+    }
+    task = "What is the price to commission a sculpture made of marble with a size of 3 feet?"
+
+    found = select(api, task=task, tools=[pricer])
+
+    assert found["chosen"] == "sculpture_price.calculate"
+    assert (found["arguments"], found["valid"]) == ({"material": "marble", "size": 3}, True)
+    assert found["trace"]["5_arguments"]["material"].endswith("(a guess)")
+
+
 def test_bad_selection_requests_are_refused_clearly(api: httpx.Client) -> None:
     mixed = api.post("/v1/select", json={"task": "x", "tools": ["read", BOOKING]})
     unknown = api.post("/v1/select", json={"task": "x", "tools": ["read", "nope"]})

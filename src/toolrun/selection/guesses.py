@@ -34,7 +34,7 @@ LONGER_BY = 0.03
 _LONGEST = 3
 _MOST_PHRASES = 32  # of a long task, its first ones: each is embedded (1 to 3 ms each)
 _PREFIX = 5  # words sharing their first five letters are one word ("discovered", "discovery")
-_WORD = re.compile(r"(?<![\w.@/])[^\W\d_][\w'&-]*(?<!['-])(?![\w@/]|\.\w)")
+_WORD = re.compile(r"(?<![\w.@/])[^\W\d_](?:[^\W\d]|['&-])*(?<!['-])(?![\w@/]|\.\w)")
 # Parameters for values of a form (places, dates, addresses, codes, commands),
 # which the rules find by their form or not at all: a phrase like them is no such value.
 _FORMED = PLACES | frozenset(

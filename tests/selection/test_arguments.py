@@ -123,6 +123,8 @@ def test_a_rate_written_short_and_a_rate_of_another_thing() -> None:
         "fuel_type": "gas",  # the kind before "fueled", not the code CO2
         "fuel_efficiency": 20,  # "mpg" is "miles per gallon"
     }
+    fuel = card({"fuel_type": typed("string", "Type of fuel used by the vehicle.")})
+    assert fill(fuel, "a car fueled by diesel").arguments.get("fuel_type") != "car"
     engine = card({"speed": typed("integer", "Engine speed in revolutions per minute.")})
     assert fill(engine, "idle for 5 minutes at 800 rpm").arguments == {"speed": 800}
 
@@ -143,9 +145,15 @@ def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
         "onlyRoot": True,
     }
     assert fill(projects, "only the verified users' projects").arguments == {"hideUnverified": True}
-    # naming what it leaves out is no asking for the opposite
+    # naming what it leaves out, or leaving out the thing itself, is no asking for it
     assert "excludeInactive" not in fill(projects, "active and inactive projects").arguments
+    assert "excludeInactive" not in fill(projects, "exclude the active projects").arguments
+    assert "excludeInactive" not in fill(projects, "don't show active projects").arguments
     assert fill(projects, "the projects of the team").arguments == {}
+    # a short word after "un"/"in" is no opposite; "only" is a flag word first in a name
+    mail = card({"excludeUnread": typed("boolean"), "readOnly": typed("boolean")})
+    assert fill(mail, "read my latest emails").arguments == {}
+    assert fill(mail, "open it read only").arguments == {"readOnly": True}
 
 
 def test_a_count_takes_the_number_just_before_what_it_counts() -> None:
@@ -174,6 +182,9 @@ def test_a_count_takes_the_number_just_before_what_it_counts() -> None:
         "target_number": 7,
         "dice_number": 2,
     }
+    # a size or a length is no count of what it is the size of
+    samples = card({"sample_size": typed("integer", "The size of each sample.")})
+    assert fill(samples, "draw 3 samples of size 100").arguments == {"sample_size": 100}
 
 
 def test_scales_and_percentages() -> None:
@@ -557,6 +568,10 @@ def test_a_name_goes_to_the_parameter_the_role_after_it_names() -> None:
         ("anything starring Tom Hanks", "Tom Hanks"),
     ]:
         assert fill(movies, task).arguments.get("cast") == actor, task
+    # "with" a name that a word after it says is of something else, or a language, plays
+    # in nothing
+    assert "cast" not in fill(movies, "by Christopher Nolan with IMDb rating above 8").arguments
+    assert "cast" not in fill(movies, "a film with English subtitles").arguments
     # … and to no parameter that is not for one who plays
     crew = card({"directed_by": typed("string", "Director of the movie.")})
     assert fill(crew, "a film with Duane Whitaker").arguments == {}
@@ -1497,6 +1512,10 @@ def test_an_option_changed_to_another_is_the_new_one_or_for_a_source_the_old() -
     assert fill(genres, "something like the Comedy-drama genre").arguments == {
         "genre": "Comedy-drama"
     }  # not "Comedy", written within it
+    # … but where the shorter is written on its own too, it is named
+    assert fill(genres, "a Comedy, not a Comedy-drama").arguments == {"genre": "Comedy"}
+    audience = card({"audience": typed("string", "Who for.", enum=["men", "women"])})
+    assert fill(audience, "running shoes for men, not women").arguments == {"audience": "men"}
     modes = ["COOL", "HEAT", "FAN"]
     change = card(
         {"from_mode": {"type": "string", "enum": modes}, "to_mode": {"enum": modes}},
@@ -1519,8 +1538,20 @@ def test_a_website_named_by_its_domain_alone() -> None:
         "website": "Foodnetwork.com",
         "recipe": "Beef Lasagna Recipe",
     }
-    # a file is no website
+    # a file is no website, nor does a description's word make a parameter one
     assert "website" not in fill(calories, "the recipe in notes.txt").arguments
+    assert "website" not in fill(calories, "the recipe behind logo.ai").arguments
+    described = card(
+        {
+            "recipe": typed("string", "Name of the recipe on the website."),
+            "website": typed("string", "The food website."),
+        },
+        ["recipe", "website"],
+    )
+    assert fill(described, "the Beef Lasagna Recipe from Foodnetwork.com").arguments == {
+        "recipe": "Beef Lasagna Recipe",
+        "website": "Foodnetwork.com",
+    }
 
 
 def test_a_languages_code_is_named_by_the_language() -> None:
@@ -1561,9 +1592,14 @@ def test_a_languages_code_is_named_by_the_language() -> None:
     speech = card({"language": typed("string", "The language.", enum=["en-US", "zh-CN"])})
     assert fill(speech, "say '我爱学习' in Mandarin").arguments == {"language": "zh-CN"}
     assert fill(speech, "say it in a foreign tongue").arguments == {}
-    # options of which one looks like a language's code are no languages
+    # options of which one looks like a language's code are no languages, nor are codes
+    # of something else that are not all languages' where no language is asked for
     answers = card({"answer": typed("string", "Yes or no.", enum=["yes", "no"])})
     assert fill(answers, "reply in Norwegian, please").arguments == {}
+    states = card({"state": typed("string", "The state.", enum=["ca", "de", "hi", "id", "pa"])})
+    assert fill(states, "translate the form into Hindi").arguments == {}
+    voice = card({"voice": typed("string", "The voice's language.", enum=["auto", "en", "fr"])})
+    assert fill(voice, "read it out in French").arguments == {"voice": "fr"}
 
 
 def test_a_template_the_description_shows_is_filled_key_by_key() -> None:

@@ -317,17 +317,27 @@ def test_a_command_leaves_the_rest_of_the_tasks_facts_as_they_were() -> None:
             r"Sure, here is the answer to the question:\n\n**It is not in the text.**",
             ["It is not in the text."],
         ),
-        ("Here's my summary: the meeting went well.\nNext, email Bob", ["the meeting went well."]),
+        ("Here's my summary:\nthe meeting went well.\nNext, email Bob", ["the meeting went well."]),
         ("here is the answer", []),  # no colon: nothing is handed over
+        ("Here is the result: 42. Is it prime?", []),  # no paragraph of its own: a value
         ("Translate Hello, how are you? from English to French.", ["Hello, how are you?"]),
         ("translate the phrase good morning into German", ["good morning"]),
         ("translate this into Spanish", []),  # "this" says which text
         ("Translate 'Hola amigo' from Spanish to English", []),  # the quote's
-        ("translate it to the intranet", []),  # no language
+        ("translate the memo to the intranet", []),  # no language
+        ("Translate the document at /docs/a.txt into French", []),  # says which text
+        ("translate 3 pages to Spanish", []),
+        ("Translate the text verbatim: hello there into French", ["verbatim: hello there"]),
     ],
 )
 def test_text_handed_over_or_to_translate_is_taken_as_written(task: str, given: list[str]) -> None:
-    assert Facts.of(task).verbatim == given
+    assert Facts.of(task).verbatim == given  # one text where two markers overlap
+
+
+def test_text_to_translate_leaves_the_values_that_say_which_text() -> None:
+    assert Facts.of("Translate the document at /docs/a.txt into French").paths == ["/docs/a.txt"]
+    assert [n.value for n in Facts.of("translate 3 pages to Spanish").numbers] == [3]
+    assert [n.value for n in Facts.of("Here is the result: 42. Is it prime?").numbers] == [42]
 
 
 def test_a_time_goes_to_the_date_it_follows_not_one_before() -> None:
@@ -564,12 +574,21 @@ def test_a_long_hostile_task_is_read_in_linear_time(repeated: str) -> None:
         "with content a" + " " * 200_000 + "b",
         "with content a" + " \t" * 100_000 + "b, please",
         "with content go" + ", " * 100_000 + "please",
+        "translate a" + " " * 200_000 + "x",
+        ("translate x" + " " * 100) * 1800,
     ],
-    ids=["a-run-of-spaces", "spaces-and-tabs-then-please", "commas-then-please"],
+    ids=[
+        "a-run-of-spaces",
+        "spaces-and-tabs-then-please",
+        "commas-then-please",
+        "translate-then-spaces",
+        "translates-and-spaces",
+    ],
 )
 def test_a_long_run_of_blanks_inside_a_task_is_read_in_linear_time(task: str) -> None:
     """A task's last text once took time growing with the cube of a run of blanks inside
-    it (where a polite end, ", please", may begin); 200,000 take well under a second."""
+    it (where a polite end, ", please", may begin), and what to translate with its
+    square; 200,000 take well under a second."""
     assert Facts.of(task).whole
 
 

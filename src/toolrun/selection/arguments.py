@@ -55,24 +55,27 @@ from toolrun.tools.validation import argument_errors
 _NEGATION = frozenset(stem(w) for w in ("no", "not", "without", "never", "disable", "exclude"))
 # Words of a flag's name that make it a flag rather than say what it is about, which the
 # task need not say: include_images is asked for by "I want to see images",
-# monitoringEnabled by "with monitoring", closed_status by "whether it is closed",
-# onlyRoot by "the root projects".
+# monitoringEnabled by "with monitoring", closed_status by "whether it is closed"; and
+# "only" first in a name (onlyRoot by "the root projects"; not readOnly by "read").
 _FLAG_WORDS = frozenset(
     stem(word)
     for word in [
         *("include", "with", "show", "return", "fetch", "get", "want", "add"),
-        *("enable", "enabled", "is", "has", "status", "flag", "only"),
+        *("enable", "enabled", "is", "has", "status", "flag"),
     ]
 )
 # A flag's words that leave out what the rest of its name is, and the prefixes of a
-# word for what something is not (excludeInactive, hideUnverified, skipNonfree).
+# word for what something is not (excludeInactive, hideUnverified, skipNonpublic).
 _LEAVING_OUT = frozenset({"exclude", "hide", "skip", "omit"})
 _NOT_PREFIXES = ("non", "in", "un")
-_SHORTEST_STEM = 3  # "in" + "dex" is no negation
+_SHORTEST_STEM = 4  # "un" + "read", "in" + "line", "in" + "dex" are no negations
+_NOT_ASKED = _NEGATION | {stem(word) for word in _LEAVING_OUT}
+_ONLY = stem("only")
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
+_LANGUAGE_WORDS = frozenset({"language", "languages", "lang", "locale"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
 _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _SORTS = frozenset({"genre", "type", "kind", "category", "style"})
@@ -90,10 +93,11 @@ _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 # A website named by its domain alone, which `facts` reads as a path ("Foodnetwork.com",
-# "example.org/recipes"): a name, a dot and a common top-level domain.
+# "example.org/recipes"): a name, a dot and a common top-level domain that is no file's
+# extension too (not .ai, .app, .io, .co, .me), for a parameter whose name says it.
 _DOMAIN = re.compile(
     r"(?:www\.)?[A-Za-z0-9][\w-]*(?:\.[\w-]+)*\."
-    r"(?:com|org|net|io|gov|edu|info|co|uk|de|fr|us|ai|app|dev|tv|me)(?:/[\w./-]*)?"
+    r"(?:com|org|net|gov|edu|info|uk|de|fr|us|dev|tv)(?:/[\w./-]*)?"
 )
 _EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
 _PATTERN_WORDS = frozenset({"pattern", "glob"})
@@ -260,7 +264,9 @@ def _value(
     description = str(spec.get("description", ""))
     if "enum" in spec:
         source = bool(set(split_words(name)) & _SOURCE)
-        return named_option(spec["enum"], task, _asked(name, description).meanings, source=source)
+        asked = _asked(name, description)
+        language = bool(asked.words & _LANGUAGE_WORDS)
+        return named_option(spec["enum"], task, asked.meanings, source=source, language=language)
     if found == "boolean":
         return _flag(name, task)
     if found == "array":
@@ -411,7 +417,7 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     for wanted, pool, source in kinds:
         if words & wanted and pool:
             return pool.pop(0), source
-    if words & _URL_WORDS and (domain := next(filter(_DOMAIN.fullmatch, facts.paths), None)):
+    if own & _URL_WORDS and (domain := next(filter(_DOMAIN.fullmatch, facts.paths), None)):
         facts.paths.remove(domain)  # "from Foodnetwork.com": a website named by its domain
         return domain, "website in the task"
     if facts.addresses and takes_address(own, words, description):
@@ -462,7 +468,8 @@ def _sort_of(name: str, description: str, task: str) -> str | None:
     noun = _sorted_noun(name) or _described_noun(name, description)
     if not noun or noun not in task.lower():
         return None
-    found = re.search(rf"\b([A-Za-z][\w-]*)[ -]{re.escape(noun)}(?:e?s|l?ed)?\b", task, re.I)
+    kind_of = rf"[ -]{re.escape(noun)}(?:e?s)?|-{re.escape(noun)}l?ed"  # "a gas-fueled car"
+    found = re.search(rf"\b([A-Za-z][\w-]*?)(?:{kind_of})\b", task, re.I)
     if found is None:
         return None
     word = found[1].lower()
@@ -493,8 +500,10 @@ def _flag(name: str, task: str) -> tuple[Any, str]:
     """True where the task says what the parameter's name is about ("include hidden
     files", "with hidden files" → include_hidden), False where a negation comes just
     before it."""
-    words = {stem(w) for w in split_words(name) if len(w) > 1 and not w.isdigit()}
-    wanted = words - _FLAG_WORDS or words
+    parts = split_words(name)
+    words = {stem(w) for w in parts if len(w) > 1 and not w.isdigit()}
+    flagging = _FLAG_WORDS | ({_ONLY} if parts[:1] == ["only"] else set())  # not readOnly
+    wanted = words - flagging or words
     said, _, _ = task_stems(task)
     if _leaves_out_the_opposite(name, said):
         return True, "the task asks for the opposite of what it leaves out"
@@ -515,7 +524,13 @@ def _leaves_out_the_opposite(name: str, said: tuple[str, ...]) -> bool:
         return False
     negated = rest[0]
     positive = next((negated[len(p) :] for p in _NOT_PREFIXES if negated.startswith(p)), "")
-    return len(positive) > _SHORTEST_STEM and stem(positive) in said and stem(negated) not in said
+    if len(positive) <= _SHORTEST_STEM or stem(negated) in said:
+        return False
+    wanted = stem(positive)  # asked for, not after "not" or "exclude" ("don't show active …")
+    return any(
+        word == wanted and not _NOT_ASKED & set(said[max(i - 3, 0) : i])
+        for i, word in enumerate(said)
+    )
 
 
 def _array(

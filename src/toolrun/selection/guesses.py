@@ -33,6 +33,7 @@ LEAST_LIKE = 0.25
 LONGER_BY = 0.03
 _LONGEST = 3
 _MOST_PHRASES = 32  # of a long task, its first ones: each is embedded (1 to 3 ms each)
+_SHORT_WORD = 4  # letters: "bed", "red", "Ted" are no past participles
 _PREFIX = 5  # words sharing their first five letters are one word ("discovered", "discovery")
 _WORD = re.compile(r"(?<![\w.@/])[^\W\d_](?:[^\W\d]|['&-])*(?<!['-])(?![\w@/]|\.\w)")
 # Parameters for values of a form (places, dates, addresses, codes, commands),
@@ -69,8 +70,8 @@ def guessed(encoder: Encoder, card: ToolCard, task: str, filled: Filled) -> Fill
     likeness = (vectors[: len(asked)] @ vectors[len(asked) :].T).tolist()  # a row per parameter
     arguments, sources = dict(filled.arguments), dict(filled.sources)
     taken: set[str] = set()
-    for column, name in enumerate(open_):
-        phrase = _most_like(phrases, likeness[column], taken)
+    for row, name in enumerate(open_):
+        phrase = _most_like(phrases, likeness[row], taken)
         if phrase is not None:
             arguments[name], sources[name] = phrase, SOURCE
             taken.add(phrase)
@@ -138,8 +139,12 @@ def _phrases(task: str, excluded: set[str]) -> list[str]:
 
 
 def _may_be_in_a_value(word: str, excluded: set[str]) -> bool:
+    """Whether `word` may be part of a value: no stop word or preposition, no past
+    participle ("based", "located"; "bed", "red", "speed" may be), none of `excluded`
+    (words by their first letters)."""
     lowered = word.lower()
-    if lowered in _NOT_IN_A_VALUE or lowered.endswith("ed") or len(lowered) < 2:
+    participle = len(lowered) > _SHORT_WORD and lowered.endswith("ed") and lowered[-3] != "e"
+    if lowered in _NOT_IN_A_VALUE or participle or len(lowered) < 2:
         return False
     parts = split_words(word)
     return bool(parts) and not any(part[:_PREFIX] in excluded for part in parts)

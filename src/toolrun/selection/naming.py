@@ -14,6 +14,7 @@ from typing import Any
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts
 from toolrun.selection.kinds import forget
+from toolrun.selection.languages import NAMES as LANGUAGES
 from toolrun.selection.numbering import LINKING, name_words
 from toolrun.selection.placing import written_place
 from toolrun.selection.text import STOP_WORDS, split_words, stem
@@ -36,9 +37,12 @@ _MAKERS = frozenset(
 # Who plays in something ("with Duane Whitaker", "starring Tom Hanks", "acted by Lori
 # Tuisano", "Michaela Watkins starring in it"): a parameter named for one takes the name.
 _PERFORMERS = frozenset(stem(w) for w in ("cast", "actor", "actress", "star", "performer"))
-_PLAYS_BEFORE = (["star"], ["featur"], ["with"])  # stems of the word just before a name
+_PLAYS_BEFORE = (["star"], ["featur"])  # stems of the word just before a name
 _PLAYS_BY = (["act", "by"], ["play", "by"], ["perform", "by"])
 _PLAYS_AFTER = (["star"], ["in", "it"])  # … and of the words just after it
+# "with" a name plays only where no word after it says what the name is of ("with Duane
+# Whitaker and…", not "with IMDb rating above 8", "with Netflix subtitles").
+_WITH = ["with"]
 # Words between a name and the word after it that says its role: "Alex King in the
 # cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
 # "SSID with a message", "Hilton is available").
@@ -67,7 +71,9 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         after = " ".join(facts.after.get(value, [])) if pool is facts.names else ""
         said_after = role[1] if (role := _ROLE.match(after)) else ""
         made_by = pool is facts.names and before[-1:] == ["by"]
-        plays = pool is facts.names and _plays(before, facts.after.get(value, []))
+        plays = pool is facts.names and _plays(
+            value, before, facts.after.get(value, []), facts.whole
+        )
         for order, name in enumerate(names):
             if heads[order] in near and (said := _said(name, near)):
                 scored.append((-said, place, order))
@@ -95,13 +101,26 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
     return found
 
 
-def _plays(before: list[str], after: list[str]) -> bool:
-    """Whether the words around a name say it plays in something (stems)."""
+def _plays(name: str, before: list[str], after: list[str], text: str) -> bool:
+    """Whether the words around a name in `text` (`before` and `after` it, as stems) say
+    it plays in something; a language's name plays in nothing ("with English
+    subtitles")."""
+    if name in LANGUAGES:
+        return False
     return (
         before[-1:] in _PLAYS_BEFORE
         or before[-2:] in _PLAYS_BY
         or any(after[: len(words)] == words for words in _PLAYS_AFTER)
+        or (before[-1:] == _WITH and _ends_a_phrase(name, text))
     )
+
+
+def _ends_a_phrase(name: str, text: str) -> bool:
+    """Whether `name` ends its phrase in `text`: a stop, the text's end or a stop word
+    comes next ("with Duane Whitaker, directed by…", "with Tom Hanks and…"; not "with
+    IMDb rating above 8")."""
+    found = re.search(rf"(?<!\w){re.escape(name)}(?!\w)[ \t]*(?:([,.;:!?)]|$)|(\w+))", text)
+    return found is not None and (found[2] is None or found[2].lower() in STOP_WORDS)
 
 
 def _said(name: str, before: list[str]) -> float:

@@ -53,15 +53,16 @@ _ENOUGH = 1.5
 _PER_UNIT = re.compile(r"\bper\s+\w+", re.I)
 # Rates written short after a number ("20 mpg") that a description writes out.
 _RATE_ABBREVIATIONS = {
-    "mpg": "miles per gallon",
-    "mph": "miles per hour",
-    "kph": "kilometers per hour",
-    "kmh": "kilometres per hour",
-    "rpm": "revolutions per minute",
-    "bpm": "beats per minute",
-    "wpm": "words per minute",
+    "mpg": ("miles per gallon",),
+    "mph": ("miles per hour",),
+    "kph": ("kilometers per hour", "kilometres per hour"),
+    "rpm": ("revolutions per minute",),
+    "bpm": ("beats per minute",),
+    "wpm": ("words per minute",),
 }
 _COUNTS_ITS_THING = 3.0  # a number just before what a count parameter counts
+# … where its name says it counts: "3 samples of size 100" is no sample_size of 3.
+_COUNTS_THINGS = _COUNT - {"size", "length"}
 _COMPOUND = re.compile(r"[A-Za-z]\s*/\s*[A-Za-z]|\bper\b|\^", re.I)
 # Units by what they measure and their size in the base unit of that.
 _UNITS = {
@@ -226,7 +227,7 @@ def _scores(
             # "10 years" is no count per year (compounds_per_year): it spans years
             counted = counted or number.after[:1] == [_per(name)]
             score = 0.0 if counted else _score(number, named, described)
-            if words & _COUNT and set(number.after[:2]) & (words - _COUNT):
+            if words & _COUNTS_THINGS and set(number.after[:2]) & (words - _COUNT):
                 score = max(score, _COUNTS_ITS_THING)  # "three traits" for trait_count
             score += _heading(number, words)
             if number.year_like and _calendar_year(name):
@@ -341,7 +342,11 @@ def _described(description: str) -> frozenset[str]:
     ("Default is 9.8 m/s^2" says nothing of the value asked for), nor what a rate is per."""
     own = _DEFAULT.sub(" ", description)
     lowered = own.lower()
-    short = {short for short, long in _RATE_ABBREVIATIONS.items() if long in lowered}
+    short = {
+        short
+        for short, written in _RATE_ABBREVIATIONS.items()
+        if any(w in lowered for w in written)
+    }
     words = split_words(_PER_UNIT.sub(" ", own))
     return frozenset({stem(w) for w in words if w not in STOP_WORDS and not w.isdigit()} | short)
 

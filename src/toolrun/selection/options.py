@@ -114,13 +114,21 @@ def listed(description: str) -> tuple[str, ...]:
 
 
 def named_option(
-    options: Any, task: str, meanings: tuple[tuple[str, str], ...] = (), *, source: bool = False
+    options: Any,
+    task: str,
+    meanings: tuple[tuple[str, str], ...] = (),
+    *,
+    source: bool = False,
+    language: bool = False,
 ) -> tuple[Any, str]:
     """The first of `options` the task names: as written (whole words), by what the
-    description says it means (`meanings`: "'en' for English"), or by its words' stems
-    ("defined" → "definition"). Where it changes one written option to another ("from
-    pizza to a burger"), the new one, or for a `source` parameter (from_…) the old."""
-    written = _longest([(option, str(option)) for option in options if _written(str(option), task)])
+    description says it means (`meanings`: "'en' for English"), a language's code by
+    the language's name (for a parameter that asks for a `language`, or where every
+    option is such a code), or by its words' stems ("defined" → "definition"). Where it
+    changes one written option to another ("from pizza to a burger"), the new one, or
+    for a `source` parameter (from_…) the old."""
+    named = [(option, str(option)) for option in options if _written(str(option), task)]
+    written = _longest(named, task)
     if len(written) > 1 and (change := _change(written, task)):
         return change[0 if source else 1], "enum value in the task (of the change it asks for)"
     if written:
@@ -129,7 +137,7 @@ def named_option(
         return zone, "enum value in the task (a time zone by its place)"
     meant = [
         (value, meaning)
-        for value, meaning in (*meanings, *_languages(options))
+        for value, meaning in (*meanings, *_languages(options, language))
         if value in options and _written(meaning, task)
     ]
     if len({value for value, _ in meant}) > 1 and (change := _change(meant, task)):
@@ -147,15 +155,25 @@ def named_option(
     return None, ""
 
 
-def _longest(named: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
-    """`named` without an option written within a longer one named too ("Comedy" within
-    "Comedy-drama")."""
-    lowered = [words.lower() for _, words in named]
+def _longest(named: list[tuple[Any, str]], task: str) -> list[tuple[Any, str]]:
+    """`named` without an option the task writes only within a longer one named too
+    ("Comedy" within "Comedy-drama"; not "men" in "for men, not women")."""
     return [
-        pair
-        for pair, words in zip(named, lowered, strict=True)
-        if not any(words != other and words in other for other in lowered)
+        (option, words)
+        for option, words in named
+        if not all(
+            any(_within(place, words, longer, task) for _, longer in named if longer != words)
+            for place in _places(words, task)
+        )
     ]
+
+
+def _within(place: int, words: str, longer: str, task: str) -> bool:
+    """Whether `words`, written at `place`, is part of `longer` written around it."""
+    return any(
+        start <= place and place + len(words) <= start + len(longer)
+        for start in _places(longer, task)
+    )
 
 
 def _change(named: list[tuple[Any, str]], task: str) -> tuple[Any, Any] | None:
@@ -170,10 +188,11 @@ def _change(named: list[tuple[Any, str]], task: str) -> tuple[Any, Any] | None:
     return None
 
 
-def _languages(options: Any) -> tuple[tuple[str, str], ...]:
+def _languages(options: Any, asked: bool) -> tuple[tuple[str, str], ...]:
     """Each of `options` that is a language's code ("fr", "es-ES", "zh_CN") with each
-    name a task may call the language by, where two or more are ("yes" and "no" are no
-    languages)."""
+    name a task may call the language by, where two or more are and a language is
+    `asked` for or every option is one ("yes" and "no" are no languages, nor are state
+    codes with a "hi" among them)."""
     coded = [
         (option, NAMES_BY_CODE[code[1]])
         for option in options
@@ -181,7 +200,7 @@ def _languages(options: Any) -> tuple[tuple[str, str], ...]:
         and (code := _LANGUAGE_CODE.fullmatch(option))
         and code[1] in NAMES_BY_CODE
     ]
-    if len(coded) < _FEWEST_CODES:
+    if len(coded) < _FEWEST_CODES or not (asked or len(coded) == len(options)):
         return ()
     return tuple((option, name) for option, names in coded for name in names)
 
@@ -213,19 +232,25 @@ def _zone_named(options: Any, task: str) -> Any:
     return (timed or [option for option, _ in named] or [None])[0]
 
 
-@functools.lru_cache(maxsize=8192)
 def _written(option: str, task: str) -> bool:
     """`option` in `task` as whole words (case aside, but for a short one: "A" is no "a";
     "C" is not written in "C#" or "C sharp major")."""
+    return bool(_places(option, task))
+
+
+@functools.lru_cache(maxsize=8192)
+def _places(option: str, task: str) -> tuple[int, ...]:
+    """Where `option` is written in `task` as whole words (as `_written` reads it)."""
     text, wanted = (task, option) if len(option) <= 2 else (_lowered(task), option.lower())
+    found = []
     place = text.find(wanted) if option else -1
     while place >= 0:
         end = place + len(wanted)
         noted = ACCIDENTAL.match(text, end) if len(wanted) == 1 else None
         if not (_wordy(text, place - 1) or _wordy(text, end) or noted):
-            return True
+            found.append(place)
         place = text.find(wanted, place + 1)
-    return False
+    return tuple(found)
 
 
 def _wordy(text: str, place: int) -> bool:

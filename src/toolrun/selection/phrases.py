@@ -42,23 +42,28 @@ _POLITE_END = re.compile(r",[ \t]*(?:please|thanks|thank you|thx|pls)[ \t.!]*\Z"
 _POLITE_TAIL = 30  # characters: where a polite end may start
 _MAYBE_VERBATIM = re.compile(r"verbatim|word|saying|says|content|text|translat|here", re.I)
 # Text a task gives as what it hands over ("Sure, here is the answer to the question:\n\n
-# **Logistic regression is …**"): after the colon, line breaks (or a written "\n") and
-# bold marks aside, to the end of its paragraph.
+# **Logistic regression is …**"): after the colon, a line break (or a written "\n") or
+# bold marks — a paragraph of its own, not "here is the result: 42. Is it prime?" —,
+# then to the end of its paragraph.
 _HERE_IS = re.compile(
     r"\bhere(?:'s|\u2019s|[ \t]+is)[ \t]+(?:the|my|an?)[ \t]+"
     r"(?:answer|response|reply|summary|result|output)(?:[ \t]+(?:to|for|of)[ \t]+[^:\n]{1,40})?"
-    r"[ \t]*:(?:\s|\\n|\*)*(?P<text>\w(?:[^\n\\]|\\(?!n))*)",
+    r"[ \t]*:[ \t]*(?:\n|\\n|\*\*)(?:\s|\\n|\*)*(?P<text>\w(?:[^\n\\]|\\(?!n))*)",
     re.I,
 )
 # What to translate: "Translate Hello, how are you? from English to French", "translate
 # the phrase good morning into German" (up to the languages, as written; a quoted one
-# is the quote's).
+# is the quote's). Not what says which text ("this", "the document at /docs/a.txt",
+# "my report.pdf", "3 pages"): its values are other parameters'. Its end is found
+# once (the text ends in no space, the spaces after it are read whole) and within 300
+# characters: linear.
+_LONGEST_TO_TRANSLATE = 300
 _QUOTES = frozenset("\"'`\u2018\u2019\u201c\u201d")
 _TRANSLATE = re.compile(
     r"\btranslate[ \t]+(?:the[ \t]+(?:text|phrase|sentence|word|words)[ \t]+)?"
-    r"(?!(?:this|that|it|these|those|them|something|the following)\b)"
-    rf"(?P<text>\w[^\n]*?)[ \t]+(?:from[ \t]+(?:{LANGUAGE_NAMES})[ \t]+)?"
-    rf"(?:to|into)[ \t]+(?:{LANGUAGE_NAMES})\b",
+    r"(?!(?:this|that|it|these|those|them|something|the|my|our|your|his|her|their|an?)\b|\d)"
+    rf"(?P<text>\w(?:[^\n]{{0,{_LONGEST_TO_TRANSLATE}}}?\S)?)[ \t]++"
+    rf"(?:from[ \t]++(?:{LANGUAGE_NAMES})[ \t]++)?(?:to|into)[ \t]++(?:{LANGUAGE_NAMES})\b",
     re.I,
 )
 # A sentence's end: not after an abbreviation ("Dr.", "p.m.", "e.g.") or a lone letter.
@@ -224,7 +229,17 @@ def verbatim_spans(text: str, original: str) -> list[tuple[int, int]]:
     last = _CONTENT_TO_END.search(text[:end])
     if not spans and last and len(_TEXT_END.split(last["text"], maxsplit=1)) == 1:
         spans.append(last.span("text"))
-    return spans
+    return _apart(spans)
+
+
+def _apart(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` in order, each that overlaps one before it left out ("Translate the text
+    verbatim: hello there into French" is one text)."""
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end))
+    return kept
 
 
 # A street address: a house number, the street's capitalised name and its kind; then,

@@ -574,7 +574,7 @@ def test_a_long_hostile_task_is_read_in_linear_time(repeated: str) -> None:
         "with content a" + " " * 200_000 + "b",
         "with content a" + " \t" * 100_000 + "b, please",
         "with content go" + ", " * 100_000 + "please",
-        "translate a" + " " * 200_000 + "x",
+        "translate x" + " " * 200_000 + "y into French",
         ("translate x" + " " * 100) * 1800,
     ],
     ids=[

@@ -469,7 +469,7 @@ def _sort_of(name: str, description: str, task: str) -> str | None:
     if not noun or noun not in task.lower():
         return None
     kind_of = rf"[ -]{re.escape(noun)}(?:e?s)?|-{re.escape(noun)}l?ed"  # "a gas-fueled car"
-    found = re.search(rf"\b([A-Za-z][\w-]*?)(?:{kind_of})\b", task, re.I)
+    found = re.search(rf"\b([A-Za-z][\w-]*)(?:{kind_of})\b", task, re.I)
     if found is None:
         return None
     word = found[1].lower()

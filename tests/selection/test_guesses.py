@@ -3,10 +3,14 @@ left open takes the task's phrase most like it in meaning (`guesses`)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from typer.testing import CliRunner
 
+from toolrun.cli import app
 from toolrun.selection.arguments import fill
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.guesses import LEAST_LIKE, SOURCE, _most_like, _phrases, guessed
@@ -15,23 +19,19 @@ from toolrun.selection.pipeline import Selector
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
 
-PRICER = ToolCard.parse(
-    {
-        "name": "sculpture_price.calculate",
-        "description": "Calculate the estimated price to commission a sculpture.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "material": {
-                    "type": "string",
-                    "description": "The material used for the sculpture.",
-                },
-                "size": {"type": "integer", "description": "The size of the sculpture in feet."},
-            },
-            "required": ["material", "size"],
+PRICER_SCHEMA: dict[str, Any] = {
+    "name": "sculpture_price.calculate",
+    "description": "Calculate the estimated price to commission a sculpture.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "material": {"type": "string", "description": "The material used for the sculpture."},
+            "size": {"type": "integer", "description": "The size of the sculpture in feet."},
         },
-    }
-)
+        "required": ["material", "size"],
+    },
+}
+PRICER = ToolCard.parse(PRICER_SCHEMA)
 
 
 def tool(properties: dict[str, Any], required: list[str]) -> ToolCard:
@@ -47,7 +47,9 @@ def test_an_open_text_parameter_takes_the_phrase_most_like_it(encoder: Encoder) 
 
     assert selection.chosen == "sculpture_price.calculate"
     assert selection.arguments == {"material": "marble", "size": 3}
-    assert selection.missing == []
+    assert (selection.missing, selection.guessed) == ([], ["material"])
+    assert not selection.valid  # a guess is to check before the call
+    assert selection.as_dict()["valid"] is False
     assert selection.trace["5_arguments"]["material"] == SOURCE
 
 
@@ -130,6 +132,8 @@ def test_each_phrase_goes_to_one_parameter_and_errors_are_rechecked(encoder: Enc
 
     assert guessed_.arguments["species1"] != guessed_.arguments.get("species2")
     assert guessed_.errors  # species2's guess breaks its schema, and that is said
+    assert guessed_.guessed == ["species1", "species2"]
+    assert not guessed_.valid
 
 
 def test_phrases_are_runs_of_words_that_could_be_a_value() -> None:
@@ -174,3 +178,17 @@ def test_a_long_task_has_its_first_phrases_weighed_only(
     guessed(encoder, PRICER, task, filled)
 
     assert 0 < len(weighed) <= 33  # the first 32 phrases and the one parameter
+
+
+def test_the_cli_shows_a_guess_as_one_to_check(encoder: Encoder, tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([PRICER_SCHEMA]), encoding="utf-8")
+    task = "What is the price to commission a sculpture made of marble with a size of 3 feet?"
+
+    shown = CliRunner().invoke(app, ["select", task, "--local", "--tools", str(tools)])
+    as_json = CliRunner().invoke(app, ["select", task, "--local", "--tools", str(tools), "--json"])
+
+    assert shown.exit_code == 0, shown.output
+    assert "guessed (check before calling): material" in shown.stdout
+    found = json.loads(as_json.stdout)
+    assert (found["guessed"], found["valid"]) == (["material"], False)

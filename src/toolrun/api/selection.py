@@ -71,6 +71,11 @@ class SelectionView(BaseModel):
     errors: list[str]
     trace: dict[str, Any]
     elapsed_ms: float
+    guessed: list[str] = Field(
+        default_factory=list,
+        description="Required arguments guessed by meaning (the embedding model), to check "
+        "before a call: while any is, the answer is not valid.",
+    )
     history: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="What history says of each candidate."
     )

@@ -153,6 +153,9 @@ def _show(found: dict[str, Any]) -> None:
         out.print(f"5 arguments   {escape(json.dumps(found['arguments']))}")
         if found["missing"]:
             out.print(f"  [yellow]missing:[/] {escape(', '.join(found['missing']))}")
+        if found.get("guessed"):
+            guessed = escape(", ".join(found["guessed"]))
+            out.print(f"  [yellow]guessed (check before calling):[/] {guessed}")
         for error in found["errors"]:
             out.print(f"  [red]invalid:[/] {escape(error)}")
 

@@ -121,16 +121,19 @@ _MARKER_STEMS = frozenset({"verbatim", "say", "that", "with", "the", "follow", "
 
 @dataclass
 class Filled:
-    """Step 5's answer: the arguments, where each came from, and what is missing."""
+    """Step 5's answer: the arguments, where each came from, what is missing, and which
+    are guesses (`guesses`) to check before a call."""
 
     arguments: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    guessed: list[str] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
-        return not self.missing and not self.errors
+        """Every required argument found (none guessed) and the schema holds."""
+        return not self.missing and not self.errors and not self.guessed
 
 
 def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Filled:

@@ -58,7 +58,8 @@ _NOT_IN_A_VALUE = STOP_WORDS | frozenset(
 
 def guessed(encoder: Encoder, card: ToolCard, task: str, filled: Filled) -> Filled:
     """`filled` with each open required text parameter given the task's phrase most like
-    it in meaning, where one is like it enough (`filled` itself is left as it was)."""
+    it in meaning, where one is like it enough, and named among its guesses (so not
+    valid until checked); `filled` itself is left as it was."""
     open_ = [name for name in filled.missing if _takes_a_phrase(name, card.properties[name])]
     if not open_:
         return filled
@@ -81,6 +82,7 @@ def guessed(encoder: Encoder, card: ToolCard, task: str, filled: Filled) -> Fill
         sources=sources,
         missing=[name for name in filled.missing if name not in arguments],
         errors=[problems] if problems else [],
+        guessed=[*filled.guessed, *(name for name in open_ if name in arguments)],
     )
 
 

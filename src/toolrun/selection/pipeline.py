@@ -129,11 +129,12 @@ class Selection:
     errors: list[str]
     trace: dict[str, Any]
     elapsed_ms: float
+    guessed: list[str] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
-        """A tool was chosen and its arguments are complete and valid."""
-        return self.chosen is not None and not self.missing and not self.errors
+        """A tool was chosen and its arguments are complete (none a guess) and valid."""
+        return self.chosen is not None and not self.missing and not self.errors and not self.guessed
 
     def as_dict(self) -> dict[str, Any]:
         """The answer as `POST /v1/select` gives it (no history)."""
@@ -232,6 +233,7 @@ class Selector:
             errors=[] if filled is None else filled.errors,
             trace=trace,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+            guessed=[] if filled is None else filled.guessed,
         )
 
     def completed(self, card: ToolCard, task: str, filled: Filled) -> Filled:

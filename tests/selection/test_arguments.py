@@ -1527,6 +1527,32 @@ def test_an_option_changed_to_another_is_the_new_one_or_for_a_source_the_old() -
     }
 
 
+def test_values_quoted_listed_or_written_as_addresses_reach_their_parameters() -> None:
+    mail = card(
+        {
+            "to": typed("string", "The recipient's email address."),
+            "subject": typed("string", "The subject."),
+            "message": typed("string", "The message."),
+        },
+        ["to", "subject", "message"],
+    )
+    task = 'Mail "v@gmail.com" with the subject "r@outlook.com" and the message "j@yahoo.com".'
+    assert fill(mail, task).arguments == {
+        "to": "v@gmail.com",  # each once, none blank
+        "subject": "r@outlook.com",
+        "message": "j@yahoo.com",
+    }
+    pharmacy = card({"pharmacy_id": typed("integer"), "note": typed("string")}, ["pharmacy_id"])
+    assert fill(pharmacy, 'Delete the pharmacy with ID "87".').arguments == {"pharmacy_id": 87}
+    server = card({"server": typed("string", "The server to deploy to.")}, ["server"])
+    assert fill(server, "Deploy it to the server at IP address 192.168.77.71.").arguments == {
+        "server": "192.168.77.71"
+    }
+    # a value a description lists in parentheses after "e.g." is the value, not "Africa)"
+    region = card({"region": typed("string", "The region (e.g., Asia, Europe, Africa)")})
+    assert fill(region, "the index for the Africa region in 1999").arguments == {"region": "Africa"}
+
+
 def test_a_website_named_by_its_domain_alone() -> None:
     calories = card(
         {"website": typed("string", "The food website."), "recipe": typed("string", "Recipe.")},

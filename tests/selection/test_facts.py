@@ -598,3 +598,21 @@ def test_a_long_run_of_blanks_inside_a_task_is_read_in_linear_time(task: str) ->
 )
 def test_a_word_that_names_a_program_in_prose_is_no_command(task: str) -> None:
     assert Facts.of(task).commands == []
+
+
+def test_a_quoted_url_or_address_is_a_quote_of_its_text_too() -> None:
+    facts = Facts.of('Mail "ann@x.com" with the subject "bob@y.org" about "https://a.io/p"')
+
+    assert facts.quoted == ["ann@x.com", "bob@y.org", "https://a.io/p"]  # no blanks
+    assert facts.emails == ["ann@x.com", "bob@y.org"]
+    assert facts.urls == ["https://a.io/p"]
+
+
+def test_a_quoted_number_is_a_number_and_an_ip_address_a_code() -> None:
+    quoted = Facts.of('Delete the pharmacy with ID "87", then "14.9" and "v2"')
+    hosts = Facts.of("node Network1 in pod 10, using the IP 192.120.45.67.")
+
+    assert [(n.value, n.before[-1]) for n in quoted.numbers] == [(87, "id"), (14.9, "then")]
+    assert quoted.quoted == ["87", "14.9", "v2"]  # for a text parameter too
+    assert hosts.codes == ["Network1", "192.120.45.67"]  # in the task's order
+    assert [n.value for n in hosts.numbers] == [10]  # none of the address's parts

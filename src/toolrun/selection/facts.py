@@ -1,10 +1,11 @@
 """The values a task's text holds, for step 5: quoted strings, URLs, e-mail addresses,
 paths, glob patterns, dates, literal lists and dicts, math expressions, numbers (with the
-words around them, scales, percentages, number words, runs like "12, 24, 36"), codes
-(AB1010CD), identifiers, capitalised names, street addresses ("221B Baker Street,
-London"), counted items ("five burgers and six wings"), a "replace A with B" pair, a "10 to 20"
-range and text to take as written ("with the content: go to gym"); and the words just
-before each string value, which may name its parameter."""
+words around them, scales, percentages, number words, runs like "12, 24, 36"; quoted
+ones too), codes (AB1010CD) and IPv4 addresses, identifiers, capitalised names, street
+addresses ("221B Baker Street, London"), counted items ("five burgers and six wings"),
+a "replace A with B" pair, a "10 to 20" range and text to take as written ("with the
+content: go to gym"); and the words just before each string value, which may name its
+parameter."""
 
 from __future__ import annotations
 
@@ -72,6 +73,8 @@ _LITERAL = re.compile(
     r"\[\s*(?:-?\d[\d.]*|'[^'\[\]]*'|\"[^\"\[\]]*\")(?:\s*,\s*(?:-?\d[\d.]*|'[^'\[\]]*'|"
     r"\"[^\"\[\]]*\"))*\s*\]|\(\s*-?\d[\d.]*(?:\s*,\s*-?\d[\d.]*)+\s*\)"
 )
+_IPV4 = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?!\w|\.\d)")  # 192.168.77.71
+_QUOTED_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # "87", "14.9": a number in quotes
 _NESTED = re.compile(r"\[\s*(?:\[[^\[\]]*\]\s*,?\s*)+\]")  # [[10, 20], [30, 40]]
 _DICT = re.compile(r"\{[^{}]*\}")
 _REPLACE = re.compile(
@@ -164,7 +167,9 @@ class Facts:
         found, rest = _cut(_DICT, rest, "{" in rest, lambda m: isinstance(_evaluated(m[0]), dict))
         objects = [_evaluated(m[0]) for m in found]
         quoted_matches, plain = _cut(_QUOTED, rest, bool(_QUOTES & set(rest)))
-        quoted = [noted(m.start(), next(g for g in m.groups() if g)) for m in quoted_matches]
+        quoted = [_quote(m, task) for m in quoted_matches]  # a URL's or address's text kept
+        quoted = [noted(m.start(), text) for m, text in zip(quoted_matches, quoted, strict=True)]
+        hosts, plain = _cut(_IPV4, plain, "." in plain)
         days, plain = dates(plain)
         times = clocks(plain)  # their hours and minutes stay numbers too ("hours": 6)
         found, plain = _cut(_GLOB, plain, "*" in plain or "?" in plain)
@@ -178,8 +183,9 @@ class Facts:
         found, bare = _cut(_IDENTIFIER, bare)
         identifiers = [noted(m.start(), m[0]) for m in found]
         coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
-        codes = [noted(m.start(), m[0]) for m in coded]
-        found_numbers = numbers(_blanked(plain, coded))
+        by_place = sorted([*hosts, *coded], key=lambda m: m.start())  # an IP address is a code
+        codes = [noted(m.start(), m[0]) for m in by_place]
+        found_numbers = numbers(_blanked(_quoted_numbers(plain, quoted_matches, task), coded))
         counted_items, counts = counted(rest)
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
         names, places, named_groups = _names(bare, noted)
@@ -251,6 +257,24 @@ class _Notes:
         if end is not None:
             self.after.setdefault(value, words_after(self.task, end))
         return value
+
+
+def _quoted_numbers(text: str, quotes: list[re.Match[str]], task: str) -> str:
+    """`text` with each quoted number written back where its quote was blanked: "the
+    pharmacy with ID "87"" has the number 87 too (and the quoted "87" for a text)."""
+    for match in quotes:
+        group = next(i for i, found in enumerate(match.groups(), 1) if found)
+        start, end = match.span(group)
+        if _QUOTED_NUMBER.fullmatch(task[start:end]):
+            text = text[:start] + task[start:end] + text[end:]
+    return text
+
+
+def _quote(match: re.Match[str], task: str) -> str:
+    """What a quote holds, as `task` writes it: a URL or an e-mail address quoted alone
+    was blanked in the text the quote was found in ("the subject "a@b.com"")."""
+    group = next(i for i, found in enumerate(match.groups(), 1) if found)
+    return task[match.start(group) : match.end(group)]
 
 
 def quoted_strings(text: str) -> list[str]:
@@ -362,7 +386,7 @@ def _names(text: str, noted: _Notes) -> tuple[list[str], dict[str, str], list[li
 
 
 # A label before the name it labels: "the project with UUID SUPERFANCY".
-_LABEL = re.compile(r"(?:ID|UUID|GUID)(?:[ \t]+|$)")
+_LABEL = re.compile(r"(?:ID|UUID|GUID|IP|URL)(?:[ \t]+|$)")
 
 # After a name with "'s" that is the name's own: the end of the text or of a sentence, or
 # a stop word ("from McDonald's.", "at Macy's and"); elsewhere "'s" is a possessive

@@ -79,7 +79,8 @@ def forget(facts: Facts, value: Any) -> None:
             lowered = item.lower()
             facts.used.append(lowered)
             head = lowered.split(",", 1)[0].strip()
-            for pool in (facts.quoted, facts.names, facts.codes, facts.identifiers, facts.paths):
+            pools = (facts.quoted, facts.names, facts.codes, facts.identifiers, facts.paths)
+            for pool in (*pools, facts.urls, facts.emails):
                 if any(found.lower() == lowered for found in pool):
                     pool[:] = [found for found in pool if found.lower() != lowered]
             if head != lowered and head in (name.lower() for name in facts.names):

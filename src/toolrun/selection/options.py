@@ -27,6 +27,9 @@ _LISTING = re.compile(
 _DESCRIBED_QUOTE = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
 _PARENTHESISED = re.compile(r"\(([^()]*(?:,|\bor\b)[^()]*)\)")
 _ITEM_BREAK = re.compile(r",|\bor\b|\band\b|\betc\b\.?")
+# What introduces a list, no item of it: "(e.g., Asia, Europe, Africa)" lists Asia, Europe
+# and Africa, not "e.g." nor "Africa)".
+_MARKER = re.compile(r"^(?:e\.g\.|i\.e\.|eg\.|such as|for example|for instance)[,:]?\s*", re.I)
 # Verbs of one action: a task that asks for one names an option that is another ("remove
 # the item" → "delete", "create a todo" → "add"). Only where no option is named
 # otherwise, and only a verb as asked: a sentence's first word, or after "please",
@@ -109,7 +112,7 @@ def listed(description: str) -> tuple[str, ...]:
     found = [next(g for g in m.groups() if g) for m in _DESCRIBED_QUOTE.finditer(description)]
     for match in [*_LISTING.finditer(description), *_PARENTHESISED.finditer(description)]:
         found += _ITEM_BREAK.split(match[1])
-    items = (item.strip(" '\"`:") for item in found)
+    items = (_MARKER.sub("", item.strip(" '\"`:()")).strip(" '\"`:()") for item in found)
     return tuple(dict.fromkeys(i for i in items if i and len(i.split()) <= 4))
 
 

@@ -1544,6 +1544,19 @@ def test_values_quoted_listed_or_written_as_addresses_reach_their_parameters() -
     }
     pharmacy = card({"pharmacy_id": typed("integer"), "note": typed("string")}, ["pharmacy_id"])
     assert fill(pharmacy, 'Delete the pharmacy with ID "87".').arguments == {"pharmacy_id": 87}
+    # a quoted number goes to a number parameter only where the words around it name it
+    album = card({"album": typed("string"), "limit": typed("integer")}, ["album", "limit"])
+    assert fill(album, 'Get the tracks of the album "1989" by Taylor Swift').arguments == {
+        "album": "1989"
+    }
+    zipped = card({"zip": typed("string"), "radius": typed("integer")}, ["zip", "radius"])
+    assert fill(zipped, 'pharmacies in zip code "02134"').arguments == {"zip": "02134"}
+    # a URL given to one parameter is given to no other
+    bookmark = card({"title": typed("string"), "link": typed("string")}, ["title", "link"])
+    assert fill(bookmark, 'Save a bookmark titled "https://a.io" for https://b.io').arguments == {
+        "title": "https://a.io",
+        "link": "https://b.io",
+    }
     server = card({"server": typed("string", "The server to deploy to.")}, ["server"])
     assert fill(server, "Deploy it to the server at IP address 192.168.77.71.").arguments == {
         "server": "192.168.77.71"

@@ -7,6 +7,7 @@ import pytest
 
 from toolrun.selection.dates import time_written
 from toolrun.selection.facts import Facts, without_values
+from toolrun.selection.options import listed
 
 
 def test_numbers_carry_the_words_around_them_and_their_scale() -> None:
@@ -616,3 +617,18 @@ def test_a_quoted_number_is_a_number_and_an_ip_address_a_code() -> None:
     assert quoted.quoted == ["87", "14.9", "v2"]  # for a text parameter too
     assert hosts.codes == ["Network1", "192.120.45.67"]  # in the task's order
     assert [n.value for n in hosts.numbers] == [10]  # none of the address's parts
+    # a network is a path; money with dots for thousands and numbers over 255 no address
+    assert Facts.of("Scan the subnet 192.168.0.0/24").paths == ["192.168.0.0/24"]
+    assert Facts.of("pay €1.000.000.000, or host 999.1.1.1").codes == []
+
+
+def test_ip_and_url_are_labels_only_alone() -> None:
+    assert Facts.of("the server at IP address 192.168.77.71").names == []
+    assert Facts.of("Find showtimes for IP Man").names == ["IP Man"]
+    assert Facts.of("Use the URL Shortener service").names == ["URL Shortener"]
+
+
+def test_a_listed_value_loses_its_lists_marker_and_parenthesis_only() -> None:
+    assert listed("The region (e.g., Asia, Europe, Africa)") == ("Asia", "Europe", "Africa")
+    assert listed("(e.g. 'asc' or 'desc')") == ("asc", "desc")
+    assert listed("The function, e.g. 'sin(x)' or 'cos(x)'") == ("sin(x)", "cos(x)")

@@ -188,10 +188,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     free_text = [p for p in order if _is_free_text(specs[p])]
     written_numbers = list(facts.numbers)
     found = seasons(free_text, facts)  # before the numbers: its years are none
-    numbered = assign_numbers(card, facts, worded_numbers(card, task) | meant_numbers(card, task))
-    for value, _ in numbered.values():  # a quoted number given as a number is given
-        forget(facts, str(int(value)) if float(value).is_integer() else str(value))
-    found |= numbered
+    found |= assign_numbers(card, facts, worded_numbers(card, task) | meant_numbers(card, task))
     found |= times_of_day(free_text, card, facts)
     found |= asker_name(free_text, facts)
     found |= commands(free_text, facts)

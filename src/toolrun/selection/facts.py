@@ -73,7 +73,10 @@ _LITERAL = re.compile(
     r"\[\s*(?:-?\d[\d.]*|'[^'\[\]]*'|\"[^\"\[\]]*\")(?:\s*,\s*(?:-?\d[\d.]*|'[^'\[\]]*'|"
     r"\"[^\"\[\]]*\"))*\s*\]|\(\s*-?\d[\d.]*(?:\s*,\s*-?\d[\d.]*)+\s*\)"
 )
-_IPV4 = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?!\w|\.\d)")  # 192.168.77.71
+# An IPv4 address (192.168.77.71; not a network, 192.168.0.0/24, which is read as a
+# path, nor money with dots for thousands, €1.000.000.000).
+_IPV4 = re.compile(r"(?<![\w.$€£¥])\d{1,3}(?:\.\d{1,3}){3}(?!\w|\.\d|/)")
+_LARGEST_OCTET = 255
 _QUOTED_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # "87", "14.9": a number in quotes
 _NESTED = re.compile(r"\[\s*(?:\[[^\[\]]*\]\s*,?\s*)+\]")  # [[10, 20], [30, 40]]
 _DICT = re.compile(r"\{[^{}]*\}")
@@ -167,9 +170,8 @@ class Facts:
         found, rest = _cut(_DICT, rest, "{" in rest, lambda m: isinstance(_evaluated(m[0]), dict))
         objects = [_evaluated(m[0]) for m in found]
         quoted_matches, plain = _cut(_QUOTED, rest, bool(_QUOTES & set(rest)))
-        quoted = [_quote(m, task) for m in quoted_matches]  # a URL's or address's text kept
-        quoted = [noted(m.start(), text) for m, text in zip(quoted_matches, quoted, strict=True)]
-        hosts, plain = _cut(_IPV4, plain, "." in plain)
+        quoted = [noted(m.start(), _quote(m, task)) for m in quoted_matches]  # a URL's kept
+        hosts, plain = _cut(_IPV4, plain, "." in plain, lambda m: _an_address(m[0]))
         days, plain = dates(plain)
         times = clocks(plain)  # their hours and minutes stay numbers too ("hours": 6)
         found, plain = _cut(_GLOB, plain, "*" in plain or "?" in plain)
@@ -185,7 +187,8 @@ class Facts:
         coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
         by_place = sorted([*hosts, *coded], key=lambda m: m.start())  # an IP address is a code
         codes = [noted(m.start(), m[0]) for m in by_place]
-        found_numbers = numbers(_blanked(_quoted_numbers(plain, quoted_matches, task), coded))
+        with_quoted, quoted_numbers = _quoted_numbers(plain, quoted_matches, task)
+        found_numbers = numbers(_blanked(with_quoted, coded), quoted_numbers)
         counted_items, counts = counted(rest)
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
         names, places, named_groups = _names(bare, noted)
@@ -259,15 +262,24 @@ class _Notes:
         return value
 
 
-def _quoted_numbers(text: str, quotes: list[re.Match[str]], task: str) -> str:
-    """`text` with each quoted number written back where its quote was blanked: "the
-    pharmacy with ID "87"" has the number 87 too (and the quoted "87" for a text)."""
+def _quoted_numbers(
+    text: str, quotes: list[re.Match[str]], task: str
+) -> tuple[str, dict[int, str]]:
+    """`text` with each quoted number written back where its quote was blanked, and
+    those quotes by where they start: "the pharmacy with ID "87"" has the number 87 too
+    (and the quoted "87" for a text)."""
+    pieces, last, found = [], 0, {}
     for match in quotes:
-        group = next(i for i, found in enumerate(match.groups(), 1) if found)
+        group = next(i for i, value in enumerate(match.groups(), 1) if value)
         start, end = match.span(group)
         if _QUOTED_NUMBER.fullmatch(task[start:end]):
-            text = text[:start] + task[start:end] + text[end:]
-    return text
+            pieces += [text[last:start], task[start:end]]
+            last, found[start] = end, task[start:end]
+    return "".join([*pieces, text[last:]]), found
+
+
+def _an_address(text: str) -> bool:
+    return all(int(part) <= _LARGEST_OCTET for part in text.split("."))
 
 
 def _quote(match: re.Match[str], task: str) -> str:
@@ -385,8 +397,10 @@ def _names(text: str, noted: _Notes) -> tuple[list[str], dict[str, str], list[li
     return [name for name, _, _ in found], places, _groups(text, found)
 
 
-# A label before the name it labels: "the project with UUID SUPERFANCY".
-_LABEL = re.compile(r"(?:ID|UUID|GUID|IP|URL)(?:[ \t]+|$)")
+# A label before the name it labels: "the project with UUID SUPERFANCY"; "IP" and "URL"
+# only alone, before an address ("the server at IP address 192.168.77.71"; "IP Man" and
+# "URL Shortener" are names).
+_LABEL = re.compile(r"(?:ID|UUID|GUID)(?:[ \t]+|$)|(?:IP|URL)$")
 
 # After a name with "'s" that is the name's own: the end of the text or of a sentence, or
 # a stop word ("from McDonald's.", "at Macy's and"); elsewhere "'s" is a possessive

@@ -186,12 +186,14 @@ def assign_numbers(
     for name, place in taken.items():
         if (value := _fitted(left[place], name, specs[name])) is not None:
             chosen[name] = (value, "number in the task")
+            if left[place].quoted in facts.quoted:  # given as a number, not as text too
+                facts.quoted.remove(left[place].quoted)
     for name, code in meant.items():
         chosen.setdefault(name, (code, "number the task names by its meaning"))
     rest = [number for place, number in enumerate(left) if place not in taken.values()]
     rest.sort(key=lambda number: number.spelt)  # "two numbers: 40 and 50"
     for name in [n for n in names if n not in chosen and n in card.required]:
-        for number in rest:
+        for number in [n for n in rest if not n.quoted]:  # a quote only where named
             if (value := _fitted(number, name, specs[name])) is not None:
                 chosen[name] = (value, "number in the task")
                 rest.remove(number)
@@ -222,6 +224,8 @@ def _scores(
         for place, number in enumerate(numbers):
             if _fitted(number, name, spec) is None:
                 continue
+            if number.quoted and not named & {*number.before[-len(_BEFORE) :], *number.after}:
+                continue  # a quoted number only for a parameter the words around name
             # "three sides" counts side1, side2 and side3: it is none of them
             counted = name[-1].isdigit() and bool(set(number.after) & words)
             # "10 years" is no count per year (compounds_per_year): it spans years

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import takewhile
 
@@ -46,6 +47,7 @@ class Number:
     heading: str = ""  # N, S, E or W after a coordinate
     money: bool = False
     unit: str = ""  # as written right after it: "km", "µF", "minutes"
+    quoted: str = ""  # the quote it is, as written ('ID "87"': "87")
 
     @property
     def year_like(self) -> bool:
@@ -57,9 +59,11 @@ class Number:
 _MOST_DIGITS = 100
 
 
-def numbers(text: str) -> list[Number]:
+def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
     """The numbers in `text`: "1,200" is 1200, "$1.2M" and "1.2 million" 1200000, "three"
-    3; "300K" is a temperature, "$300K" money."""
+    3; "300K" is a temperature, "$300K" money. `quotes`: the quotes that are numbers, by
+    where they start (each such number notes its quote)."""
+    quotes = quotes or {}
     found: list[Number] = []
     spelt: set[int] = set()
     lowered = text.lower()
@@ -107,6 +111,7 @@ def numbers(text: str) -> list[Number]:
                 heading[1] if heading else "",
                 bool(match["money"]),
                 unit[1] if unit else "",
+                quotes.get(match.start(), ""),
             )
         )
     _join_feet_and_inches(found, places, text)

@@ -112,8 +112,17 @@ def listed(description: str) -> tuple[str, ...]:
     found = [next(g for g in m.groups() if g) for m in _DESCRIBED_QUOTE.finditer(description)]
     for match in [*_LISTING.finditer(description), *_PARENTHESISED.finditer(description)]:
         found += _ITEM_BREAK.split(match[1])
-    items = (_MARKER.sub("", item.strip(" '\"`:()")).strip(" '\"`:()") for item in found)
+    items = (_item(item) for item in found)
     return tuple(dict.fromkeys(i for i in items if i and len(i.split()) <= 4))
+
+
+def _item(text: str) -> str:
+    """A listed value without its list's marker, quotes, or a parenthesis of the list's
+    ("(e.g., Asia, Europe, Africa)": Africa; "'cos(x)'" keeps its own)."""
+    item = _MARKER.sub("", text.strip(" '\"`:")).strip(" '\"`:")
+    if item.count("(") != item.count(")"):
+        item = item.strip("()").strip(" '\"`:")
+    return item
 
 
 def named_option(

@@ -13,6 +13,7 @@ import pytest
 
 from tests.integration.platform import Platform, wait_for
 from tests.scripted_model import ScriptedModel, answer, tool_calls
+from tests.selection.test_guesses import PRICER_SCHEMA
 from toolrun.client import AsyncClient
 from toolrun.permissions.levels import PermissionLevel
 
@@ -102,21 +103,9 @@ def test_the_api_weighs_meaning_where_words_leave_doubt(api: httpx.Client) -> No
 
 
 def test_the_api_guesses_an_open_text_parameter_by_meaning(api: httpx.Client) -> None:
-    pricer = {
-        "name": "sculpture_price.calculate",
-        "description": "Calculate the price to commission a sculpture.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "material": {"type": "string", "description": "The material used."},
-                "size": {"type": "integer", "description": "The size in feet."},
-            },
-            "required": ["material", "size"],
-        },
-    }
     task = "What is the price to commission a sculpture made of marble with a size of 3 feet?"
 
-    found = select(api, task=task, tools=[pricer])
+    found = select(api, task=task, tools=[PRICER_SCHEMA])
 
     assert found["chosen"] == "sculpture_price.calculate"
     assert found["arguments"] == {"material": "marble", "size": 3}

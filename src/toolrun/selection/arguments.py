@@ -508,7 +508,7 @@ def _flag(name: str, task: str) -> tuple[Any, str]:
     flagging = _FLAG_WORDS | ({_ONLY} if parts[:1] == ["only"] else set())  # not readOnly
     wanted = words - flagging or words
     said, _, _ = task_stems(task)
-    if _leaves_out_the_opposite(name, said):
+    if _leaves_out_the_opposite(parts, said):
         return True, "the task asks for the opposite of what it leaves out"
     places = [i for i, w in enumerate(said) if w in wanted]
     if not wanted or not wanted <= {said[i] for i in places}:
@@ -517,11 +517,10 @@ def _flag(name: str, task: str) -> tuple[Any, str]:
     return (False, "negated in the task") if negated else (True, "named in the task")
 
 
-def _leaves_out_the_opposite(name: str, said: tuple[str, ...]) -> bool:
-    """Whether a flag that leaves out what is not something (excludeInactive,
-    hideUnverified) is asked for by that something ("the active projects"), where the
-    task does not name what it leaves out."""
-    parts = split_words(name)
+def _leaves_out_the_opposite(parts: list[str], said: tuple[str, ...]) -> bool:
+    """Whether a flag whose name's words are `parts` and that leaves out what is not
+    something (excludeInactive, hideUnverified) is asked for by that something ("the
+    active projects"), where the task does not name what it leaves out."""
     rest = [part for part in parts if part not in _LEAVING_OUT]
     if len(rest) != 1 or len(rest) == len(parts):
         return False

@@ -186,8 +186,9 @@ def assign_numbers(
     for name, place in taken.items():
         if (value := _fitted(left[place], name, specs[name])) is not None:
             chosen[name] = (value, "number in the task")
-            if left[place].quoted in facts.quoted:  # given as a number, not as text too
-                facts.quoted.remove(left[place].quoted)
+            quote = left[place].quoted
+            if quote and quote in facts.quoted:  # given as a number, not as text too
+                facts.quoted.remove(quote)
     for name, code in meant.items():
         chosen.setdefault(name, (code, "number the task names by its meaning"))
     rest = [number for place, number in enumerate(left) if place not in taken.values()]

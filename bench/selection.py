@@ -4,7 +4,9 @@
         top-1 tool accuracy and argument accuracy (BFCL possible-answer matching); with
         no answers file the questions are irrelevance data: "no suitable tool" accuracy.
     python bench/selection.py [--lexical] seal TOOLS.jsonl QUERIES.jsonl
-        recall@5 and top-1 over the whole registry in TOOLS.jsonl, p50 selection time.
+        recall@5 and top-1 over the whole registry in TOOLS.jsonl, p50 selection time;
+        the share whose chosen tool is one of the query's, and the share answered "no
+        suitable tool" with the query's own tools blacklisted (step 4 out of sample).
     python bench/selection.py [--lexical] calibrate BFCL_DIR [--write [FILE]]
         step 4's judge (`toolrun.selection.judge`) on every development set at once:
         each set left out in turn (fitted on the others, scored on it), each set's
@@ -124,9 +126,13 @@ def _plain(text: str) -> str:
 
 
 def seal(tools: Path, queries: Path, encoder: Encoder | None) -> dict[str, Any]:
+    """Search over the whole registry; and step 4's judge on data it was not fitted on:
+    the share whose chosen tool is one of the query's, and the share answered "no
+    suitable tool" with the query's own tools blacklisted (its other tools may still do
+    part of what it asks: Seal-Tools has many tools alike)."""
     cards = [ToolCard.parse(record) for record in json_lines(tools)]
     selector = Selector(cards, encoder)
-    recall, top1, times = [], 0, []
+    recall, top1, chosen, refused, times = [], 0, 0, 0, []
     records = json_lines(queries)
     for record in records:
         gold = {call["api"] for call in record["calling"]}
@@ -135,10 +141,15 @@ def seal(tools: Path, queries: Path, encoder: Encoder | None) -> dict[str, Any]:
         names = [c.name for c in selection.candidates]
         recall.append(len(gold & set(names)) / len(gold))
         top1 += bool(names) and names[0] in gold
+        chosen += selection.chosen in gold
+        refused += selector.select(record["query"], top_k=5, excluded=gold).chosen is None
+    n = len(records)
     return {
-        "n": len(records),
+        "n": n,
         "recall_at_5": round(statistics.fmean(recall), 4),
-        "top1": round(top1 / len(records), 4),
+        "top1": round(top1 / n, 4),
+        "chosen": round(chosen / n, 4),
+        "no_tool_without_its_tools": round(refused / n, 4),
         "p50_ms": round(statistics.median(times), 3),
     }
 

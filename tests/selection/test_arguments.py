@@ -1912,3 +1912,58 @@ def test_a_kind_described_as_the_type_of_a_noun_is_the_word_before_it() -> None:
         "type": "acoustic",
     }
     assert "type" not in fill(instrument, "a cheap instrument for $1000").arguments
+
+
+def test_recognised_is_the_share_of_values_the_task_gives_for_their_parameter() -> None:
+    triangle = card({"base": {"type": "number"}, "height": {"type": "number"}}, ["base", "height"])
+    runner = card({"command": {"type": "string", "description": "The command to run"}}, ["command"])
+
+    named = fill(triangle, "Area of a triangle with height 5 meters and base 10.5 meters")
+    command = fill(runner, "list the files using the command dir C:\\")
+
+    assert named.recognised == 1.0
+    assert command.sources == {"command": "command given in the task"}
+    assert command.recognised == 1.0
+
+
+def test_values_taken_for_want_of_better_are_not_recognised() -> None:
+    triangle = card({"base": {"type": "number"}, "height": {"type": "number"}}, ["base", "height"])
+    host = card(
+        {"host": {"type": "string"}, "port": {"type": "integer", "default": 22}}, ["host", "port"]
+    )
+
+    in_order = fill(triangle, "Area of a triangle: 5 and 10")
+    loose = fill(host, "Connect to Gandalf")
+    given = fill(host, "Connect to the host 'gandalf.example'", {"port": 2222})
+
+    # Numbers no words name, the first name left, a schema's default: no evidence.
+    assert in_order.sources == dict.fromkeys(("base", "height"), "a number left in the task")
+    assert in_order.recognised == 0.0
+    assert loose.sources == {"host": "name in the task", "port": "default"}
+    assert loose.recognised == 0.0
+    # The caller's context says nothing of the task: it is left out of the share.
+    assert given.sources == {"host": "named in the task", "port": "context"}
+    assert given.recognised == 1.0
+    assert fill(host, "Connect", {"port": 2222}).recognised == 0.0
+
+
+def test_a_parameter_for_a_directory_takes_no_file_path() -> None:
+    tool = card(
+        {
+            "repo": {"type": "string", "description": "A directory inside the repository."},
+            "file_path": {"type": "string", "description": "The file or directory to read."},
+        }
+    )
+
+    assert fill(tool, "delete the file build/out.log").arguments == {"file_path": "build/out.log"}
+    assert fill(tool, "clean the folder build/tmp").arguments == {"repo": "build/tmp"}
+    assert fill(tool, "clean the folder build/.cache").arguments == {"repo": "build/.cache"}
+
+
+def test_a_name_a_thing_is_called_goes_to_its_name() -> None:
+    branch = card({"name": {"type": "string", "description": "The new branch's name."}}, ["name"])
+
+    filled = fill(branch, "create a new branch called feature-login")
+
+    assert filled.arguments == {"name": "feature-login"}
+    assert filled.recognised == 1.0

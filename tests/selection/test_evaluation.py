@@ -44,7 +44,7 @@ def test_only_an_admin_tool_with_weak_evidence_is_refused() -> None:
         permission="admin",
     )
     reader = ToolCard("clean_pages", admin.description, admin.parameters, permission="read_only")
-    task = "Download https://example.com"
+    task = "Download the page at example dot com"  # loosely worded: weak evidence
 
     refused = Selector([admin]).select(task)
 

@@ -34,6 +34,23 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
     assert facts.lists == [[1, 2], [3, 4]]
 
 
+@pytest.mark.parametrize(
+    ("task", "identifiers"),
+    [
+        ("create a new branch called feature-login", ["feature-login"]),
+        ("make a folder named reports", ["reports"]),
+        ("a man named after his father", []),  # a word that says something else
+        ("I called it a day", []),
+        ("so-called experts agree", []),
+        ("he renamed it", []),
+    ],
+)
+def test_a_lower_case_name_a_thing_is_called_is_an_identifier(
+    task: str, identifiers: list[str]
+) -> None:
+    assert Facts.of(task).identifiers == identifiers
+
+
 def test_each_copy_of_a_tasks_facts_is_used_up_on_its_own() -> None:
     first = Facts.of('say "hi" to [1, 2]')
     first.quoted.pop()

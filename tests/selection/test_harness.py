@@ -70,11 +70,16 @@ def test_bfcl_without_answers_is_irrelevance_data(encoder: Encoder) -> None:
     assert by_meaning["no_tool_accuracy"] >= 0.4
 
 
-def test_seal_reports_recall_top1_and_time() -> None:
+def test_seal_reports_recall_top1_the_judge_and_time() -> None:
     measured = harness("seal", str(DATA / "seal_tools.jsonl"), str(DATA / "seal_queries.jsonl"))
 
-    assert set(measured) == {"n", "recall_at_5", "top1", "p50_ms", "by meaning"}
+    assert set(measured) == {
+        *("n", "recall_at_5", "top1", "chosen", "no_tool_without_its_tools", "p50_ms"),
+        "by meaning",
+    }
     assert measured["recall_at_5"] >= 0.8
+    assert 0 < measured["chosen"] <= 1
+    assert 0 <= measured["no_tool_without_its_tools"] <= 1
     assert measured["p50_ms"] > 0
 
 

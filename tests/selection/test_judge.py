@@ -62,10 +62,11 @@ def test_the_shipped_judges_cover_their_signals_and_favour_evidence() -> None:
 
     assert judges["words"].features == BY_WORDS
     assert judges["meaning"].features == BY_MEANING
-    # More of the task's words in the tool, or more similar in meaning: more confident.
+    # More of the task's words in the tool, more of its values given for their
+    # parameters, or more similar in meaning: more confident.
     low = dict.fromkeys(BY_MEANING, 0.0) | {"task_length": 2.0}
     for judge in judges.values():
-        for telling in ("relevance", "task_covered"):
+        for telling in ("relevance", "task_covered", "recognised"):
             assert judge.logit(low | {telling: 1.0}) > judge.logit(low)
     assert judges["meaning"].logit(low | {"similarity": 0.8}) > judges["meaning"].logit(low)
     assert judges["meaning"].as_dict() == Judge.of(judges["meaning"].as_dict()).as_dict()
@@ -80,6 +81,7 @@ def test_signals_are_shares_of_words_each_way() -> None:
         relevance=1.7,
         missing=["nights"],
         required=["city", "nights"],
+        recognised=1.0,
     )
 
     assert found == pytest.approx(
@@ -90,6 +92,7 @@ def test_signals_are_shares_of_words_each_way() -> None:
             "description_covered": 1 / 4,
             "task_length": math.log(4),
             "missing": 0.5,
+            "recognised": 1.0,
         }
     )
 

@@ -31,7 +31,7 @@ from toolrun.selection.kinds import (
     times_of_day,
 )
 from toolrun.selection.naming import GENERIC, named_strings
-from toolrun.selection.numbering import assign_numbers, kind, name_words, span
+from toolrun.selection.numbering import LEFT_NUMBER, assign_numbers, kind, name_words, span
 from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
 from toolrun.selection.placing import (
     COMMA_FORMAT,
@@ -72,6 +72,10 @@ _SHORTEST_STEM = 4  # "un" + "read", "in" + "line", "in" + "dex" are no negation
 _NOT_ASKED = _NEGATION | {stem(word) for word in _LEAVING_OUT}
 _ONLY = stem("only")
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
+_DIRECTORY_WORDS = frozenset({"directory", "folder", "dir"})
+_FILE_WORDS = frozenset({"file", "filename"})
+# A path's last part with a file name's extension ("build/out.log"; not "~/.config").
+_FILE_NAME = re.compile(r"[^/.]\.[A-Za-z][A-Za-z0-9]{0,4}$")
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
@@ -95,6 +99,13 @@ _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 # A website named by its domain alone, which `facts` reads as a path ("Foodnetwork.com",
 # "example.org/recipes"): a name, a dot and a common top-level domain that is no file's
 # extension too (not .ai, .app, .io, .co, .me), for a parameter whose name says it.
+# Sources of a value the task neither names for its parameter nor writes in the form the
+# parameter asks for: the first name or number left, the whole task, the schema's default.
+_ANY_NAME = "name in the task"
+_WHOLE_TASK = "the task itself"
+_DEFAULT = "default"
+_CONTEXT = "context"
+_LOOSE = frozenset({_ANY_NAME, LEFT_NUMBER, _WHOLE_TASK, _DEFAULT})
 _DOMAIN = re.compile(
     r"(?:www\.)?[A-Za-z0-9][\w-]*(?:\.[\w-]+)*\."
     r"(?:com|org|net|gov|edu|info|uk|de|fr|us|dev|tv)(?:/[\w./-]*)?"
@@ -135,6 +146,16 @@ class Filled:
         """Every required argument found (none guessed) and the schema holds."""
         return not self.missing and not self.errors and not self.guessed
 
+    @property
+    def recognised(self) -> float:
+        """The share of the arguments found that the task names for their parameter or
+        writes in the form it asks for (a command, a place, an enum's option, a quoted
+        text…) rather than the first name or number left, the whole task, a default or
+        a default; 0 where none was found. Values from the caller's context are left out
+        of it. A task that a tool fits tends to give the tool its values so."""
+        found = [source for source in self.sources.values() if source != _CONTEXT]
+        return sum(source not in _LOOSE for source in found) / len(found) if found else 0.0
+
 
 def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Filled:
     """Arguments for `card` from `task` and `context` (values by parameter name win);
@@ -148,11 +169,11 @@ def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Fi
     for name in card.required + [p for p in card.properties if p not in card.required]:
         spec = card.properties[name]
         if name in context:
-            filled.arguments[name], filled.sources[name] = context[name], "context"
+            filled.arguments[name], filled.sources[name] = context[name], _CONTEXT
             continue
         value, source = found.get(name, (None, ""))
         if value is None and name in card.required and "default" in spec:
-            value, source = spec["default"], "default"
+            value, source = spec["default"], _DEFAULT
         if value is not None:
             filled.arguments[name], filled.sources[name] = value, source
         elif name in card.required:
@@ -171,7 +192,7 @@ def checked(
     values = {**arguments, **{k: v for k, v in context.items() if k in card.properties}}
     filled = Filled(
         values,
-        sources={name: "context" if name in context else source for name in values},
+        sources={name: _CONTEXT if name in context else source for name in values},
         missing=[name for name in card.required if name not in values],
     )
     problems = argument_errors(card.validator, values)
@@ -418,8 +439,11 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
         (_PATH_WORDS, facts.paths, "path in the task"),
     ]
     for wanted, pool, source in kinds:
-        if words & wanted and pool:
-            return pool.pop(0), source
+        fitting = _for_a_directory(pool, words) if pool is facts.paths else pool
+        if words & wanted and fitting:
+            value = fitting[0]
+            pool.remove(value)
+            return value, source
     if own & _URL_WORDS and (domain := next(filter(_DOMAIN.fullmatch, facts.paths), None)):
         facts.paths.remove(domain)  # "from Foodnetwork.com": a website named by its domain
         return domain, "website in the task"
@@ -438,6 +462,14 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     return None, ""
 
 
+def _for_a_directory(paths: list[str], words: frozenset[str]) -> list[str]:
+    """The paths a parameter whose words ask for a directory (not a file) may take: none
+    that ends in a file name ("build/out.log")."""
+    if words & _DIRECTORY_WORDS and not words & _FILE_WORDS:
+        return [path for path in paths if not _FILE_NAME.search(path)]
+    return paths
+
+
 def _first(
     name: str, asked: _Asked, facts: Facts, description: str, *, names: bool
 ) -> tuple[Any, str]:
@@ -451,7 +483,7 @@ def _first(
     if facts.quoted:
         return facts.quoted.pop(0), "quoted in the task"
     if names and asked.own & _SAYING and facts.whole:  # "Hey, how are you?" as a message
-        return facts.whole, "the task itself"
+        return facts.whole, _WHOLE_TASK
     if asked.own & _PATH_WORDS:  # a path parameter takes no identifier or name
         return None, ""
     if facts.identifiers:
@@ -459,7 +491,7 @@ def _first(
     if facts.codes:
         return facts.codes.pop(0), "code in the task"
     if facts.names and names:
-        return place_name(name, facts, description), "name in the task"
+        return place_name(name, facts, description), _ANY_NAME
     return None, ""
 
 

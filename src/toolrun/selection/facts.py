@@ -51,10 +51,15 @@ _CONNECTOR = r"[ \t]+(?:(?:of|of the|de|da|del|la|von|van|du|des)[ \t]+)?"
 _PROPER = re.compile(
     rf"(?<![\w'\u2019.-])(?:{_TITLE})?(?:{_WORD})(?:{_CONNECTOR}(?:{_WORD}))*{_PROPER_WORD_END}"
 )
-# snake_case or camelCase names: parse_args, loadConfig.
-# snake_case or camelCase; each word read once (possessive): linear on "x_x_x_…_".
+# snake_case or camelCase names: parse_args, loadConfig; each word read once
+# (possessive): linear on "x_x_x_…_". And a lower-case name that a thing is called or
+# named ("a branch called feature-login", "a file named notes.txt" is a path), not a
+# word that says something else ("named after", "called it").
+_CALLED = r"(?:(?<=(?<![\w-])called )|(?<=(?<![\w-])named ))"
+_NOT_A_NAME = r"(?!(?:the|a|an|it|its|my|me|by|after|for|to|in|on|at|with|from|this|that|as)\b)"
 _IDENTIFIER = re.compile(
-    r"(?<![\w./-])(?:[A-Za-z](?=\w*_)\w*+(?<=[A-Za-z0-9])|[a-z]+[A-Z]\w*+)(?![\w/])"
+    r"(?<![\w./-])(?:[A-Za-z](?=\w*_)\w*+(?<=[A-Za-z0-9])|[a-z]+[A-Z]\w*+"
+    rf"|{_CALLED}{_NOT_A_NAME}[a-z][a-z0-9]*+(?:-[a-z0-9]++)*+)(?![\w/])"
 )
 # Letters and digits mixed, a letter first: AB1010CD, rs6034464, Q3CC-CRT3-SZ2G.
 # … or digits, letters and digits again: 6E123, 3pak7.

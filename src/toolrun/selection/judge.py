@@ -27,6 +27,8 @@ BY_WORDS = (
     "description_covered",  # share of its description words the task has
     "task_length",  # log(1 + the task's words)
     "missing",  # share of its required parameters the task cannot fill (step 5's rules)
+    "recognised",  # share of the values step 5 found that the task gives for their
+    # parameter: named by it or in its form, not the first name or number left
 )
 BY_MEANING = (*BY_WORDS, "similarity")  # cosine of the task's and the tool's embeddings
 DEFAULT_CONFIDENCE = 0.5  # a candidate fits when it more likely fits than not
@@ -108,6 +110,7 @@ def signals(
     relevance: float,
     missing: Sequence[str],
     required: Sequence[str],
+    recognised: float,
 ) -> dict[str, float]:
     """The signals of one candidate by words (`BY_WORDS`); by meaning, add its
     similarity."""
@@ -118,6 +121,7 @@ def signals(
         "description_covered": _share(description_words, task_words),
         "task_length": math.log1p(len(task_words)),
         "missing": len(missing) / len(required) if required else 0.0,
+        "recognised": recognised,
     }
 
 

@@ -48,6 +48,8 @@ _BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the numb
 _AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
 _AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
 _ENOUGH = 1.5
+# The source of a required parameter's number that no words name: the first one left.
+LEFT_NUMBER = "a number left in the task"
 # What a rate is per, which is no unit of its number: "miles per gallon" takes "20 miles",
 # not "20 gallons", nor is "miles per year" one ("per" is none either).
 _PER_UNIT = re.compile(r"\bper\s+\w+", re.I)
@@ -196,7 +198,7 @@ def assign_numbers(
     for name in [n for n in names if n not in chosen and n in card.required]:
         for number in [n for n in rest if not n.quoted]:  # a quote only where named
             if (value := _fitted(number, name, specs[name])) is not None:
-                chosen[name] = (value, "number in the task")
+                chosen[name] = (value, LEFT_NUMBER)
                 rest.remove(number)
                 break
     facts.numbers[:] = rest

@@ -402,6 +402,7 @@ class Selector:
                 candidate.relevance,
                 filled.missing,
                 card.required,
+                filled.recognised,
             )
             judge = judges["words"]
             if candidate.similarity is not None:

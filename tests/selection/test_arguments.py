@@ -1967,3 +1967,59 @@ def test_a_name_a_thing_is_called_goes_to_its_name() -> None:
 
     assert filled.arguments == {"name": "feature-login"}
     assert filled.recognised == 1.0
+
+
+def test_a_time_of_day_named_for_a_text_parameter_is_given_whole() -> None:
+    sales = card(
+        {
+            "location": {"type": "string"},
+            "time_period": {"type": "string", "description": "e.g. last month, last year"},
+        },
+        ["location", "time_period"],
+    )
+
+    filled = fill(sales, 'Sales data for the location "New York" in the time period of 15:39.')
+
+    assert filled.arguments == {"location": "New York", "time_period": "15:39"}  # not "15"
+    assert filled.sources["time_period"] == "named in the task"
+
+
+@pytest.mark.parametrize(
+    ("task", "language"),
+    [
+        ("Provide information about labor laws in Japan in Japanese.", "Japanese"),
+        ("Labor laws of Japan, translated into french", "French"),
+        ("Labor laws of Japan with Spanish subtitles", "Spanish"),
+    ],
+)
+def test_a_language_parameter_takes_the_language_the_task_names(task: str, language: str) -> None:
+    laws = card(
+        {
+            "country": {"type": "string", "description": "The country, e.g. Japan"},
+            "language": {"type": "string", "description": "The language, e.g. English"},
+        },
+        ["country"],
+    )
+
+    filled = fill(laws, task)
+
+    assert filled.arguments == {"country": "Japan", "language": language}
+    assert filled.sources["language"] == "language in the task"
+
+
+def test_a_language_by_its_code_and_none_that_is_no_language() -> None:
+    coded = card({"lang": {"type": "string", "description": "An ISO 639-1 language code"}})
+    menu = card({"cuisine": {"type": "string"}, "language": {"type": "string"}})
+    review = card(
+        {
+            "text": {"type": "string"},
+            "language": {"type": "string", "description": "The language the review is in"},
+        }
+    )
+
+    assert fill(coded, "the page in German").arguments == {"lang": "de"}
+    assert "language" not in fill(menu, "find a Japanese restaurant").arguments
+    assert (
+        fill(review, "Translate the review 'I love it' into Spanish").arguments.get("language")
+        != "Spanish"
+    )

@@ -51,6 +51,36 @@ def test_a_lower_case_name_a_thing_is_called_is_an_identifier(
     assert Facts.of(task).identifiers == identifiers
 
 
+@pytest.mark.parametrize(
+    ("task", "quoted"),
+    [
+        ("Send the message \"Don't forget to feed the cat.", ["Don't forget to feed the cat."]),
+        ('Check the sentence: "The fox jumps.  ', ["The fox jumps."]),
+        ('say "hi" and "bye', ["hi", "bye"]),
+        ("note: \u201cremember the milk", ["remember the milk"]),
+        ('a 5" screen for me', []),  # inches, no quote
+        ('the title is "', []),
+    ],
+)
+def test_a_quote_never_closed_runs_to_the_end(task: str, quoted: list[str]) -> None:
+    assert Facts.of(task).quoted == quoted
+
+
+def test_each_part_of_a_time_of_day_knows_it() -> None:
+    facts = Facts.of("at 09:16:05 for 86 minutes, then 3:30 pm; a ratio of 3:2")
+
+    assert [(n.value, n.clock) for n in facts.numbers] == [
+        (9, "09:16:05"),
+        (16, "09:16:05"),
+        (5, "09:16:05"),
+        (86, ""),
+        (3, "3:30 pm"),
+        (30, "3:30 pm"),
+        (3, ""),
+        (2, ""),
+    ]
+
+
 def test_each_copy_of_a_tasks_facts_is_used_up_on_its_own() -> None:
     first = Facts.of('say "hi" to [1, 2]')
     first.quoted.pop()

@@ -24,6 +24,7 @@ from toolrun.selection.kinds import (
     forget,
     meant_numbers,
     month_names,
+    named_language,
     own_words,
     range_end,
     seasons,
@@ -219,6 +220,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= divisions([p for p in free_text if p not in found], facts)
     found |= _used(colours([p for p in free_text if p not in found], facts), facts)
     found |= _used(month_names([p for p in free_text if p not in found], facts), facts)
+    found |= _used(named_language([p for p in free_text if p not in found], card, facts), facts)
     found |= text_language([p for p in free_text if p not in found], card, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)

@@ -25,9 +25,12 @@ from toolrun.selection.phrases import address_spans, commands, counted, seasons,
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
 
 # "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
+# … and a double quote opened after a space or a colon and never closed, to the end
+# ('send the message "Don't forget to feed the cat.'; not the inches of '5" screen').
 _QUOTED = re.compile(
     r"\"([^\"]+)\"|(?<![\w'])'((?:[^'\s]|(?<=\w)'(?=\w))(?:[^']|(?<=\w)'(?=\w))*)'(?!\w)"
     r"|“([^”]+)”|\u2018([^\u2019]+)\u2019|`([^`]+)`"
+    r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]+?)\s*$"
 )
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

@@ -17,6 +17,8 @@ from toolrun.selection.cards import ToolCard
 from toolrun.selection.dates import MONTHS, Day, time_written
 from toolrun.selection.facts import Facts, quoted_strings
 from toolrun.selection.languages import NAMES as LANGUAGES
+from toolrun.selection.languages import NAMES_BY_CODE as LANGUAGE_NAMES_BY_CODE
+from toolrun.selection.languages import NAMES_PATTERN as LANGUAGES_PATTERN
 from toolrun.selection.numbering import kind, name_words
 from toolrun.selection.options import meanings_of, named_number
 from toolrun.selection.text import split_words, stem
@@ -57,6 +59,13 @@ _OWN_LANGUAGE = re.compile(
     re.I,
 )
 _CODES = re.compile(r"\bISO[ -]?639|\blanguage codes?\b|\bcodes? such as\b", re.I)
+# A language the task names as one: "in Japanese", "into French", "Spanish subtitles"
+# (not "a Japanese restaurant", "the Spanish review").
+_AS_LANGUAGE = re.compile(
+    rf"\b(?:in|into)\s+({LANGUAGES_PATTERN})\b|\b({LANGUAGES_PATTERN})\s+(?:language|translation|subtitles|version)\b",
+    re.I,
+)
+_LANGUAGE_NAME_WORDS = frozenset({"language", "lang", "locale"})
 # A few of the commonest English words: text with two of them is English.
 _ENGLISH = frozenset({"the", "is", "and", "it", "i", "you", "a", "to", "of", "this", "not"})
 # A date parameter for the end of a range ("end_date", "until_date").
@@ -243,6 +252,28 @@ def text_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
         description = str(card.properties[name].get("description"))
         found[name] = ("en" if _CODES.search(description) else "English", "the text's language")
     return found
+
+
+def named_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
+    """The first language the task names as one ("in Japanese", "into French", "Spanish
+    subtitles") to the first text parameter of `names` named for a language (not one for
+    the language the task's text is in: `text_language`), as its name or, where the
+    description asks for codes, its ISO 639-1 code."""
+    wanted = [
+        name
+        for name in names
+        if own_words(name) & _LANGUAGE_NAME_WORDS
+        and not _OWN_LANGUAGE.search(str(card.properties[name].get("description", "")))
+    ]
+    found = _AS_LANGUAGE.search(_unquoted(facts.whole)) if wanted else None
+    if found is None:
+        return {}
+    language = (found[1] or found[2]).capitalize()
+    description = str(card.properties[wanted[0]].get("description", ""))
+    if _CODES.search(description):
+        code = next(c for c, called in LANGUAGE_NAMES_BY_CODE.items() if language in called)
+        return {wanted[0]: (code, "language in the task")}
+    return {wanted[0]: (language, "language in the task")}
 
 
 def month_names(names: list[str], facts: Facts) -> Found:

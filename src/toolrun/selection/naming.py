@@ -58,11 +58,13 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         for pool in (facts.quoted, facts.codes, facts.names, facts.identifiers, facts.paths)
         for value in pool
     ]
-    candidates += [
-        (_as_text(n.value), n.before, facts.numbers)
-        for n in facts.numbers
-        if not (n.spelt or n.percent)
-    ]
+    clocks: set[str] = set()
+    for number in facts.numbers:
+        if number.spelt or number.percent or number.clock in clocks:
+            continue
+        if number.clock:  # a time of day as written ("15:39"), once: not its hour alone
+            clocks.add(number.clock)
+        candidates.append((number.clock or _as_text(number.value), number.before, facts.numbers))
     heads = [_head(name) for name in names]
     telling = _telling(card)
     scored = []
@@ -171,6 +173,11 @@ def _head(name: str) -> str:
 
 
 def _remove(pool: list[Any], value: str) -> None:
+    parts = [item for item in pool if not isinstance(item, str) and item.clock == value]
+    if parts:  # a time of day: its hour, minutes and seconds
+        for part in parts:
+            pool.remove(part)
+        return
     for item in pool:
         if item == value or (not isinstance(item, str) and _as_text(item.value) == value):
             pool.remove(item)

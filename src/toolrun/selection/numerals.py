@@ -28,6 +28,8 @@ _RUN_GAP = re.compile(r"\s*(?:[NSEW]\b\s*)?(?:,\s*(?:and\s+)?|and\s+)")
 _HEADING = re.compile(r"\s*(?:°\s*)?([NSEW])\b")  # one way to split the spaces: linear
 _UNIT = re.compile(r" ?([µμΩ]?[A-Za-zµμΩ]+)(?![\w/^]| ?/| per\b)")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?!\d)|\band\b|\bor\b")
+# A time of day written with a colon, from its hour: "15:39", "09:16:05", "3:30 pm".
+_CLOCK = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])(?:\s?[ap]\.?m\b\.?)?", re.I)
 
 NEAR_BEFORE = 6  # words before a value that may name it (a list's: further)
 NEAR_AFTER = 2  # … and after it ("440 Hz", "5 seconds")
@@ -48,6 +50,7 @@ class Number:
     money: bool = False
     unit: str = ""  # as written right after it: "km", "µF", "minutes"
     quoted: str = ""  # the quote it is, as written ('ID "87"': "87")
+    clock: str = ""  # the time of day it is part of, as written ("15:39", "3:30 pm")
 
     @property
     def year_like(self) -> bool:
@@ -100,6 +103,7 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
         after = list(takewhile(_unit_word, split_words(after_text)))[:NEAR_AFTER]
         unit = _UNIT.match(text, end)
         places.append((match.start(), unit.end() if unit else end))
+        clock = _clock_holding(text, match.start())
         found.append(
             Number(
                 value,
@@ -112,6 +116,7 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
                 bool(match["money"]),
                 unit[1] if unit else "",
                 quotes.get(match.start(), ""),
+                clock,
             )
         )
     _join_feet_and_inches(found, places, text)
@@ -120,6 +125,15 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
             if number.heading in ("S", "W"):
                 number.value = -number.value
     return found
+
+
+def _clock_holding(text: str, start: int) -> str:
+    """The time of day, as written, that the number at `start` is part of (its hour,
+    minutes or seconds), or ""."""
+    for clock in _CLOCK.finditer(text, max(start - 6, 0), start + 12):
+        if clock.start() <= start < clock.end():
+            return clock[0]
+    return ""
 
 
 _FEET = frozenset({"ft", "foot", "feet"})

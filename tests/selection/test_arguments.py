@@ -1925,6 +1925,14 @@ def test_recognised_is_the_share_of_values_the_task_gives_for_their_parameter() 
     assert command.sources == {"command": "command given in the task"}
     assert command.recognised == 1.0
 
+    # One named (the host), one a schema's default (the port): half.
+    host = card(
+        {"host": {"type": "string"}, "port": {"type": "integer", "default": 22}}, ["host", "port"]
+    )
+    half = fill(host, "Connect to the host 'gandalf.example'")
+    assert half.sources == {"host": "named in the task", "port": "default"}
+    assert half.recognised == 0.5
+
 
 def test_values_taken_for_want_of_better_are_not_recognised() -> None:
     triangle = card({"base": {"type": "number"}, "height": {"type": "number"}}, ["base", "height"])
@@ -1947,7 +1955,7 @@ def test_values_taken_for_want_of_better_are_not_recognised() -> None:
     assert fill(host, "Connect", {"port": 2222}).recognised == 0.0
 
 
-def test_a_parameter_for_a_directory_takes_no_file_path() -> None:
+def test_a_parameter_for_a_directory_takes_no_path_the_task_calls_a_file() -> None:
     tool = card(
         {
             "repo": {"type": "string", "description": "A directory inside the repository."},
@@ -1957,16 +1965,11 @@ def test_a_parameter_for_a_directory_takes_no_file_path() -> None:
 
     assert fill(tool, "delete the file build/out.log").arguments == {"file_path": "build/out.log"}
     assert fill(tool, "clean the folder build/tmp").arguments == {"repo": "build/tmp"}
-    assert fill(tool, "clean the folder build/.cache").arguments == {"repo": "build/.cache"}
-
-
-def test_a_name_a_thing_is_called_goes_to_its_name() -> None:
-    branch = card({"name": {"type": "string", "description": "The new branch's name."}}, ["name"])
-
-    filled = fill(branch, "create a new branch called feature-login")
-
-    assert filled.arguments == {"name": "feature-login"}
-    assert filled.recognised == 1.0
+    # Only a path the task calls a file is none: a directory's name may have a dot.
+    assert fill(tool, "list /etc/init.d").arguments == {"repo": "/etc/init.d"}
+    assert fill(tool, "clean the folder /var/www/example.com").arguments == {
+        "repo": "/var/www/example.com"
+    }
 
 
 def test_a_time_of_day_named_for_a_text_parameter_is_given_whole() -> None:
@@ -1982,6 +1985,10 @@ def test_a_time_of_day_named_for_a_text_parameter_is_given_whole() -> None:
 
     assert filled.arguments == {"location": "New York", "time_period": "15:39"}  # not "15"
     assert filled.sources["time_period"] == "named in the task"
+
+    slots = card({"first_slot": {"type": "string"}, "second_slot": {"type": "string"}})
+    twice = fill(slots, "the first slot 15:39 and the second slot 15:39")
+    assert twice.arguments == {"first_slot": "15:39", "second_slot": "15:39"}
 
 
 @pytest.mark.parametrize(
@@ -2016,10 +2023,17 @@ def test_a_language_by_its_code_and_none_that_is_no_language() -> None:
             "language": {"type": "string", "description": "The language the review is in"},
         }
     )
+    translator = card({"text": {"type": "string"}, "target_language": {"type": "string"}}, ["text"])
+    coder = card({"programming_language": {"type": "string"}, "task": {"type": "string"}})
 
     assert fill(coded, "the page in German").arguments == {"lang": "de"}
-    assert "language" not in fill(menu, "find a Japanese restaurant").arguments
-    assert (
-        fill(review, "Translate the review 'I love it' into Spanish").arguments.get("language")
-        != "Spanish"
+    for task in ("find a Japanese restaurant", "shops in French Guiana", "prices in Chinese yuan"):
+        assert "language" not in fill(menu, task).arguments
+    # The language the review is in, a side of a translation, a programming language:
+    # none is the language to use.
+    said = fill(review, "Translate the review 'I love it' into Spanish")
+    assert said.sources.get("language") != "language in the task"
+    assert fill(translator, "Translate 'Hi' into French").sources.get("target_language") != (
+        "language in the task"
     )
+    assert "programming_language" not in fill(coder, "write hello world in Spanish").arguments

@@ -52,6 +52,9 @@ def test_only_an_admin_tool_with_weak_evidence_is_refused() -> None:
     assert refused.chosen is None
     assert "permission admin" in refused.candidates[0].why
     assert "needed" in refused.reason
+    # The URL its one parameter asks for, given as one, is strong evidence: it clears
+    # even an admin tool's bar.
+    assert Selector([admin]).select("Download https://example.com").chosen == "clean_pages"
 
 
 def test_a_slower_tool_ranks_below_an_equal_faster_one() -> None:

@@ -35,23 +35,6 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
 
 
 @pytest.mark.parametrize(
-    ("task", "identifiers"),
-    [
-        ("create a new branch called feature-login", ["feature-login"]),
-        ("make a folder named reports", ["reports"]),
-        ("a man named after his father", []),  # a word that says something else
-        ("I called it a day", []),
-        ("so-called experts agree", []),
-        ("he renamed it", []),
-    ],
-)
-def test_a_lower_case_name_a_thing_is_called_is_an_identifier(
-    task: str, identifiers: list[str]
-) -> None:
-    assert Facts.of(task).identifiers == identifiers
-
-
-@pytest.mark.parametrize(
     ("task", "quoted"),
     [
         ("Send the message \"Don't forget to feed the cat.", ["Don't forget to feed the cat."]),
@@ -66,18 +49,19 @@ def test_a_quote_never_closed_runs_to_the_end(task: str, quoted: list[str]) -> N
     assert Facts.of(task).quoted == quoted
 
 
-def test_each_part_of_a_time_of_day_knows_it() -> None:
-    facts = Facts.of("at 09:16:05 for 86 minutes, then 3:30 pm; a ratio of 3:2")
+def test_a_time_of_days_hour_holds_it_as_written_and_its_other_parts_know_it() -> None:
+    facts = Facts.of("at 09:16:05 for 86 minutes, then 10:30:45 a.m.; a ratio of 3:2")
 
-    assert [(n.value, n.clock) for n in facts.numbers] == [
-        (9, "09:16:05"),
-        (16, "09:16:05"),
-        (5, "09:16:05"),
-        (86, ""),
-        (3, "3:30 pm"),
-        (30, "3:30 pm"),
-        (3, ""),
-        (2, ""),
+    assert [(n.value, n.clock, n.in_clock) for n in facts.numbers] == [
+        (9, "09:16:05", False),
+        (16, "", True),
+        (5, "", True),
+        (86, "", False),
+        (10, "10:30:45 a.m.", False),
+        (30, "", True),
+        (45, "", True),
+        (3, "", False),  # a ratio is no time of day
+        (2, "", False),
     ]
 
 

@@ -75,8 +75,7 @@ _ONLY = stem("only")
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
 _DIRECTORY_WORDS = frozenset({"directory", "folder", "dir"})
 _FILE_WORDS = frozenset({"file", "filename"})
-# A path's last part with a file name's extension ("build/out.log"; not "~/.config").
-_FILE_NAME = re.compile(r"[^/.]\.[A-Za-z][A-Za-z0-9]{0,4}$")
+_CALLS_A_FILE = 3  # words before a path that may call it a file ("the file build/out.log")
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
@@ -97,16 +96,17 @@ _NO_SORT = frozenset(
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
-# A website named by its domain alone, which `facts` reads as a path ("Foodnetwork.com",
-# "example.org/recipes"): a name, a dot and a common top-level domain that is no file's
-# extension too (not .ai, .app, .io, .co, .me), for a parameter whose name says it.
 # Sources of a value the task neither names for its parameter nor writes in the form the
-# parameter asks for: the first name or number left, the whole task, the schema's default.
+# parameter asks for: the first capitalised name left, the first number left for a
+# required number, the whole task, the schema's default.
 _ANY_NAME = "name in the task"
 _WHOLE_TASK = "the task itself"
 _DEFAULT = "default"
 _CONTEXT = "context"
 _LOOSE = frozenset({_ANY_NAME, LEFT_NUMBER, _WHOLE_TASK, _DEFAULT})
+# A website named by its domain alone, which `facts` reads as a path ("Foodnetwork.com",
+# "example.org/recipes"): a name, a dot and a common top-level domain that is no file's
+# extension too (not .ai, .app, .io, .co, .me), for a parameter whose name says it.
 _DOMAIN = re.compile(
     r"(?:www\.)?[A-Za-z0-9][\w-]*(?:\.[\w-]+)*\."
     r"(?:com|org|net|gov|edu|info|uk|de|fr|us|dev|tv)(?:/[\w./-]*)?"
@@ -441,7 +441,7 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
         (_PATH_WORDS, facts.paths, "path in the task"),
     ]
     for wanted, pool, source in kinds:
-        fitting = _for_a_directory(pool, words) if pool is facts.paths else pool
+        fitting = _for_a_directory(pool, words, facts) if pool is facts.paths else pool
         if words & wanted and fitting:
             value = fitting[0]
             pool.remove(value)
@@ -464,11 +464,15 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
     return None, ""
 
 
-def _for_a_directory(paths: list[str], words: frozenset[str]) -> list[str]:
+def _for_a_directory(paths: list[str], words: frozenset[str], facts: Facts) -> list[str]:
     """The paths a parameter whose words ask for a directory (not a file) may take: none
-    that ends in a file name ("build/out.log")."""
+    the task calls a file ("delete the file build/out.log"; "/etc/init.d" may be one)."""
     if words & _DIRECTORY_WORDS and not words & _FILE_WORDS:
-        return [path for path in paths if not _FILE_NAME.search(path)]
+        return [
+            path
+            for path in paths
+            if not _FILE_WORDS & set(facts.before.get(path, [])[-_CALLS_A_FILE:])
+        ]
     return paths
 
 

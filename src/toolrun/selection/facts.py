@@ -25,12 +25,14 @@ from toolrun.selection.phrases import address_spans, commands, counted, seasons,
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
 
 # "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
-# … and a double quote opened after a space or a colon and never closed, to the end
-# ('send the message "Don't forget to feed the cat.'; not the inches of '5" screen').
+# … and a double quote opened at the start or after a space, a colon or a parenthesis
+# and never closed, to the end, read once (possessive: linear): 'send the message "Don't
+# forget to feed the cat.' (not the inches of '5" screen'); its trailing spaces are
+# none of it (`_held`).
 _QUOTED = re.compile(
     r"\"([^\"]+)\"|(?<![\w'])'((?:[^'\s]|(?<=\w)'(?=\w))(?:[^']|(?<=\w)'(?=\w))*)'(?!\w)"
     r"|“([^”]+)”|\u2018([^\u2019]+)\u2019|`([^`]+)`"
-    r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]+?)\s*$"
+    r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]++)$"
 )
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -54,15 +56,10 @@ _CONNECTOR = r"[ \t]+(?:(?:of|of the|de|da|del|la|von|van|du|des)[ \t]+)?"
 _PROPER = re.compile(
     rf"(?<![\w'\u2019.-])(?:{_TITLE})?(?:{_WORD})(?:{_CONNECTOR}(?:{_WORD}))*{_PROPER_WORD_END}"
 )
-# snake_case or camelCase names: parse_args, loadConfig; each word read once
-# (possessive): linear on "x_x_x_…_". And a lower-case name that a thing is called or
-# named ("a branch called feature-login", "a file named notes.txt" is a path), not a
-# word that says something else ("named after", "called it").
-_CALLED = r"(?:(?<=(?<![\w-])called )|(?<=(?<![\w-])named ))"
-_NOT_A_NAME = r"(?!(?:the|a|an|it|its|my|me|by|after|for|to|in|on|at|with|from|this|that|as)\b)"
+# snake_case or camelCase names: parse_args, loadConfig.
+# snake_case or camelCase; each word read once (possessive): linear on "x_x_x_…_".
 _IDENTIFIER = re.compile(
-    r"(?<![\w./-])(?:[A-Za-z](?=\w*_)\w*+(?<=[A-Za-z0-9])|[a-z]+[A-Z]\w*+"
-    rf"|{_CALLED}{_NOT_A_NAME}[a-z][a-z0-9]*+(?:-[a-z0-9]++)*+)(?![\w/])"
+    r"(?<![\w./-])(?:[A-Za-z](?=\w*_)\w*+(?<=[A-Za-z0-9])|[a-z]+[A-Z]\w*+)(?![\w/])"
 )
 # Letters and digits mixed, a letter first: AB1010CD, rs6034464, Q3CC-CRT3-SZ2G.
 # … or digits, letters and digits again: 6E123, 3pak7.
@@ -278,8 +275,7 @@ def _quoted_numbers(
     (and the quoted "87" for a text)."""
     pieces, last, found = [], 0, {}
     for match in quotes:
-        group = next(i for i, value in enumerate(match.groups(), 1) if value)
-        start, end = match.span(group)
+        start, end = _held(match)
         if _QUOTED_NUMBER.fullmatch(task[start:end]):
             pieces += [text[last:start], task[start:end]]
             last, found[start] = end, task[start:end]
@@ -293,13 +289,23 @@ def _an_address(text: str) -> bool:
 def _quote(match: re.Match[str], task: str) -> str:
     """What a quote holds, as `task` writes it: a URL or an e-mail address quoted alone
     was blanked in the text the quote was found in ("the subject "a@b.com"")."""
+    start, end = _held(match)
+    return task[start:end]
+
+
+def _held(match: re.Match[str]) -> tuple[int, int]:
+    """Where a quote's text starts and ends (a quote never closed: without the spaces
+    that end the task)."""
     group = next(i for i, found in enumerate(match.groups(), 1) if found)
-    return task[match.start(group) : match.end(group)]
+    start, end = match.span(group)
+    if group == _QUOTED.groups:  # never closed
+        end = start + len(match[group].rstrip())
+    return start, end
 
 
 def quoted_strings(text: str) -> list[str]:
     """The strings `text` quotes ("'a,b'", "\"x\""; an apostrophe is no quote)."""
-    return [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text)]
+    return [text[slice(*_held(match))] for match in _QUOTED.finditer(text)]
 
 
 def words_before(text: str, place: int) -> list[str]:

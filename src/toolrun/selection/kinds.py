@@ -3,7 +3,8 @@ it as one: a time of day ("departure_time"), the asker's own name ("user_name"),
 command ("command"), a division written with its word ("district_name": "Chatuchak
 District"), a season by its years ("season"), the end of a range of times (an "end"
 date), a number by what it stands for (a description's "2 for ironing service"), a
-colour ("color"), a month ("month"), the language of the text the task quotes; and
+colour ("color"), a month ("month"), the language to use ("in Japanese") and that of
+the text the task quotes; and
 what every step-5 rule uses: a name's words, and forgetting a value once given."""
 
 from __future__ import annotations
@@ -60,12 +61,19 @@ _OWN_LANGUAGE = re.compile(
 )
 _CODES = re.compile(r"\bISO[ -]?639|\blanguage codes?\b|\bcodes? such as\b", re.I)
 # A language the task names as one: "in Japanese", "into French", "Spanish subtitles"
-# (not "a Japanese restaurant", "the Spanish review").
+# (not "a Japanese restaurant", "in French Guiana", "in Chinese yuan", "in English units").
+_NOT_LANGUAGE_AFTER = "units?|yuan|won|rupiah|rupees?|currency|mythology|food|cuisine"
 _AS_LANGUAGE = re.compile(
-    rf"\b(?:in|into)\s+({LANGUAGES_PATTERN})\b|\b({LANGUAGES_PATTERN})\s+(?:language|translation|subtitles|version)\b",
+    rf"\b(?:in|into)\s+({LANGUAGES_PATTERN})\b(?!\s+[A-Z]|\s+(?:{_NOT_LANGUAGE_AFTER})\b)"
+    rf"|\b({LANGUAGES_PATTERN})\s+(?:language|translation|subtitles|version)\b",
     re.I,
 )
 _LANGUAGE_NAME_WORDS = frozenset({"language", "lang", "locale"})
+# … not of one side of a translation, nor a programming language's.
+_NOT_THE_LANGUAGE = frozenset(
+    {"source", "target", "from", "to", "input", "output", "original", "destination"}
+    | {"native", "programming"}
+)
 # A few of the commonest English words: text with two of them is English.
 _ENGLISH = frozenset({"the", "is", "and", "it", "i", "you", "a", "to", "of", "this", "not"})
 # A date parameter for the end of a range ("end_date", "until_date").
@@ -256,15 +264,11 @@ def text_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
 
 def named_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
     """The first language the task names as one ("in Japanese", "into French", "Spanish
-    subtitles") to the first text parameter of `names` named for a language (not one for
-    the language the task's text is in: `text_language`), as its name or, where the
-    description asks for codes, its ISO 639-1 code."""
-    wanted = [
-        name
-        for name in names
-        if own_words(name) & _LANGUAGE_NAME_WORDS
-        and not _OWN_LANGUAGE.search(str(card.properties[name].get("description", "")))
-    ]
+    subtitles") to the first text parameter of `names` for the language to use (not a
+    side of a translation, a programming language, nor the language the task's text is
+    in: `text_language`), as its name or, where the description asks for codes, its ISO
+    639-1 code."""
+    wanted = [name for name in names if _the_language(name, card)]
     found = _AS_LANGUAGE.search(_unquoted(facts.whole)) if wanted else None
     if found is None:
         return {}
@@ -274,6 +278,19 @@ def named_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
         code = next(c for c, called in LANGUAGE_NAMES_BY_CODE.items() if language in called)
         return {wanted[0]: (code, "language in the task")}
     return {wanted[0]: (language, "language in the task")}
+
+
+def _the_language(name: str, card: ToolCard) -> bool:
+    """Whether `name` is for the language to use: its name says so, and neither its name
+    nor its description is of a side of a translation or a programming language, nor
+    of the language the task's own text is in."""
+    description = str(card.properties[name].get("description", ""))
+    said = own_words(name) | set(_WORD.findall(description.lower()))
+    return bool(
+        own_words(name) & _LANGUAGE_NAME_WORDS
+        and not said & _NOT_THE_LANGUAGE
+        and not _OWN_LANGUAGE.search(description)
+    )
 
 
 def month_names(names: list[str], facts: Facts) -> Found:

@@ -58,13 +58,11 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         for pool in (facts.quoted, facts.codes, facts.names, facts.identifiers, facts.paths)
         for value in pool
     ]
-    clocks: set[str] = set()
-    for number in facts.numbers:
-        if number.spelt or number.percent or number.clock in clocks:
-            continue
-        if number.clock:  # a time of day as written ("15:39"), once: not its hour alone
-            clocks.add(number.clock)
-        candidates.append((number.clock or _as_text(number.value), number.before, facts.numbers))
+    candidates += [  # a time of day as written ("15:39"), not its hour alone
+        (n.clock or _as_text(n.value), n.before, facts.numbers)
+        for n in facts.numbers
+        if not (n.spelt or n.percent or n.in_clock)
+    ]
     heads = [_head(name) for name in names]
     telling = _telling(card)
     scored = []
@@ -173,10 +171,11 @@ def _head(name: str) -> str:
 
 
 def _remove(pool: list[Any], value: str) -> None:
-    parts = [item for item in pool if not isinstance(item, str) and item.clock == value]
-    if parts:  # a time of day: its hour, minutes and seconds
-        for part in parts:
-            pool.remove(part)
+    hour = next((n for n in pool if not isinstance(n, str) and n.clock and n.clock == value), None)
+    if hour is not None:  # a time of day: its hour, then its minutes and seconds
+        at = pool.index(hour)
+        end = next((i for i in range(at + 1, len(pool)) if not pool[i].in_clock), len(pool))
+        del pool[at:end]
         return
     for item in pool:
         if item == value or (not isinstance(item, str) and _as_text(item.value) == value):

@@ -29,6 +29,7 @@ _HEADING = re.compile(r"\s*(?:°\s*)?([NSEW])\b")  # one way to split the spaces
 _UNIT = re.compile(r" ?([µμΩ]?[A-Za-zµμΩ]+)(?![\w/^]| ?/| per\b)")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?!\d)|\band\b|\bor\b")
 # A time of day written with a colon, from its hour: "15:39", "09:16:05", "3:30 pm".
+_LONGEST_CLOCK = 16  # "10:30:45 a.m." with room to spare
 _CLOCK = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])(?:\s?[ap]\.?m\b\.?)?", re.I)
 
 NEAR_BEFORE = 6  # words before a value that may name it (a list's: further)
@@ -50,7 +51,8 @@ class Number:
     money: bool = False
     unit: str = ""  # as written right after it: "km", "µF", "minutes"
     quoted: str = ""  # the quote it is, as written ('ID "87"': "87")
-    clock: str = ""  # the time of day it is part of, as written ("15:39", "3:30 pm")
+    clock: str = ""  # the time of day whose hour it is, as written ("15:39", "3:30 pm")
+    in_clock: bool = False  # a time of day's minutes or seconds
 
     @property
     def year_like(self) -> bool:
@@ -104,6 +106,7 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
         unit = _UNIT.match(text, end)
         places.append((match.start(), unit.end() if unit else end))
         clock = _clock_holding(text, match.start())
+        hour = clock is not None and clock.start() == match.start()
         found.append(
             Number(
                 value,
@@ -116,7 +119,8 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
                 bool(match["money"]),
                 unit[1] if unit else "",
                 quotes.get(match.start(), ""),
-                clock,
+                clock[0] if clock is not None and hour else "",
+                clock is not None and not hour,
             )
         )
     _join_feet_and_inches(found, places, text)
@@ -127,13 +131,13 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
     return found
 
 
-def _clock_holding(text: str, start: int) -> str:
-    """The time of day, as written, that the number at `start` is part of (its hour,
-    minutes or seconds), or ""."""
-    for clock in _CLOCK.finditer(text, max(start - 6, 0), start + 12):
+def _clock_holding(text: str, start: int) -> re.Match[str] | None:
+    """The time of day that the number at `start` is part of (its hour, minutes or
+    seconds), if any."""
+    for clock in _CLOCK.finditer(text, max(start - _LONGEST_CLOCK, 0), start + _LONGEST_CLOCK):
         if clock.start() <= start < clock.end():
-            return clock[0]
-    return ""
+            return clock
+    return None
 
 
 _FEET = frozenset({"ft", "foot", "feet"})

@@ -16,6 +16,7 @@ from typing import Any
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
 from toolrun.selection.facts import Facts, quoted_strings
+from toolrun.selection.flags import flag
 from toolrun.selection.kinds import (
     asker_name,
     colours,
@@ -33,7 +34,7 @@ from toolrun.selection.kinds import (
 )
 from toolrun.selection.naming import GENERIC, named_strings
 from toolrun.selection.numbering import LEFT_NUMBER, assign_numbers, kind, name_words, span
-from toolrun.selection.options import MEANING, listed, named_option, named_options, task_stems
+from toolrun.selection.options import MEANING, listed, named_option, named_options
 from toolrun.selection.placing import (
     COMMA_FORMAT,
     PLACES,
@@ -45,33 +46,13 @@ from toolrun.selection.placing import (
     takes_address,
     written_place,
 )
-from toolrun.selection.text import STOP_WORDS, split_words, stem
+from toolrun.selection.sorts import sort_of
+from toolrun.selection.text import split_words
 from toolrun.selection.units import measured, unit_parameters
 from toolrun.selection.urls import templated_url
 from toolrun.selection.worded import worded_numbers
 from toolrun.tools.validation import argument_errors
 
-# Words before a flag's words that turn it off, as stems (`task_stems` reads "don't" as
-# "do not"): "disable the power-saving mode", "without hidden files".
-_NEGATION = frozenset(stem(w) for w in ("no", "not", "without", "never", "disable", "exclude"))
-# Words of a flag's name that make it a flag rather than say what it is about, which the
-# task need not say: include_images is asked for by "I want to see images",
-# monitoringEnabled by "with monitoring", closed_status by "whether it is closed"; and
-# "only" first in a name (onlyRoot by "the root projects"; not readOnly by "read").
-_FLAG_WORDS = frozenset(
-    stem(word)
-    for word in [
-        *("include", "with", "show", "return", "fetch", "get", "want", "add"),
-        *("enable", "enabled", "is", "has", "status", "flag"),
-    ]
-)
-# A flag's words that leave out what the rest of its name is, and the prefixes of a
-# word for what something is not (excludeInactive, hideUnverified, skipNonpublic).
-_LEAVING_OUT = frozenset({"exclude", "hide", "skip", "omit"})
-_NOT_PREFIXES = ("non", "in", "un")
-_SHORTEST_STEM = 4  # "un" + "read", "in" + "line", "in" + "dex" are no negations
-_NOT_ASKED = _NEGATION | {stem(word) for word in _LEAVING_OUT}
-_ONLY = stem("only")
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
 _DIRECTORY_WORDS = frozenset({"directory", "folder", "dir"})
 _FILE_WORDS = frozenset({"file", "filename"})
@@ -82,17 +63,6 @@ _NEW = frozenset({"new", "replacement", "replace", "target"})
 _LANGUAGE_WORDS = frozenset({"language", "languages", "lang", "locale"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
 _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
-_SORTS = frozenset({"genre", "type", "kind", "category", "style"})
-_SORT_OF = re.compile(
-    r"(?:the\s+)?(?:genre|type|kind|category|style)\s+of\s+(?:the\s+)?(\w+)", re.I
-)
-# Words before a kind's noun that say something else of it ("live music", "a cheap
-# vehicle", "the best product").
-_NO_SORT = frozenset(
-    {"live", "good", "great", "best", "new", "old", "nice", "loud", "some", "any", "cheap"}
-    | {"expensive", "big", "small", "local", "popular", "famous", "favorite", "favourite"}
-    | {"top", "other", "same", "different", "next", "last", "first", "certain", "specific"}
-)
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
@@ -294,7 +264,7 @@ def _value(
         language = bool(asked.words & _LANGUAGE_WORDS)
         return named_option(spec["enum"], task, asked.meanings, source=source, language=language)
     if found == "boolean":
-        return _flag(name, task)
+        return flag(name, task)
     if found == "array":
         return _array(name, spec, task, facts, required)
     if found == "object":
@@ -347,7 +317,7 @@ def _text(
     if value is None and written:  # "Boston, MA" where the description shows one
         facts.names.remove(written[0])
         value, source = written_place(written[0], facts, description, name), "place in the task"
-    if value is None and (sort := _sort_of(name, description, task)):
+    if value is None and (sort := sort_of(name, description, task)):
         value, source = sort, "kind in the task"
     if value is None:  # a value the description lists, not one given already
         options = [o for o in asked.options if o.lower() not in facts.used]
@@ -499,78 +469,6 @@ def _first(
     if facts.names and names:
         return place_name(name, facts, description), _ANY_NAME
     return None, ""
-
-
-def _sort_of(name: str, description: str, task: str) -> str | None:
-    """For a "room_type" parameter, the word the task puts before "room" ("a single
-    room"); for a "genre" described as the "Genre of music", the one before "music"
-    ("jazz music"; not a word that says something else of it: "live music", "a cheap
-    vehicle", "relaxing music")."""
-    noun = _sorted_noun(name) or _described_noun(name, description)
-    if not noun or noun not in task.lower():
-        return None
-    kind_of = rf"[ -]{re.escape(noun)}(?:e?s)?|-{re.escape(noun)}l?ed"  # "a gas-fueled car"
-    found = re.search(rf"\b([A-Za-z][\w-]*)(?:{kind_of})\b", task, re.I)
-    if found is None:
-        return None
-    word = found[1].lower()
-    if word not in STOP_WORDS | _NO_SORT and word != noun and not word.endswith("ing"):
-        return found[1]
-    return None
-
-
-@functools.lru_cache(maxsize=4096)
-def _described_noun(name: str, description: str) -> str:
-    """ "music" of a parameter named "genre" (or type, kind, category, style) described
-    as the "Genre of music to be played"."""
-    words = split_words(name)
-    if len(words) != 1 or words[0] not in _SORTS:
-        return ""
-    found = _SORT_OF.match(description)
-    return found[1].lower() if found and found[1].lower() not in STOP_WORDS else ""
-
-
-@functools.lru_cache(maxsize=4096)
-def _sorted_noun(name: str) -> str:
-    """ "room" of room_type or roomKind: what the parameter says the kind of."""
-    words = split_words(name)
-    return words[-2] if len(words) > 1 and words[-1] in ("type", "kind") else ""
-
-
-def _flag(name: str, task: str) -> tuple[Any, str]:
-    """True where the task says what the parameter's name is about ("include hidden
-    files", "with hidden files" → include_hidden), False where a negation comes just
-    before it."""
-    parts = split_words(name)
-    words = {stem(w) for w in parts if len(w) > 1 and not w.isdigit()}
-    flagging = _FLAG_WORDS | ({_ONLY} if parts[:1] == ["only"] else set())  # not readOnly
-    wanted = words - flagging or words
-    said, _, _ = task_stems(task)
-    if _leaves_out_the_opposite(parts, said):
-        return True, "the task asks for the opposite of what it leaves out"
-    places = [i for i, w in enumerate(said) if w in wanted]
-    if not wanted or not wanted <= {said[i] for i in places}:
-        return None, ""
-    negated = _NEGATION & set(said[max(places[0] - 3, 0) : places[0]])
-    return (False, "negated in the task") if negated else (True, "named in the task")
-
-
-def _leaves_out_the_opposite(parts: list[str], said: tuple[str, ...]) -> bool:
-    """Whether a flag whose name's words are `parts` and that leaves out what is not
-    something (excludeInactive, hideUnverified) is asked for by that something ("the
-    active projects"), where the task does not name what it leaves out."""
-    rest = [part for part in parts if part not in _LEAVING_OUT]
-    if len(rest) != 1 or len(rest) == len(parts):
-        return False
-    negated = rest[0]
-    positive = next((negated[len(p) :] for p in _NOT_PREFIXES if negated.startswith(p)), "")
-    if len(positive) <= _SHORTEST_STEM or stem(negated) in said:
-        return False
-    wanted = stem(positive)  # asked for, not after "not" or "exclude" ("don't show active …")
-    return any(
-        word == wanted and not _NOT_ASKED & set(said[max(i - 3, 0) : i])
-        for i, word in enumerate(said)
-    )
 
 
 def _array(

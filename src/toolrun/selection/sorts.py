@@ -1,0 +1,58 @@
+"""Step 5's kinds of a thing: for a "room_type" parameter the word the task puts before
+"room" ("a single room"), for a "genre" described as the "Genre of music" the one
+before "music" ("jazz music"; not "live music")."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from toolrun.selection.text import STOP_WORDS, split_words
+
+_SORTS = frozenset({"genre", "type", "kind", "category", "style"})
+_SORT_OF = re.compile(
+    r"(?:the\s+)?(?:genre|type|kind|category|style)\s+of\s+(?:the\s+)?(\w+)", re.I
+)
+# Words before a kind's noun that say something else of it ("live music", "a cheap
+# vehicle", "the best product").
+_NO_SORT = frozenset(
+    {"live", "good", "great", "best", "new", "old", "nice", "loud", "some", "any", "cheap"}
+    | {"expensive", "big", "small", "local", "popular", "famous", "favorite", "favourite"}
+    | {"top", "other", "same", "different", "next", "last", "first", "certain", "specific"}
+)
+
+
+def sort_of(name: str, description: str, task: str) -> str | None:
+    """For a "room_type" parameter, the word the task puts before "room" ("a single
+    room"); for a "genre" described as the "Genre of music", the one before "music"
+    ("jazz music"; not a word that says something else of it: "live music", "a cheap
+    vehicle", "relaxing music")."""
+    noun = _sorted_noun(name) or _described_noun(name, description)
+    if not noun or noun not in task.lower():
+        return None
+    kind_of = rf"[ -]{re.escape(noun)}(?:e?s)?|-{re.escape(noun)}l?ed"  # "a gas-fueled car"
+    found = re.search(rf"\b([A-Za-z][\w-]*)(?:{kind_of})\b", task, re.I)
+    if found is None:
+        return None
+    word = found[1].lower()
+    if word not in STOP_WORDS | _NO_SORT and word != noun and not word.endswith("ing"):
+        return found[1]
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _described_noun(name: str, description: str) -> str:
+    """ "music" of a parameter named "genre" (or type, kind, category, style) described
+    as the "Genre of music to be played"."""
+    words = split_words(name)
+    if len(words) != 1 or words[0] not in _SORTS:
+        return ""
+    found = _SORT_OF.match(description)
+    return found[1].lower() if found and found[1].lower() not in STOP_WORDS else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _sorted_noun(name: str) -> str:
+    """ "room" of room_type or roomKind: what the parameter says the kind of."""
+    words = split_words(name)
+    return words[-2] if len(words) > 1 and words[-1] in ("type", "kind") else ""

@@ -1965,7 +1965,9 @@ def test_a_parameter_for_a_directory_takes_no_path_the_task_calls_a_file() -> No
 
     assert fill(tool, "delete the file build/out.log").arguments == {"file_path": "build/out.log"}
     assert fill(tool, "clean the folder build/tmp").arguments == {"repo": "build/tmp"}
-    # Only a path the task calls a file is none: a directory's name may have a dot.
+    # Only a path the word just before calls a file is none: a directory's name may
+    # have a dot, and "the file to /tmp/backup" calls the file, not the path.
+    assert fill(tool, "move the file to /tmp/backup").arguments == {"repo": "/tmp/backup"}
     assert fill(tool, "list /etc/init.d").arguments == {"repo": "/etc/init.d"}
     assert fill(tool, "clean the folder /var/www/example.com").arguments == {
         "repo": "/var/www/example.com"
@@ -2016,6 +2018,7 @@ def test_a_language_parameter_takes_the_language_the_task_names(task: str, langu
 
 def test_a_language_by_its_code_and_none_that_is_no_language() -> None:
     coded = card({"lang": {"type": "string", "description": "An ISO 639-1 language code"}})
+    reply = card({"language": {"type": "string", "description": "The language to respond in"}})
     menu = card({"cuisine": {"type": "string"}, "language": {"type": "string"}})
     review = card(
         {
@@ -2023,17 +2026,19 @@ def test_a_language_by_its_code_and_none_that_is_no_language() -> None:
             "language": {"type": "string", "description": "The language the review is in"},
         }
     )
-    translator = card({"text": {"type": "string"}, "target_language": {"type": "string"}}, ["text"])
+    target = card({"text": {"type": "string"}, "target_language": {"type": "string"}}, ["text"])
+    to_lang = card({"text": {"type": "string"}, "to_lang": {"type": "string"}}, ["text"])
     coder = card({"programming_language": {"type": "string"}, "task": {"type": "string"}})
 
     assert fill(coded, "the page in German").arguments == {"lang": "de"}
+    assert fill(reply, "answer me in French please").arguments == {"language": "French"}
     for task in ("find a Japanese restaurant", "shops in French Guiana", "prices in Chinese yuan"):
         assert "language" not in fill(menu, task).arguments
     # The language the review is in, a side of a translation, a programming language:
     # none is the language to use.
-    said = fill(review, "Translate the review 'I love it' into Spanish")
-    assert said.sources.get("language") != "language in the task"
-    assert fill(translator, "Translate 'Hi' into French").sources.get("target_language") != (
-        "language in the task"
-    )
+    translated = fill(review, "Translate the review 'I love it' into Spanish")
+    assert translated.sources.get("language") != "language in the task"
+    for tool, side in ((target, "target_language"), (to_lang, "to_lang")):
+        sides = fill(tool, "Translate 'Hi' into French").sources
+        assert sides.get(side) != "language in the task"
     assert "programming_language" not in fill(coder, "write hello world in Spanish").arguments

@@ -41,6 +41,7 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
         ('Check the sentence: "The fox jumps.  ', ["The fox jumps."]),
         ('say "hi" and "bye', ["hi", "bye"]),
         ("note: \u201cremember the milk", ["remember the milk"]),
+        ('send the message "see https://example.com/a  ', ["see https://example.com/a"]),
         ('a 5" screen for me', []),  # inches, no quote
         ('the title is "', []),
     ],
@@ -608,6 +609,9 @@ def test_a_long_hostile_task_is_read_in_linear_time(repeated: str) -> None:
         "with content go" + ", " * 100_000 + "please",
         "translate x" + " " * 200_000 + "y into French",
         ("translate x" + " " * 100) * 1800,
+        'with content "a' + " " * 200_000 + "b",
+        " \u201ca" * 70_000,
+        " \u2018a" * 70_000,
     ],
     ids=[
         "a-run-of-spaces",
@@ -615,6 +619,9 @@ def test_a_long_hostile_task_is_read_in_linear_time(repeated: str) -> None:
         "commas-then-please",
         "translate-then-spaces",
         "translates-and-spaces",
+        "a-quote-never-closed-then-spaces",
+        "curly-quotes-never-closed",
+        "single-curly-quotes-never-closed",
     ],
 )
 def test_a_long_run_of_blanks_inside_a_task_is_read_in_linear_time(task: str) -> None:

@@ -56,7 +56,6 @@ from toolrun.tools.validation import argument_errors
 _PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
 _DIRECTORY_WORDS = frozenset({"directory", "folder", "dir"})
 _FILE_WORDS = frozenset({"file", "filename"})
-_CALLS_A_FILE = 3  # words before a path that may call it a file ("the file build/out.log")
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
@@ -120,10 +119,10 @@ class Filled:
     @property
     def recognised(self) -> float:
         """The share of the arguments found that the task names for their parameter or
-        writes in the form it asks for (a command, a place, an enum's option, a quoted
-        text…) rather than the first name or number left, the whole task, a default or
-        a default; 0 where none was found. Values from the caller's context are left out
-        of it. A task that a tool fits tends to give the tool its values so."""
+        writes in a form (a command, a place, an enum's option, a quoted text…) rather
+        than the first capitalised name or number left, the whole task or a default; 0
+        where none was found. Values from the caller's context are left out of it. A task
+        that a tool fits tends to give the tool its values so."""
         found = [source for source in self.sources.values() if source != _CONTEXT]
         return sum(source not in _LOOSE for source in found) / len(found) if found else 0.0
 
@@ -436,13 +435,10 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
 
 def _for_a_directory(paths: list[str], words: frozenset[str], facts: Facts) -> list[str]:
     """The paths a parameter whose words ask for a directory (not a file) may take: none
-    the task calls a file ("delete the file build/out.log"; "/etc/init.d" may be one)."""
+    the word just before calls a file ("delete the file build/out.log"; "/etc/init.d",
+    "move the file to /tmp/backup" may)."""
     if words & _DIRECTORY_WORDS and not words & _FILE_WORDS:
-        return [
-            path
-            for path in paths
-            if not _FILE_WORDS & set(facts.before.get(path, [])[-_CALLS_A_FILE:])
-        ]
+        return [path for path in paths if facts.before.get(path, [])[-1:] != ["file"]]
     return paths
 
 

@@ -25,13 +25,14 @@ from toolrun.selection.phrases import address_spans, commands, counted, seasons,
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
 
 # "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
-# … and a double quote opened at the start or after a space, a colon or a parenthesis
-# and never closed, to the end, read once (possessive: linear): 'send the message "Don't
+# A curly quote holds no other opening mark, each read once: linear on "“a“a“a…". And
+# a double quote opened at the start or after a space, a colon or a parenthesis and
+# never closed, to the end, read once (possessive: linear): 'send the message "Don't
 # forget to feed the cat.' (not the inches of '5" screen'); its trailing spaces are
 # none of it (`_held`).
 _QUOTED = re.compile(
     r"\"([^\"]+)\"|(?<![\w'])'((?:[^'\s]|(?<=\w)'(?=\w))(?:[^']|(?<=\w)'(?=\w))*)'(?!\w)"
-    r"|“([^”]+)”|\u2018([^\u2019]+)\u2019|`([^`]+)`"
+    r"|“([^”“]++)”|\u2018([^\u2019\u2018]++)\u2019|`([^`]+)`"
     r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]++)$"
 )
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
@@ -56,8 +57,8 @@ _CONNECTOR = r"[ \t]+(?:(?:of|of the|de|da|del|la|von|van|du|des)[ \t]+)?"
 _PROPER = re.compile(
     rf"(?<![\w'\u2019.-])(?:{_TITLE})?(?:{_WORD})(?:{_CONNECTOR}(?:{_WORD}))*{_PROPER_WORD_END}"
 )
-# snake_case or camelCase names: parse_args, loadConfig.
-# snake_case or camelCase; each word read once (possessive): linear on "x_x_x_…_".
+# snake_case or camelCase names (parse_args, loadConfig); each word read once
+# (possessive): linear on "x_x_x_…_".
 _IDENTIFIER = re.compile(
     r"(?<![\w./-])(?:[A-Za-z](?=\w*_)\w*+(?<=[A-Za-z0-9])|[a-z]+[A-Z]\w*+)(?![\w/])"
 )
@@ -275,7 +276,7 @@ def _quoted_numbers(
     (and the quoted "87" for a text)."""
     pieces, last, found = [], 0, {}
     for match in quotes:
-        start, end = _held(match)
+        start, end = _held(match, task)
         if _QUOTED_NUMBER.fullmatch(task[start:end]):
             pieces += [text[last:start], task[start:end]]
             last, found[start] = end, task[start:end]
@@ -289,23 +290,23 @@ def _an_address(text: str) -> bool:
 def _quote(match: re.Match[str], task: str) -> str:
     """What a quote holds, as `task` writes it: a URL or an e-mail address quoted alone
     was blanked in the text the quote was found in ("the subject "a@b.com"")."""
-    start, end = _held(match)
+    start, end = _held(match, task)
     return task[start:end]
 
 
-def _held(match: re.Match[str]) -> tuple[int, int]:
-    """Where a quote's text starts and ends (a quote never closed: without the spaces
-    that end the task)."""
+def _held(match: re.Match[str], text: str) -> tuple[int, int]:
+    """Where a quote's text starts and ends in `text` (a quote never closed: without the
+    spaces that end it)."""
     group = next(i for i, found in enumerate(match.groups(), 1) if found)
     start, end = match.span(group)
     if group == _QUOTED.groups:  # never closed
-        end = start + len(match[group].rstrip())
+        end = start + len(text[start:end].rstrip())
     return start, end
 
 
 def quoted_strings(text: str) -> list[str]:
     """The strings `text` quotes ("'a,b'", "\"x\""; an apostrophe is no quote)."""
-    return [text[slice(*_held(match))] for match in _QUOTED.finditer(text)]
+    return [text[slice(*_held(match, text))] for match in _QUOTED.finditer(text)]
 
 
 def words_before(text: str, place: int) -> list[str]:

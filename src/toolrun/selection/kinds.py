@@ -64,13 +64,14 @@ _CODES = re.compile(r"\bISO[ -]?639|\blanguage codes?\b|\bcodes? such as\b", re.
 # (not "a Japanese restaurant", "in French Guiana", "in Chinese yuan", "in English units").
 _NOT_LANGUAGE_AFTER = "units?|yuan|won|rupiah|rupees?|currency|mythology|food|cuisine"
 _AS_LANGUAGE = re.compile(
-    rf"\b(?:in|into)\s+({LANGUAGES_PATTERN})\b(?!\s+[A-Z]|\s+(?:{_NOT_LANGUAGE_AFTER})\b)"
+    rf"\b(?:in|into)\s+({LANGUAGES_PATTERN})\b(?!(?-i:\s+[A-Z])|\s+(?:{_NOT_LANGUAGE_AFTER})\b)"
     rf"|\b({LANGUAGES_PATTERN})\s+(?:language|translation|subtitles|version)\b",
     re.I,
 )
 _LANGUAGE_NAME_WORDS = frozenset({"language", "lang", "locale"})
+_PROGRAMMING = re.compile(r"\bprogramming\b", re.I)
 # … not of one side of a translation, nor a programming language's.
-_NOT_THE_LANGUAGE = frozenset(
+_NOT_THE_LANGUAGE = frozenset(  # … in its name ("to_lang"; not "the language to use")
     {"source", "target", "from", "to", "input", "output", "original", "destination"}
     | {"native", "programming"}
 )
@@ -281,14 +282,14 @@ def named_language(names: list[str], card: ToolCard, facts: Facts) -> Found:
 
 
 def _the_language(name: str, card: ToolCard) -> bool:
-    """Whether `name` is for the language to use: its name says so, and neither its name
-    nor its description is of a side of a translation or a programming language, nor
-    of the language the task's own text is in."""
+    """Whether `name` is for the language to use: its name says so and is of no side of
+    a translation (source_language, to_lang), and its description is of no programming
+    language, nor of the language the task's own text is in."""
     description = str(card.properties[name].get("description", ""))
-    said = own_words(name) | set(_WORD.findall(description.lower()))
     return bool(
         own_words(name) & _LANGUAGE_NAME_WORDS
-        and not said & _NOT_THE_LANGUAGE
+        and not own_words(name) & _NOT_THE_LANGUAGE
+        and not _PROGRAMMING.search(description)
         and not _OWN_LANGUAGE.search(description)
     )
 

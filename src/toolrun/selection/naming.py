@@ -171,15 +171,23 @@ def _head(name: str) -> str:
 
 
 def _remove(pool: list[Any], value: str) -> None:
-    hour = next((n for n in pool if not isinstance(n, str) and n.clock and n.clock == value), None)
-    if hour is not None:  # a time of day: its hour, then its minutes and seconds
-        at = pool.index(hour)
-        end = next((i for i in range(at + 1, len(pool)) if not pool[i].in_clock), len(pool))
-        del pool[at:end]
-        return
-    for item in pool:
-        if item == value or (not isinstance(item, str) and _as_text(item.value) == value):
-            pool.remove(item)
+    """`value` taken from `pool`: a string, a number written so, or a time of day (its
+    hour and, just after it, its minutes and seconds: one per colon it is written with)."""
+    for at, item in enumerate(pool):
+        if isinstance(item, str):
+            if item == value:
+                del pool[at]
+                return
+        elif item.clock:
+            if item.clock == value:
+                parts = item.clock.count(":")
+                end = at + 1
+                while end < len(pool) and end - at <= parts and pool[end].in_clock:
+                    end += 1
+                del pool[at:end]
+                return
+        elif not item.in_clock and _as_text(item.value) == value:
+            del pool[at]
             return
 
 

@@ -4,8 +4,8 @@ command ("command"), a division written with its word ("district_name": "Chatuch
 District"), a season by its years ("season"), the end of a range of times (an "end"
 date), a number by what it stands for (a description's "2 for ironing service"), a
 colour ("color"), a month ("month"), the language to use ("in Japanese") and that of
-the text the task quotes; and
-what every step-5 rule uses: a name's words, and forgetting a value once given."""
+the text the task quotes; and what every step-5 rule uses: a name's words, and
+forgetting a value once given."""
 
 from __future__ import annotations
 
@@ -69,12 +69,13 @@ _AS_LANGUAGE = re.compile(
     re.I,
 )
 _LANGUAGE_NAME_WORDS = frozenset({"language", "lang", "locale"})
-_PROGRAMMING = re.compile(r"\bprogramming\b", re.I)
-# … not of one side of a translation, nor a programming language's.
-_NOT_THE_LANGUAGE = frozenset(  # … in its name ("to_lang"; not "the language to use")
+# Words of a language parameter's name for a side of a translation or a programming
+# language (source_language, to_lang; "the language to use" in a description is none).
+_NOT_THE_LANGUAGE = frozenset(
     {"source", "target", "from", "to", "input", "output", "original", "destination"}
     | {"native", "programming"}
 )
+_PROGRAMMING = re.compile(r"\bprogramming\b", re.I)  # … and of its description
 # A few of the commonest English words: text with two of them is English.
 _ENGLISH = frozenset({"the", "is", "and", "it", "i", "you", "a", "to", "of", "this", "not"})
 # A date parameter for the end of a range ("end_date", "until_date").

@@ -78,8 +78,10 @@ def test_seal_reports_recall_top1_the_judge_and_time() -> None:
         "by meaning",
     }
     assert measured["recall_at_5"] >= 0.8
-    assert 0 < measured["chosen"] <= 1
-    assert 0 <= measured["no_tool_without_its_tools"] <= 1
+    # The judge takes most queries' own tool (all 30 here), and with their own tools
+    # blacklisted refuses some (10 of 30 here; none if the blacklist were ignored).
+    assert measured["chosen"] >= 0.8
+    assert 0 < measured["no_tool_without_its_tools"] < 1
     assert measured["p50_ms"] > 0
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
-from toolrun.selection.facts import Facts, quoted_strings
+from toolrun.selection.facts import Facts
 from toolrun.selection.flags import flag
 from toolrun.selection.kinds import (
     asker_name,
@@ -46,6 +46,7 @@ from toolrun.selection.placing import (
     takes_address,
     written_place,
 )
+from toolrun.selection.quotes import quoted_strings
 from toolrun.selection.sorts import sort_of
 from toolrun.selection.text import split_words
 from toolrun.selection.units import measured, unit_parameters

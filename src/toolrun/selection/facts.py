@@ -22,19 +22,9 @@ from toolrun.selection.currencies import Mention, mentions
 from toolrun.selection.dates import Clock, Day, clocks, dates
 from toolrun.selection.numerals import NEAR_BEFORE, Number, numbers
 from toolrun.selection.phrases import address_spans, commands, counted, seasons, verbatim_spans
+from toolrun.selection.quotes import QUOTED, QUOTES, numbers_written_back, quote
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
 
-# "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
-# A curly quote holds no other opening mark, each read once: linear on "“a“a“a…". And
-# a double quote opened at the start or after a space, a colon or a parenthesis and
-# never closed, to the end, read once (possessive: linear): 'send the message "Don't
-# forget to feed the cat.' (not the inches of '5" screen'); its trailing spaces are
-# none of it (`_held`).
-_QUOTED = re.compile(
-    r"\"([^\"]+)\"|(?<![\w'])'((?:[^'\s]|(?<=\w)'(?=\w))(?:[^']|(?<=\w)'(?=\w))*)'(?!\w)"
-    r"|“([^”“]++)”|\u2018([^\u2019\u2018]++)\u2019|`([^`]+)`"
-    r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]++)$"
-)
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PATH = re.compile(
@@ -83,7 +73,6 @@ _LITERAL = re.compile(
 # path, nor money with dots for thousands, €1.000.000.000).
 _IPV4 = re.compile(r"(?<![\w.$€£¥])\d{1,3}(?:\.\d{1,3}){3}(?!\w|\.\d|/)")
 _LARGEST_OCTET = 255
-_QUOTED_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # "87", "14.9": a number in quotes
 _NESTED = re.compile(r"\[\s*(?:\[[^\[\]]*\]\s*,?\s*)+\]")  # [[10, 20], [30, 40]]
 _DICT = re.compile(r"\{[^{}]*\}")
 _REPLACE = re.compile(
@@ -93,7 +82,6 @@ _REPLACE = re.compile(
 )
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
-_QUOTES = frozenset("\"'“\u2018`")
 _REPLACING = re.compile(r"replace|substitute", re.I)
 _MAYBE_EXPRESSION = re.compile(r"\d\*?[xyz](?![a-z])|[xyz]\s*(?:\^|\*\*|[-+*/])")
 _SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+)")
@@ -151,7 +139,7 @@ class Facts:
     @classmethod
     def _parse(cls, task: str) -> Facts:
         noted = _Notes(task)
-        unquoted = _blanked(task, list(_QUOTED.finditer(task))) if _QUOTES & set(task) else task
+        unquoted = _blanked(task, list(QUOTED.finditer(task))) if QUOTES & set(task) else task
         spans = verbatim_spans(unquoted, task)
         given_commands = commands(unquoted, task)  # left in the text: its numbers, paths
         verbatim = [noted(start, task[start:end]) for start, end in spans]
@@ -175,8 +163,8 @@ class Facts:
         lists += [_literal(m[0]) for m in found]
         found, rest = _cut(_DICT, rest, "{" in rest, lambda m: isinstance(_evaluated(m[0]), dict))
         objects = [_evaluated(m[0]) for m in found]
-        quoted_matches, plain = _cut(_QUOTED, rest, bool(_QUOTES & set(rest)))
-        quoted = [noted(m.start(), _quote(m, task)) for m in quoted_matches]  # a URL's kept
+        quoted_matches, plain = _cut(QUOTED, rest, bool(QUOTES & set(rest)))
+        quoted = [noted(m.start(), quote(m, task)) for m in quoted_matches]  # a URL's kept
         hosts, plain = _cut(_IPV4, plain, "." in plain, lambda m: _an_address(m[0]))
         days, plain = dates(plain)
         times = clocks(plain)  # their hours and minutes stay numbers too ("hours": 6)
@@ -193,7 +181,7 @@ class Facts:
         coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
         by_place = sorted([*hosts, *coded], key=lambda m: m.start())  # an IP address is a code
         codes = [noted(m.start(), m[0]) for m in by_place]
-        with_quoted, quoted_numbers = _quoted_numbers(plain, quoted_matches, task)
+        with_quoted, quoted_numbers = numbers_written_back(plain, quoted_matches, task)
         found_numbers = numbers(_blanked(with_quoted, coded), quoted_numbers)
         counted_items, counts = counted(rest)
         _, bare = _cut(_HEADING_AFTER, bare, any(n.heading for n in found_numbers))
@@ -268,45 +256,8 @@ class _Notes:
         return value
 
 
-def _quoted_numbers(
-    text: str, quotes: list[re.Match[str]], task: str
-) -> tuple[str, dict[int, str]]:
-    """`text` with each quoted number written back where its quote was blanked, and
-    those quotes by where they start: "the pharmacy with ID "87"" has the number 87 too
-    (and the quoted "87" for a text)."""
-    pieces, last, found = [], 0, {}
-    for match in quotes:
-        start, end = _held(match, task)
-        if _QUOTED_NUMBER.fullmatch(task[start:end]):
-            pieces += [text[last:start], task[start:end]]
-            last, found[start] = end, task[start:end]
-    return "".join([*pieces, text[last:]]), found
-
-
 def _an_address(text: str) -> bool:
     return all(int(part) <= _LARGEST_OCTET for part in text.split("."))
-
-
-def _quote(match: re.Match[str], task: str) -> str:
-    """What a quote holds, as `task` writes it: a URL or an e-mail address quoted alone
-    was blanked in the text the quote was found in ("the subject "a@b.com"")."""
-    start, end = _held(match, task)
-    return task[start:end]
-
-
-def _held(match: re.Match[str], text: str) -> tuple[int, int]:
-    """Where a quote's text starts and ends in `text` (a quote never closed: without the
-    spaces that end it)."""
-    group = next(i for i, found in enumerate(match.groups(), 1) if found)
-    start, end = match.span(group)
-    if group == _QUOTED.groups:  # never closed
-        end = start + len(text[start:end].rstrip())
-    return start, end
-
-
-def quoted_strings(text: str) -> list[str]:
-    """The strings `text` quotes ("'a,b'", "\"x\""; an apostrophe is no quote)."""
-    return [text[slice(*_held(match, text))] for match in _QUOTED.finditer(text)]
 
 
 def words_before(text: str, place: int) -> list[str]:

@@ -16,12 +16,13 @@ from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.dates import MONTHS, Day, time_written
-from toolrun.selection.facts import Facts, quoted_strings
+from toolrun.selection.facts import Facts
 from toolrun.selection.languages import NAMES as LANGUAGES
 from toolrun.selection.languages import NAMES_BY_CODE as LANGUAGE_NAMES_BY_CODE
 from toolrun.selection.languages import NAMES_PATTERN as LANGUAGES_PATTERN
 from toolrun.selection.numbering import kind, name_words
 from toolrun.selection.options import meanings_of, named_number
+from toolrun.selection.quotes import quoted_strings
 from toolrun.selection.text import split_words, stem
 
 # Whoever asks, in a parameter's name: "user_name", "person_name", "customer_name".

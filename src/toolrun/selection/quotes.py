@@ -1,0 +1,59 @@
+"""Quoted text in a task, for `facts`: what each quote holds, as the task writes it
+(a quote never closed runs to the end), and the quotes that are numbers ("the pharmacy
+with ID "87"")."""
+
+from __future__ import annotations
+
+import re
+
+QUOTES = frozenset("\"'“\u2018`")  # the marks that may open a quote
+
+# "it's" inside a quote does not end it; a lone apostrophe ("users' files") opens none.
+# A curly quote holds no other opening mark, each read once: linear on "“a“a“a…". And
+# a double quote opened at the start or after a space, a colon or a parenthesis and
+# never closed, to the end, read once (possessive: linear): 'send the message "Don't
+# forget to feed the cat.' (not the inches of '5" screen'); its trailing spaces are
+# none of it (`_held`).
+QUOTED = re.compile(
+    r"\"([^\"]+)\"|(?<![\w'])'((?:[^'\s]|(?<=\w)'(?=\w))(?:[^']|(?<=\w)'(?=\w))*)'(?!\w)"
+    r"|“([^”“]++)”|\u2018([^\u2019\u2018]++)\u2019|`([^`]+)`"
+    r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]++)$"
+)
+_QUOTED_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # "87", "14.9": a number in quotes
+
+
+def numbers_written_back(
+    text: str, quotes: list[re.Match[str]], task: str
+) -> tuple[str, dict[int, str]]:
+    """`text` with each quoted number written back where its quote was blanked, and
+    those quotes by where they start: "the pharmacy with ID "87"" has the number 87 too
+    (and the quoted "87" for a text)."""
+    pieces, last, found = [], 0, {}
+    for match in quotes:
+        start, end = _held(match, task)
+        if _QUOTED_NUMBER.fullmatch(task[start:end]):
+            pieces += [text[last:start], task[start:end]]
+            last, found[start] = end, task[start:end]
+    return "".join([*pieces, text[last:]]), found
+
+
+def quote(match: re.Match[str], task: str) -> str:
+    """What a quote holds, as `task` writes it: a URL or an e-mail address quoted alone
+    was blanked in the text the quote was found in ("the subject "a@b.com"")."""
+    start, end = _held(match, task)
+    return task[start:end]
+
+
+def _held(match: re.Match[str], text: str) -> tuple[int, int]:
+    """Where a quote's text starts and ends in `text` (a quote never closed: without the
+    spaces that end it)."""
+    group = next(i for i, found in enumerate(match.groups(), 1) if found)
+    start, end = match.span(group)
+    if group == QUOTED.groups:  # never closed
+        end = start + len(text[start:end].rstrip())
+    return start, end
+
+
+def quoted_strings(text: str) -> list[str]:
+    """The strings `text` quotes ("'a,b'", "\"x\""; an apostrophe is no quote)."""
+    return [text[slice(*_held(match, text))] for match in QUOTED.finditer(text)]

@@ -411,8 +411,10 @@ def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
         (_PATH_WORDS, facts.paths, "path in the task"),
     ]
     for wanted, pool, source in kinds:
+        if not words & wanted:
+            continue
         fitting = _for_a_directory(pool, words, facts) if pool is facts.paths else pool
-        if words & wanted and fitting:
+        if fitting:
             value = fitting[0]
             pool.remove(value)
             return value, source

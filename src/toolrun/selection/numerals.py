@@ -29,7 +29,6 @@ _HEADING = re.compile(r"\s*(?:°\s*)?([NSEW])\b")  # one way to split the spaces
 _UNIT = re.compile(r" ?([µμΩ]?[A-Za-zµμΩ]+)(?![\w/^]| ?/| per\b)")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?!\d)|\band\b|\bor\b")
 # A time of day written with a colon, from its hour: "15:39", "09:16:05", "3:30 pm".
-_LONGEST_CLOCK = 16  # "10:30:45 a.m." with room to spare
 _CLOCK = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])(?:\s?[ap]\.?m\b\.?)?", re.I)
 
 NEAR_BEFORE = 6  # words before a value that may name it (a list's: further)
@@ -76,6 +75,7 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
         spelt = {m.start() for m in _NUMBER_WORD.finditer(text)}
         text = _NUMBER_WORD.sub(lambda m: str(NUMBER_WORDS[m[0].lower()]).ljust(len(m[0])), text)
     run, last_end = 0, None
+    times = list(_CLOCK.finditer(text)) if ":" in text else []  # once per text
     places: list[tuple[int, int]] = []  # each number's start, and its unit's end
     for match in _NUMBER.finditer(text):
         digits = match["value"].replace(",", "")
@@ -105,7 +105,7 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
         after = list(takewhile(_unit_word, split_words(after_text)))[:NEAR_AFTER]
         unit = _UNIT.match(text, end)
         places.append((match.start(), unit.end() if unit else end))
-        clock = _clock_holding(text, match.start())
+        clock = _clock_holding(times, match.start())
         hour = clock is not None and clock.start() == match.start()
         found.append(
             Number(
@@ -131,13 +131,10 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
     return found
 
 
-def _clock_holding(text: str, start: int) -> re.Match[str] | None:
-    """The time of day that the number at `start` is part of (its hour, minutes or
-    seconds), if any."""
-    for clock in _CLOCK.finditer(text, max(start - _LONGEST_CLOCK, 0), start + _LONGEST_CLOCK):
-        if clock.start() <= start < clock.end():
-            return clock
-    return None
+def _clock_holding(times: list[re.Match[str]], start: int) -> re.Match[str] | None:
+    """The time of day of `times` that the number at `start` is part of (its hour,
+    minutes or seconds), if any."""
+    return next((time for time in times if time.start() <= start < time.end()), None)
 
 
 _FEET = frozenset({"ft", "foot", "feet"})

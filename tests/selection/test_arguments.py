@@ -129,6 +129,45 @@ def test_a_rate_written_short_and_a_rate_of_another_thing() -> None:
     assert fill(engine, "idle for 5 minutes at 800 rpm").arguments == {"speed": 800}
 
 
+def test_a_percentage_written_in_words_is_one() -> None:
+    paint = card(
+        {
+            "color": typed("string", "The colour to mix."),
+            "lightness": typed("integer", "The lightness level of the colour in percentage."),
+        },
+        ["color"],
+    )
+    mixed = fill(paint, "Mix blue and adjust the lightness level to 60 percent.")
+    assert mixed.arguments == {"color": "blue", "lightness": 60}  # "percent": "percentage"
+    rate = card({"rate": typed("number", "The interest rate as a decimal.")}, ["rate"])
+    assert fill(rate, "a loan at a rate of 5 per cent").arguments == {"rate": 0.05}
+
+
+def test_a_kind_before_its_noun_prefers_one_whose_noun_heads_no_longer_name() -> None:
+    crimes = card(
+        {"city": typed("string"), "type": typed("string", "Optional. The type of crime.")},
+        ["city"],
+    )
+    task = "the official crime rate of violent crime in San Francisco"
+    assert fill(crimes, task).arguments["type"] == "violent"  # not "official" (a crime rate)
+    rooms = card({"room_type": typed("string", "The type of room.")}, ["room_type"])
+    assert fill(rooms, "a single room booking for me").arguments == {"room_type": "single"}
+
+
+def test_a_description_quote_that_names_a_parameter_or_is_an_apostrophe_lists_nothing() -> None:
+    get = card(
+        {
+            "url": typed("string", "The URL to get."),
+            "ip": typed("string", "The IP of the server, used where the 'url' parameter has none."),
+        },
+        ["url"],
+    )
+    task = "Get the advisories from the following URL: 'https://api.example.com/advisories'"
+    assert fill(get, task).arguments == {"url": "https://api.example.com/advisories"}
+    mode = card({"mode": typed("string", "The user's mode, 'fast' or 'safe'.")})
+    assert fill(mode, "run the checks in safe mode").arguments == {"mode": "safe"}  # user's
+
+
 def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
     projects = card(
         {

@@ -241,8 +241,8 @@ def _scores(
                 score += 2.0  # "in 2020" for a year (not for year1_revenue)
             if number.after[:1] == ["star"] and _RATINGS.intersection(split_words(name)):
                 score += 2.0
-            if number.percent and words & _PERCENTS:  # "by 10%" for a "…_percentage"
-                score += 2.0
+            if number.percent and (words & _PERCENTS or "percent" in described):
+                score += 2.0  # "by 10%" for a "…_percentage", or one "in percentage"
             if score >= _ENOUGH:
                 scores[place, name] = score
     return scores
@@ -355,7 +355,10 @@ def _described(description: str) -> frozenset[str]:
         if any(w in lowered for w in written)
     }
     words = split_words(_PER_UNIT.sub(" ", own))
-    return frozenset({stem(w) for w in words if w not in STOP_WORDS and not w.isdigit()} | short)
+    stems = {stem(w) for w in words if w not in STOP_WORDS and not w.isdigit()}
+    if "percentag" in stems:  # "60 percent" for "the level in percentage"
+        stems.add("percent")
+    return frozenset(stems | short)
 
 
 def _range(

@@ -22,6 +22,7 @@ _NUMBER = re.compile(
     r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<suffix>[KMB]|(?<=\d)[kmb](?=\W|$))"
     r"(?![A-Za-z/]))?(?P<percent>\s?%)?"
 )
+_IN_WORDS_PERCENT = re.compile(r"\s*(?:percent|per\s+cent)\b", re.I)  # "60 percent" as "60%"
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b(?!-)", re.I)
 # Between two numbers of one run: "12, 24 and 36", "(33.4 N, 112.0 W)".
 _RUN_GAP = re.compile(r"\s*(?:[NSEW]\b\s*)?(?:,\s*(?:and\s+)?|and\s+)")
@@ -112,7 +113,7 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
                 value,
                 [stem(w) for w in before if not w.isdigit()],
                 [stem(w) for w in after],
-                bool(match["percent"]),
+                bool(match["percent"]) or _IN_WORDS_PERCENT.match(text, end) is not None,
                 run,
                 match.start("value") in spelt,
                 heading[1] if heading else "",

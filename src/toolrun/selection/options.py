@@ -24,7 +24,10 @@ _LISTING = re.compile(
     r"[:,]?\s+(.+?)(?:\.(?:\s|$)|;|$)",
     re.I,
 )
-_DESCRIBED_QUOTE = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
+# Not an apostrophe: "the user's name, e.g. 'john'" lists john.
+_DESCRIBED_QUOTE = re.compile(r"(?<![A-Za-z0-9])'([^'\n]{1,40})'(?![A-Za-z])|\"([^\"\n]{1,40})\"")
+# A quote that names a parameter is no value: "if it is not given in the 'url' parameter".
+_PARAMETER_NAMED = re.compile(r"\s+(?:parameters?|arguments?|fields?|property)\b", re.I)
 _PARENTHESISED = re.compile(r"\(([^()]*(?:,|\bor\b)[^()]*)\)")
 _ITEM_BREAK = re.compile(r",|\bor\b|\band\b|\betc\b\.?")
 # What introduces a list, no item of it: "(e.g., Asia, Europe, Africa)" lists Asia, Europe
@@ -109,7 +112,11 @@ def named_number(meanings: tuple[tuple[int, str], ...], task: str) -> int | None
 def listed(description: str) -> tuple[str, ...]:
     """The values `description` lists: quoted, after "e.g."/"such as"/"can be", or in
     parentheses ("(walk, bike, transit)")."""
-    found = [next(g for g in m.groups() if g) for m in _DESCRIBED_QUOTE.finditer(description)]
+    found = [
+        next(g for g in m.groups() if g)
+        for m in _DESCRIBED_QUOTE.finditer(description)
+        if not _PARAMETER_NAMED.match(description, m.end())
+    ]
     for match in [*_LISTING.finditer(description), *_PARENTHESISED.finditer(description)]:
         found += _ITEM_BREAK.split(match[1])
     items = (_item(item) for item in found)

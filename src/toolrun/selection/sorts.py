@@ -13,6 +13,7 @@ _SORTS = frozenset({"genre", "type", "kind", "category", "style"})
 _SORT_OF = re.compile(
     r"(?:the\s+)?(?:genre|type|kind|category|style)\s+of\s+(?:the\s+)?(\w+)", re.I
 )
+_OPTIONAL = re.compile(r"^\s*\(?optional\)?[.:,]?\s*", re.I)  # "Optional. The type of crime."
 # Words before a kind's noun that say something else of it ("live music", "a cheap
 # vehicle", "the best product").
 _NO_SORT = frozenset(
@@ -31,13 +32,18 @@ def sort_of(name: str, description: str, task: str) -> str | None:
     if not noun or noun not in task.lower():
         return None
     kind_of = rf"[ -]{re.escape(noun)}(?:e?s)?|-{re.escape(noun)}l?ed"  # "a gas-fueled car"
-    found = re.search(rf"\b([A-Za-z][\w-]*)(?:{kind_of})\b", task, re.I)
-    if found is None:
-        return None
-    word = found[1].lower()
-    if word not in STOP_WORDS | _NO_SORT and word != noun and not word.endswith("ing"):
-        return found[1]
-    return None
+    pattern = rf"\b([A-Za-z][\w-]*)({kind_of})\b(?:\s+([\w-]+))?"
+    kinds = [
+        (found[1], found[2].startswith(" ") and (found[3] or "").lower() not in STOP_WORDS)
+        for found in re.finditer(pattern, task, re.I)
+        if found[1].lower() not in STOP_WORDS | _NO_SORT
+        and found[1].lower() != noun
+        and not found[1].lower().endswith("ing")
+    ]
+    # One whose noun heads no longer name first: "violent crime", not "the official crime
+    # rate" (a kind of rate) where the task has both.
+    kinds.sort(key=lambda kind: kind[1])
+    return kinds[0][0] if kinds else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -47,7 +53,7 @@ def _described_noun(name: str, description: str) -> str:
     words = split_words(name)
     if len(words) != 1 or words[0] not in _SORTS:
         return ""
-    found = _SORT_OF.match(description)
+    found = _SORT_OF.match(_OPTIONAL.sub("", description))
     return found[1].lower() if found and found[1].lower() not in STOP_WORDS else ""
 
 

@@ -69,6 +69,16 @@ def test_a_city_takes_its_state_or_country_where_the_parameter_shows_that_form()
     assert fill(country, "weather in Santa Clara").arguments == {"location": "Santa Clara, Cuba"}
 
 
+def test_a_list_of_places_in_the_description_shows_no_city_state_form() -> None:
+    listing = location("The location, (e.g., New York City, Los Angeles, Chicago)")
+    two = location("The location for the rooms (e.g., London, New York)")
+    country = location("The location of the museum, e.g., Paris, France.")
+
+    assert fill(listing, "the crime rate for Chicago").arguments == {"location": "Chicago"}
+    assert fill(two, "rooms in Tokyo").arguments == {"location": "Tokyo"}  # two cities
+    assert fill(country, "museums in Tokyo").arguments == {"location": "Tokyo, Japan"}
+
+
 def test_only_a_place_parameter_takes_a_state_or_country() -> None:
     team = location("The team, e.g. Arsenal, Chelsea.", parameter="team")
     person = location("The person, e.g. Napoleon, Caesar.", parameter="person")

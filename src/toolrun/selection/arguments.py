@@ -36,12 +36,12 @@ from toolrun.selection.naming import GENERIC, named_strings
 from toolrun.selection.numbering import LEFT_NUMBER, assign_numbers, kind, name_words, span
 from toolrun.selection.options import MEANING, listed, named_option, named_options
 from toolrun.selection.placing import (
-    COMMA_FORMAT,
     PLACES,
     address,
     address_place,
     introduced,
     place_name,
+    shows_place_with_region,
     state,
     takes_address,
     written_place,
@@ -295,7 +295,7 @@ def _asked(name: str, description: str) -> _Asked:
         own | frozenset(split_words(description[:60])),
         listed(description),
         tuple(MEANING.findall(description)),
-        bool(COMMA_FORMAT.search(description)),
+        shows_place_with_region(description),
     )
 
 

@@ -7,15 +7,22 @@ task names."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from toolrun.selection.facts import Facts
 from toolrun.selection.numbering import name_words
-from toolrun.selection.places import gazetteer
+from toolrun.selection.places import fold, gazetteer
 from toolrun.selection.text import split_words, stem
 
-# A description showing a "City, State" value: a name followed by another.
-COMMA_FORMAT = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]")
+# A name, a comma and another: "San Francisco, CA", "City, State", or two of a list.
+_TWO_NAMES = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)*), ([A-Z][A-Za-z]*(?: [A-Z][a-z]+)*)")
+_LIST_MARKER = re.compile(r"(?:e\.g\.|i\.e\.|example|instance),\s*$", re.I)
+_LIST_GOES_ON = re.compile(r",\s*(?:and\s+|or\s+)?[A-Z]")
+# Words a description writes for the parts of a place's form ("in the format 'City, State'").
+_PLACE_PARTS = frozenset(
+    {"City", "State", "Country", "Province", "Location", "District", "Region", "Address"}
+)
 # … one showing a state's code: "San Francisco, CA", "State (abbr)", "two-letter".
 _ABBREVIATED = re.compile(
     r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
@@ -102,6 +109,28 @@ def address(own: frozenset[str], facts: Facts) -> str:
     return found
 
 
+@functools.lru_cache(maxsize=4096)
+def shows_place_with_region(description: str) -> bool:
+    """Whether `description` shows a place written with its region: "e.g. Boston, MA",
+    "Paris, France", "in the format 'City, State'"; not a list of places ("e.g., New
+    York City, Los Angeles, Chicago", "e.g., London, New York")."""
+    places = gazetteer()
+    for match in _TWO_NAMES.finditer(description):
+        first, second = match[1], match[2]
+        if second in _PLACE_PARTS:
+            return True
+        before = description[: match.start()]
+        after_item = before.rstrip().endswith(",") and not _LIST_MARKER.search(before)
+        if after_item or _LIST_GOES_ON.match(description, match.end()):
+            continue
+        where = places.cities.get(fold(first), "")
+        if places.state_code(second) and where and not where.startswith("US-"):
+            continue  # "London, New York": two cities, no city of that state
+        if places.is_region(second) or places.country_code(second) is not None:
+            return True
+    return False
+
+
 def address_place(name: str, facts: Facts, description: str) -> str | None:
     """For place parameter `name`, which takes no street address, the place a street
     address in the task is in ("New York, NY" of "350 Fifth Avenue, New York, NY"; for an
@@ -116,7 +145,7 @@ def address_place(name: str, facts: Facts, description: str) -> str | None:
         return None
     facts.addresses.remove(found)
     place = found.split(", ", 1)[1]
-    return place if COMMA_FORMAT.search(description) else place.split(", ", 1)[0]
+    return place if shows_place_with_region(description) else place.split(", ", 1)[0]
 
 
 def place_name(name: str, facts: Facts, description: str) -> str:
@@ -184,7 +213,7 @@ def written_place(value: str, facts: Facts, description: str, parameter: str) ->
         value = _DEMONYMS.get(value, value)  # "German history": Germany
     if _as_country_code(value, description, parameter):
         return gazetteer().country_code(value) or value  # "in the UK" for alpha-2: GB
-    if not COMMA_FORMAT.search(description):
+    if not shows_place_with_region(description):
         return value
     place = facts.places.get(value)
     if place:

@@ -168,6 +168,22 @@ def test_a_description_quote_that_names_a_parameter_or_is_an_apostrophe_lists_no
     assert fill(mode, "run the checks in safe mode").arguments == {"mode": "safe"}  # user's
 
 
+def test_a_quote_or_code_goes_to_the_parameter_its_next_word_names() -> None:
+    explain = card(
+        {
+            "model": typed("string", "The model to explain."),
+            "input_data": typed("string", "The input data."),
+            "method": typed("string", "The explanation method."),
+        },
+        ["model", "input_data"],
+    )
+    task = "Explain the model 'ZF4TAYThJ' using the 'SHAP' method with an image as input."
+    assert fill(explain, task).arguments == {"model": "ZF4TAYThJ", "method": "SHAP"}
+    query = card({"database": typed("string"), "table": typed("string")}, ["database"])
+    counted = fill(query, "count the rows of the user_logs table in the main_db database")
+    assert counted.arguments == {"database": "main_db", "table": "user_logs"}
+
+
 def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
     projects = card(
         {

@@ -164,7 +164,7 @@ class Facts:
         found, rest = _cut(_DICT, rest, "{" in rest, lambda m: isinstance(_evaluated(m[0]), dict))
         objects = [_evaluated(m[0]) for m in found]
         quoted_matches, plain = _cut(QUOTED, rest, bool(QUOTES & set(rest)))
-        quoted = [noted(m.start(), quote(m, task)) for m in quoted_matches]  # a URL's kept
+        quoted = [noted(m.start(), quote(m, task), m.end()) for m in quoted_matches]  # a URL's kept
         hosts, plain = _cut(_IPV4, plain, "." in plain, lambda m: _an_address(m[0]))
         days, plain = dates(plain)
         times = clocks(plain)  # their hours and minutes stay numbers too ("hours": 6)
@@ -177,10 +177,10 @@ class Facts:
         found, bare = _cut(_PATH, plain, True, lambda m: _is_path(m[0]))
         paths = [noted(m.start(), m[0]) for m in found]
         found, bare = _cut(_IDENTIFIER, bare)
-        identifiers = [noted(m.start(), m[0]) for m in found]
+        identifiers = [noted(m.start(), m[0], m.end()) for m in found]
         coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
         by_place = sorted([*hosts, *coded], key=lambda m: m.start())  # an IP address is a code
-        codes = [noted(m.start(), m[0]) for m in by_place]
+        codes = [noted(m.start(), m[0], m.end()) for m in by_place]
         with_quoted, quoted_numbers = numbers_written_back(plain, quoted_matches, task)
         found_numbers = numbers(_blanked(with_quoted, coded), quoted_numbers)
         counted_items, counts = counted(rest)
@@ -241,7 +241,8 @@ def _parsed(task: str) -> Facts:
 
 @dataclass
 class _Notes:
-    """The words just before each value of a task, and just after each name."""
+    """The words just before each value of a task, and just after each name, quote,
+    identifier and code."""
 
     task: str
     before: dict[str, list[str]] = field(default_factory=dict)

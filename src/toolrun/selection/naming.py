@@ -70,6 +70,9 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         near = before[-_NEAR:]
         after = " ".join(facts.after.get(value, [])) if pool is facts.names else ""
         said_after = role[1] if (role := _ROLE.match(after)) else ""
+        # A quote's or code's next word ("the 'SHAP' method"; a name's is no role: "the
+        # Tim Burton movie").
+        next_word = "" if pool is facts.names else next(iter(facts.after.get(value, [])), "")
         made_by = pool is facts.names and before[-1:] == ["by"]
         plays = pool is facts.names and _plays(
             value, before, facts.after.get(value, []), facts.whole
@@ -79,6 +82,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
                 scored.append((-said, place, order))
             elif (
                 said_after in telling.get(name, ())
+                or (next_word == heads[order] and next_word in telling.get(name, ()))
                 or (made_by and heads[order] in _MAKERS)
                 or (plays and heads[order] in _PERFORMERS)
             ):

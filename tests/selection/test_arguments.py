@@ -184,6 +184,27 @@ def test_a_quote_or_code_goes_to_the_parameter_its_next_word_names() -> None:
     assert counted.arguments == {"database": "main_db", "table": "user_logs"}
 
 
+def test_a_body_at_rest_starts_with_no_velocity() -> None:
+    motion = card(
+        {
+            "initial_velocity": typed("number", "The initial velocity in m/s."),
+            "height": typed("number", "The height in metres."),
+            "time": typed("number", "The time in seconds."),
+        },
+        ["initial_velocity", "height"],
+    )
+    dropped = fill(motion, "the final speed of an object dropped from 100 m")
+    assert dropped.arguments == {"initial_velocity": 0, "height": 100}
+    assert dropped.sources["initial_velocity"] == "at rest in the task"
+    started = fill(motion, "it started from rest and accelerated for 5 seconds")
+    assert started.arguments["initial_velocity"] == 0
+    # a velocity the task gives wins
+    thrown = fill(motion, "an object dropped at 5 m/s from 100 m")
+    assert thrown.arguments["initial_velocity"] == 5
+    faster = fill(motion, "dropped from 100 m with an initial velocity of 3")
+    assert faster.arguments["initial_velocity"] == 3
+
+
 def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
     projects = card(
         {

@@ -19,6 +19,12 @@ from toolrun.selection.numerals import Number
 from toolrun.selection.phrases import MEASURES
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 
+# A body that starts at rest: its initial velocity is 0 (`_at_rest`).
+_AT_REST = re.compile(r"\b(?:from|at) rest\b|\bdropped\b", re.I)
+_A_SPEED = re.compile(r"\d\s*(?:m/s|km/h|kph|mph|ft/s|knots?)\b", re.I)
+_INITIAL = frozenset(stem(w) for w in ("initial", "start", "starting"))
+_SPEEDS = frozenset(stem(w) for w in ("velocity", "speed"))
+AT_REST = "at rest in the task"
 # A description saying a rate is given as a decimal: "5%" is then 0.05.
 _AS_DECIMAL = re.compile(r"\bdecimal\b|\bfraction\b|(?:from|between) 0 (?:to|and) 1\b", re.I)
 _IN_PERCENT = re.compile(r"percent|%|pct\b", re.I)
@@ -170,7 +176,10 @@ def assign_numbers(
     ("service, 3 hours"), and which outweighs the rest in order."""
     specs = card.properties
     names = [p for p in specs if kind(specs[p]) in ("integer", "number")]
+    resting = _at_rest(names, facts)
+    names = [name for name in names if name not in resting]
     chosen, left = _range(names, facts)
+    chosen |= dict.fromkeys(resting, (0, AT_REST))
     chosen |= _bounds(names, card, left)
     meant = meant or {}
     scores = {
@@ -204,6 +213,17 @@ def assign_numbers(
     facts.numbers[:] = rest
     _part_within_whole(chosen)
     return chosen
+
+
+def _at_rest(names: list[str], facts: Facts) -> list[str]:
+    """The parameters for an initial velocity where the task says the body starts at
+    rest ("accelerated from rest", "dropped from 100 m") and gives no number for a
+    velocity ("dropped at 5 m/s" does)."""
+    if not _AT_REST.search(facts.whole) or _A_SPEED.search(facts.whole):
+        return []
+    if any(_SPEEDS & {*number.before[-3:], *number.after} for number in facts.numbers):
+        return []
+    return [n for n in names if name_words(n) & _INITIAL and name_words(n) & _SPEEDS]
 
 
 def _counts_another(number: Number, name: str, spec: dict[str, Any]) -> bool:

@@ -196,13 +196,24 @@ def test_a_body_at_rest_starts_with_no_velocity() -> None:
     dropped = fill(motion, "the final speed of an object dropped from 100 m")
     assert dropped.arguments == {"initial_velocity": 0, "height": 100}
     assert dropped.sources["initial_velocity"] == "at rest in the task"
-    started = fill(motion, "it started from rest and accelerated for 5 seconds")
+    started = fill(motion, "it started from rest, accelerated at 9.8 m/s^2 for 5 seconds")
     assert started.arguments["initial_velocity"] == 0
     # a velocity the task gives wins
     thrown = fill(motion, "an object dropped at 5 m/s from 100 m")
     assert thrown.arguments["initial_velocity"] == 5
     faster = fill(motion, "dropped from 100 m with an initial velocity of 3")
     assert faster.arguments["initial_velocity"] == 3
+
+
+def test_quotes_around_the_whole_task_hold_no_value() -> None:
+    stock = card(
+        {"company": typed("string", "The company."), "days": typed("integer", "Days back.")},
+        ["company", "days"],
+    )
+    task = "'Get the stock price of Apple for the last 5 days.'"
+    assert fill(stock, task).arguments == {"company": "Apple", "days": 5}
+    said = card({"message": typed("string", "The message.")}, ["message"])
+    assert fill(said, "send 'hi there'").arguments == {"message": "hi there"}
 
 
 def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:

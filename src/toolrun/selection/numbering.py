@@ -21,7 +21,8 @@ from toolrun.selection.text import STOP_WORDS, split_words, stem
 
 # A body that starts at rest: its initial velocity is 0 (`_at_rest`).
 _AT_REST = re.compile(r"\b(?:from|at) rest\b|\bdropped\b", re.I)
-_A_SPEED = re.compile(r"\d\s*(?:m/s|km/h|kph|mph|ft/s|knots?)\b", re.I)
+# A speed the task gives ("at 5 m/s"; not an acceleration, "9.8 m/s^2").
+_A_SPEED = re.compile(r"\d\s*(?:m/s|km/h|kph|mph|ft/s|knots?)\b(?!\s*(?:\^|\*\*|²|2\b))", re.I)
 _INITIAL = frozenset(stem(w) for w in ("initial", "start", "starting"))
 _SPEEDS = frozenset(stem(w) for w in ("velocity", "speed"))
 AT_REST = "at rest in the task"

@@ -1071,6 +1071,22 @@ def test_items_counted_in_one_list_go_to_an_items_array_and_their_counts() -> No
     }
     # The same word counted twice is a measure, not items.
     assert "items" not in fill(order, "sides of 5 units, 4 units and 3 units").arguments
+    # One item ordered is one item, once.
+    assert fill(order, "I want to go to McDonald's and buy a pizza.").arguments == {
+        "restaurant": "McDonald's",
+        "items": ["pizza"],
+        "quantities": [1],
+    }
+    change = card(
+        {"food_item": typed("string", "The food item."), "modification": typed("string")},
+        ["food_item", "modification"],
+    )
+    task = "order a burger with the following modification verbatim: no onions, extra cheese"
+    assert fill(change, task).arguments == {
+        "food_item": "burger",
+        "modification": "no onions, extra cheese",
+    }
+    assert "items" not in fill(order, "order 3 days of meals from Aldi").arguments
 
 
 def test_text_as_written_needs_its_colon_or_dash_and_goes_to_a_text_parameter() -> None:

@@ -342,6 +342,8 @@ def _text(
         return place_name(name, facts, description), "place in the task"  # "in Oslo"
     if _COMMA_SEPARATED.search(description) and (joined := _joined(facts, description)):
         return joined, "values in the task, joined as the description asks"
+    if name_words(name) & _ITEMS and facts.counted and len(facts.counted[0]) == 1:
+        return facts.counted.pop(0)[0], "counted items in the task"  # "order a burger"
     return _first(name, asked, facts, description, names=required)
 
 

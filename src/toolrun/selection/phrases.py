@@ -302,6 +302,10 @@ _COUNTED = re.compile(
     rf"\b{_COUNT}[ \t]+{_ITEM}(?:(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_COUNT}[ \t]+{_ITEM})+",
     re.I,
 )
+# One item a task orders: "buy a pizza", "order two 'Big Macs'".
+_ORDERED_ONE = re.compile(
+    rf"\b(?:order|buy|purchase)[ \t]+(?P<count>{_COUNT})[ \t]+(?P<item>{_ITEM})", re.I
+)
 MEASURES = words(
     """second seconds minute minutes hour hours day days night nights week weeks month months
     year years time times foot feet inch inches mile miles meter meters metre metres km kg
@@ -315,9 +319,10 @@ MEASURES = words(
 def counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
     """Items written with their counts as one list, and the counts: (["burgers", "chicken
     wings"], [5, 6]) of "five burgers and six chicken wings". An item's trailing stop
-    words are not its own; a list with a measure, or one item twice, counts no items."""
+    words are not its own; a list with a measure, or one item twice, counts no items.
+    Where the task writes no such list, the one item it orders ("buy a pizza")."""
     if " and " not in text and "," not in text:
-        return [], []
+        return _ordered(text)
     items: list[list[str]] = []
     counts: list[list[int]] = []
     for match in _COUNTED.finditer(text):
@@ -332,7 +337,22 @@ def counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
         if len(set(named)) == len(named) > 1 and not measured:
             items.append(named)
             counts.append([count for _, count in pairs])
-    return items, counts
+    return (items, counts) if items else _ordered(text)
+
+
+def _ordered(text: str) -> tuple[list[list[str]], list[list[int]]]:
+    """The one item a task orders, with its count: (["pizza"], [1]) of "buy a pizza",
+    (["burger"], [1]) of "order a burger with no onions"; none of a measure ("order 3
+    days of…")."""
+    found = _ORDERED_ONE.search(text)
+    if found is None:
+        return [], []
+    item = found["item"].strip("'\"").split()
+    while len(item) > 1 and item[-1].lower() in STOP_WORDS:
+        item.pop()
+    if set(w.lower() for w in item) & (MEASURES | STOP_WORDS):
+        return [], []
+    return [[" ".join(item)]], [[_count(found["count"])]]
 
 
 def _count(word: str) -> int:

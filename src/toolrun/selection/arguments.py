@@ -340,11 +340,21 @@ def _text(
         and any(introduced(n, facts) for n in facts.names)
     ):
         return place_name(name, facts, description), "place in the task"  # "in Oslo"
+    value, source = _together(name, facts, description)
+    if value is not None:
+        return value, source
+    return _first(name, asked, facts, description, names=required)
+
+
+def _together(name: str, facts: Facts, description: str) -> tuple[Any, str]:
+    """Values a task writes together, for a text parameter: those of a list, joined as
+    a description of a comma-separated list asks; the one item the task orders ("order
+    a burger") for a parameter named for an item."""
     if _COMMA_SEPARATED.search(description) and (joined := _joined(facts, description)):
         return joined, "values in the task, joined as the description asks"
     if name_words(name) & _ITEMS and facts.counted and len(facts.counted[0]) == 1:
-        return facts.counted.pop(0)[0], "counted items in the task"  # "order a burger"
-    return _first(name, asked, facts, description, names=required)
+        return facts.counted.pop(0)[0], "counted items in the task"
+    return None, ""
 
 
 def _template(description: str) -> tuple[str, ...]:

@@ -350,7 +350,7 @@ def _ordered(text: str) -> tuple[list[list[str]], list[list[int]]]:
     item = found["item"].strip("'\"").split()
     while len(item) > 1 and item[-1].lower() in STOP_WORDS:
         item.pop()
-    if set(w.lower() for w in item) & (MEASURES | STOP_WORDS):
+    if {w.lower() for w in item} & (MEASURES | STOP_WORDS):
         return [], []
     return [[" ".join(item)]], [[_count(found["count"])]]
 

@@ -1487,6 +1487,11 @@ def test_a_division_named_with_its_kind_goes_to_its_parameter_without_the_word()
     )
     state = card({"state": typed("string", "Two-letter state abbreviation, e.g. CA")}, [])
     assert fill(state, "restaurants in Spokane, Washington State").arguments == {"state": "WA"}
+    # a county written with its word, in either case; a city is no county
+    tax = card({"county": typed("string", "The county."), "city": typed("string")}, [])
+    assert fill(tax, "records in Santa Clara county").arguments == {"county": "Santa Clara"}
+    assert fill(tax, "the tax in Orange County").arguments == {"county": "Orange"}
+    assert fill(tax, "a purchase in San Francisco").arguments == {"city": "San Francisco"}
 
 
 def test_a_second_date_parameter_takes_the_end_of_a_time_range() -> None:

@@ -67,6 +67,7 @@ _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
+_COUNTY = "counti"
 # Sources of a value the task neither names for its parameter nor writes in the form the
 # parameter asks for: the first capitalised name left, the first number left for a
 # required number, the whole task, the schema's default.
@@ -333,7 +334,7 @@ def _text(
         return value, source
     if (
         not required
-        and name_words(name) & PLACES
+        and name_words(name) & PLACES - {_COUNTY}  # a county only named so (`divisions`)
         and any(introduced(n, facts) for n in facts.names)
     ):
         return place_name(name, facts, description), "place in the task"  # "in Oslo"

@@ -36,7 +36,7 @@ _ABOUT_A_COMMAND = frozenset(
 )
 # Divisions of a country whose word a task writes after the name ("Chatuchak District")
 # and a parameter for one takes without it.
-_DIVISIONS = frozenset({"district", "subdistrict", "province", "prefecture"})
+_DIVISIONS = frozenset({"district", "subdistrict", "province", "prefecture", "county"})
 # Colours a task may name, and the words of a parameter named for one.
 _COLOURS = frozenset(
     {"red", "orange", "yellow", "green", "blue", "purple", "violet", "pink", "brown"}
@@ -167,8 +167,8 @@ def commands(names: list[str], facts: Facts) -> Found:
 def divisions(names: list[str], facts: Facts) -> Found:
     """The name the task writes with the word of the division a text parameter is for,
     without that word: "Chatuchak District" gives district_name Chatuchak, "Ton Pao
-    Subdistrict" sub_district_name Ton Pao; only where one of the task's names is of that
-    division. Only a division's word (`_DIVISIONS`): others are part of a name ("Premier
+    Subdistrict" sub_district_name Ton Pao, "Santa Clara county" county Santa Clara;
+    only where one of the task's names is of that division. Only a division's word (`_DIVISIONS`): others are part of a name ("Premier
     League", "Yellowstone National Park", "Foster City", "Penn State")."""
     found: Found = {}
     for name in names:
@@ -176,12 +176,18 @@ def divisions(names: list[str], facts: Facts) -> Found:
         if division not in _DIVISIONS:
             continue
         named = [n.rsplit(" ", 1) for n in facts.names if " " in n]
-        of_division = [words for words in named if words[1].lower() == division]
+        of_division = [" ".join(w) for w in named if w[1].lower() == division]
+        # … or followed by it in lower case ("Santa Clara county")
+        followed = [n for n in facts.names if facts.after.get(n, [])[:1] == [stem(division)]]
         if len(of_division) == 1:
-            value = of_division[0][0]
-            facts.names.remove(" ".join(of_division[0]))
-            found[name] = (value, "named with its division in the task")
-            forget(facts, value)
+            written, value = of_division[0], of_division[0].rsplit(" ", 1)[0]
+        elif len(followed) == 1:
+            written = value = followed[0]
+        else:
+            continue
+        facts.names.remove(written)
+        found[name] = (value, "named with its division in the task")
+        forget(facts, value)
     return found
 
 

@@ -168,8 +168,9 @@ def divisions(names: list[str], facts: Facts) -> Found:
     """The name the task writes with the word of the division a text parameter is for,
     without that word: "Chatuchak District" gives district_name Chatuchak, "Ton Pao
     Subdistrict" sub_district_name Ton Pao, "Santa Clara county" county Santa Clara;
-    only where one of the task's names is of that division. Only a division's word (`_DIVISIONS`): others are part of a name ("Premier
-    League", "Yellowstone National Park", "Foster City", "Penn State")."""
+    only where one of the task's names is of that division. Only a division's word
+    (`_DIVISIONS`): others are part of a name ("Premier League", "Yellowstone National
+    Park", "Foster City", "Penn State")."""
     found: Found = {}
     for name in names:
         division = "".join(w for w in split_words(name) if w not in {"name", "id"})

@@ -216,6 +216,22 @@ def test_quotes_around_the_whole_task_hold_no_value() -> None:
     assert fill(said, "send 'hi there'").arguments == {"message": "hi there"}
 
 
+def test_a_name_that_says_what_it_is_and_a_venue_is_no_town() -> None:
+    hotel = card(
+        {"hotel_name": typed("string", "The hotel."), "location": typed("string")},
+        ["hotel_name", "location"],
+    )
+    booked = fill(hotel, "Book a luxury room in Hotel Paradise, Las Vegas, for 3 days")
+    assert booked.arguments == {"hotel_name": "Hotel Paradise", "location": "Las Vegas"}
+    town = card({"location": typed("string", "The town.")}, ["location"])
+    assert fill(town, "a room in Hotel Paradise, Las Vegas").arguments == {"location": "Las Vegas"}
+    assert fill(town, "exhibitions at the Tate Gallery").arguments == {"location": "Tate Gallery"}
+    dna = card({"DNA_id": typed("string", "The id of the DNA.")}, ["DNA_id"])
+    assert fill(dna, "the sequence of DNA molecule with id `DNA123`").arguments == {
+        "DNA_id": "DNA123"  # "DNA" alone says what it is, but names none
+    }
+
+
 def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
     projects = card(
         {

@@ -16,7 +16,7 @@ from toolrun.selection.facts import Facts
 from toolrun.selection.kinds import forget
 from toolrun.selection.languages import NAMES as LANGUAGES
 from toolrun.selection.numbering import LINKING, name_words
-from toolrun.selection.placing import written_place
+from toolrun.selection.placing import PLACES, written_place
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 
 # Parameter name words too common to say on their own which value a task means.
@@ -64,6 +64,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         if not (n.spelt or n.percent or n.in_clock)
     ]
     heads = [_head(name) for name in names]
+    placed = [bool(name_words(name) & PLACES) for name in names]  # "Washington State": WA
     telling = _telling(card)
     scored = []
     for place, (value, before, pool) in enumerate(candidates):
@@ -73,6 +74,9 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         # A quote's or code's next word ("the 'SHAP' method"; a name's is no role: "the
         # Tim Burton movie").
         next_word = "" if pool is facts.names else next(iter(facts.after.get(value, [])), "")
+        # A name that says what it is: "Hotel Paradise" for hotel_name (not "DNA" alone).
+        own = {stem(w) for w in value.lower().split()} if pool is facts.names else set()
+        own = own if len(own) > 1 else set()
         made_by = pool is facts.names and before[-1:] == ["by"]
         plays = pool is facts.names and _plays(
             value, before, facts.after.get(value, []), facts.whole
@@ -83,6 +87,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
             elif (
                 said_after in telling.get(name, ())
                 or (next_word == heads[order] and next_word in telling.get(name, ()))
+                or (heads[order] in own and heads.count(heads[order]) == 1 and not placed[order])
                 or (made_by and heads[order] in _MAKERS)
                 or (plays and heads[order] in _PERFORMERS)
             ):

@@ -75,6 +75,11 @@ PLACES = frozenset(
 )
 # A place known by a name of its own, which the gazetteer of cities and countries lacks.
 _VENUE = "venu"
+# Words that make a name a venue, not a town: "Hotel Paradise", "the Museum of Modern Art".
+_VENUE_WORDS = frozenset(
+    {"hotel", "inn", "resort", "museum", "restaurant", "cafe", "bar", "library", "gallery"}
+    | {"stadium", "arena", "airport", "station", "mall", "theater", "theatre", "hospital"}
+)
 _ORIGINS = frozenset({"start", "origin", "from", "departur", "sourc"})
 _ENDS = frozenset({"end", "destin", "to", "arriv", "target"})
 _PLACE_WORDS = frozenset({"in", "at", "near", "from", "to", "around", "within"})
@@ -161,6 +166,8 @@ def place_name(name: str, facts: Facts, description: str) -> str:
     if "citi" in words and (city := _city_over_its_region(where, facts)):
         found = city  # "for Lyon in France": Lyon, though "in" introduces France
     elif words & PLACES:
+        if _VENUE not in words:
+            where = _not_venues(where, facts)
         wanted = _trip_end(words, _PLACE_WORDS)
         ended = next((n for n in where if facts.before[n][-1] in wanted), None)
         found = ended or next(iter(where), None) or _unintroduced_place(words, facts)
@@ -168,6 +175,17 @@ def place_name(name: str, facts: Facts, description: str) -> str:
         found = next((n for n in facts.names if n not in where), facts.names[0])
     facts.names.remove(found)
     return written_place(found, facts, description, name)
+
+
+def _not_venues(where: list[str], facts: Facts) -> list[str]:
+    """The names written as places that are no venue; where each is one, the places the
+    gazetteer knows among the task's other names ("in Hotel Paradise, Las Vegas": Las
+    Vegas), if any."""
+    plain = [n for n in where if not _VENUE_WORDS & set(n.lower().split())]
+    if plain or not where:
+        return plain
+    known = [n for n in facts.names if n not in where and gazetteer().knows(n)]
+    return known or where
 
 
 def _city_over_its_region(where: list[str], facts: Facts) -> str | None:

@@ -179,9 +179,22 @@ def test_a_quote_or_code_goes_to_the_parameter_its_next_word_names() -> None:
     )
     task = "Explain the model 'ZF4TAYThJ' using the 'SHAP' method with an image as input."
     assert fill(explain, task).arguments == {"model": "ZF4TAYThJ", "method": "SHAP"}
-    query = card({"database": typed("string"), "table": typed("string")}, ["database"])
+    query = card(
+        {
+            "database": typed("string", "The database that holds the table."),
+            "table": typed("string", "The table."),
+        },
+        ["database"],
+    )
     counted = fill(query, "count the rows of the user_logs table in the main_db database")
     assert counted.arguments == {"database": "main_db", "table": "user_logs"}
+    # a quote at the end has no next word: no parameter named for none ("to") takes it
+    mail = card(
+        {"to": typed("string", "The email address to send to."), "body": typed("string")},
+        ["to", "body"],
+    )
+    sent = fill(mail, "Email bo@example.com with the body 'See you at 10'")
+    assert sent.arguments == {"to": "bo@example.com", "body": "See you at 10"}
 
 
 def test_a_body_at_rest_starts_with_no_velocity() -> None:

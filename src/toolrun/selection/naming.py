@@ -86,7 +86,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
                 scored.append((-said, place, order))
             elif (
                 said_after in telling.get(name, ())
-                or (next_word == heads[order] and next_word in telling.get(name, ()))
+                or (next_word and next_word == heads[order] and heads.count(next_word) == 1)
                 or (heads[order] in own and heads.count(heads[order]) == 1 and not placed[order])
                 or (made_by and heads[order] in _MAKERS)
                 or (plays and heads[order] in _PERFORMERS)

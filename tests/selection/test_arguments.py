@@ -1116,6 +1116,8 @@ def test_items_counted_in_one_list_go_to_an_items_array_and_their_counts() -> No
         "modification": "no onions, extra cheese",
     }
     assert "items" not in fill(order, "order 3 days of meals from Aldi").arguments
+    bottled = fill(order, "buy three bottles of olive oil at Aldi").arguments
+    assert (bottled["items"], bottled["quantities"]) == (["olive oil"], [3])  # not bottles
 
 
 def test_text_as_written_needs_its_colon_or_dash_and_goes_to_a_text_parameter() -> None:

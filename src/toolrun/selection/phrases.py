@@ -306,6 +306,7 @@ _COUNTED = re.compile(
 _ORDERED_ONE = re.compile(
     rf"\b(?:order|buy|purchase)[ \t]+(?P<count>{_COUNT})[ \t]+(?P<item>{_ITEM})", re.I
 )
+_ITEM_AFTER = re.compile(rf"[ \t]+({_ITEM})")
 MEASURES = words(
     """second seconds minute minutes hour hours day days night nights week weeks month months
     year years time times foot feet inch inches mile miles meter meters metre metres km kg
@@ -342,16 +343,19 @@ def counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
 
 def _ordered(text: str) -> tuple[list[list[str]], list[list[int]]]:
     """The one item a task orders, with its count: (["pizza"], [1]) of "buy a pizza",
-    (["burger"], [1]) of "order a burger with no onions"; none of a measure ("order 3
-    days of…")."""
+    (["burger"], [1]) of "order a burger with no onions", (["olive oil"], [3]) of "buy
+    three bottles of olive oil"; none of a measure ("order 3 days of…")."""
     found = _ORDERED_ONE.search(text)
     if found is None:
         return [], []
     item = found["item"].strip("'\"").split()
+    held = item[-1].lower() == "of" and _ITEM_AFTER.match(text, found.end())
     while len(item) > 1 and item[-1].lower() in STOP_WORDS:
         item.pop()
     if {w.lower() for w in item} & (MEASURES | STOP_WORDS):
         return [], []
+    if held:  # "three bottles of olive oil": olive oil
+        item = [w for w in held[1].split() if w.lower() not in STOP_WORDS] or item
     return [[" ".join(item)]], [[_count(found["count"])]]
 
 

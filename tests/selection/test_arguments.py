@@ -245,6 +245,24 @@ def test_a_name_that_says_what_it_is_and_a_venue_is_no_town() -> None:
     }
 
 
+def test_what_a_task_asks_to_play_goes_to_a_song_or_query() -> None:
+    spotify = card(
+        {"query": typed("string", "The query, e.g. 'track:Doxy artist:Miles Davis'.")},
+        ["query"],
+    )
+    by = fill(spotify, "play wrecking ball by Miley Cyrus").arguments
+    assert by == {"query": "track:wrecking ball artist:Miley Cyrus"}
+    alone = fill(spotify, "play Johnny Johnny Yes papa").arguments
+    assert alone == {"query": "Johnny Johnny Yes papa"}  # not the capitalised part only
+    song = card(
+        {"song_id": typed("string", "The song's id."), "artist": typed("string")},
+        ["song_id"],
+    )
+    task = "Play Roar by Katy Perry. The song_id is wjeiruhuq_roar."
+    assert fill(song, task).arguments == {"song_id": "wjeiruhuq_roar", "artist": "Katy Perry"}
+    assert "query" not in fill(spotify, "What movies are playing today?").arguments
+
+
 def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
     projects = card(
         {

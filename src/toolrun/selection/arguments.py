@@ -67,6 +67,7 @@ _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
+_PLAYED = frozenset({"song", "track", "title", "query", "tune", "music", "media"})
 _COUNTY = "counti"
 # Sources of a value the task neither names for its parameter nor writes in the form the
 # parameter asks for: the first capitalised name left, the first number left for a
@@ -347,11 +348,15 @@ def _text(
 def _together(name: str, facts: Facts, description: str) -> tuple[Any, str]:
     """Values a task writes together, for a text parameter: those of a list, joined as
     a description of a comma-separated list asks; the one item the task orders ("order
-    a burger") for a parameter named for an item."""
+    a burger") for a parameter named for an item; what it asks to play ("play Johnny
+    Johnny Yes papa") for one named for a song, track, title or query (not its id)."""
     if _COMMA_SEPARATED.search(description) and (joined := _joined(facts, description)):
         return joined, "values in the task, joined as the description asks"
     if name_words(name) & ITEMS and facts.counted and len(facts.counted[0]) == 1:
         return facts.counted.pop(0)[0], "counted items in the task"
+    own = own_words(name)
+    if facts.played and own & _PLAYED and "id" not in own:
+        return facts.played.pop(0), "what the task asks to play"
     return None, ""
 
 

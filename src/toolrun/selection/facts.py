@@ -21,7 +21,14 @@ from typing import Any
 from toolrun.selection.currencies import Mention, mentions
 from toolrun.selection.dates import Clock, Day, clocks, dates
 from toolrun.selection.numerals import NEAR_BEFORE, Number, numbers
-from toolrun.selection.phrases import address_spans, commands, counted, seasons, verbatim_spans
+from toolrun.selection.phrases import (
+    address_spans,
+    commands,
+    counted,
+    played,
+    seasons,
+    verbatim_spans,
+)
 from toolrun.selection.quotes import QUOTED, QUOTES, numbers_written_back, quote
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
 
@@ -117,6 +124,7 @@ class Facts:
     own_name: str | None = None  # "My name is Emily", "Hi, I am Karan": the user's
     commands: list[str] = field(default_factory=list)  # "using the command echo %time%"
     seasons: list[str] = field(default_factory=list)  # "the 2019-2020 season": its years
+    played: list[str] = field(default_factory=list)  # "play wrecking ball by…": the title
     whole: str = ""  # the task itself
     used: list[str] = field(default_factory=list)  # values given (lowercase)
     given_places: list[str] = field(default_factory=list)  # names place parameters took
@@ -222,6 +230,7 @@ class Facts:
             own_name=_own_name(bare, names),
             commands=given_commands,
             seasons=seasons(task),
+            played=played(unquoted),
             coded=_coded(task),
             words=_word_lists(bare),
             whole=task.strip(),

@@ -153,6 +153,13 @@ _SEASON = re.compile(
 )
 
 
+def played(text: str) -> list[str]:
+    """What a task asks to play, as written: "wrecking ball" of "play wrecking ball by
+    Miley Cyrus", "Johnny Johnny Yes papa" of "play Johnny Johnny Yes papa"; not a quote
+    (a quote's own), "the song…" nor "playing"."""
+    return [m["title"] for m in _PLAYED.finditer(text)]
+
+
 def seasons(text: str) -> list[str]:
     """The seasons `text` names by their years, as written ("2019-2020", "2021")."""
     if "eason" not in text:
@@ -292,6 +299,15 @@ def _places_after(text: str, end: int) -> int:
     return end
 
 
+# What a task asks to play: "play" first in a sentence or asked ("please play", "can you
+# play"), up to "by" (its maker), "on", "from", a stop or the end; at most eight words.
+_PLAYED = re.compile(
+    r"(?:^|(?<=[.!?]\s)|(?<=\bplease\s)|(?<=\byou\s))play\s+"
+    r"(?!(?:the|a|an|some|me|my|it|this|that)\b)"
+    r"(?P<title>[A-Za-z0-9][\w'-]*(?:\s+(?!(?:by|on|from|in|using|with)\b)[\w'-]+){0,7})"
+    r"(?=\s+(?:by|on|from|in|using|with)\b|\s*[.,!?]|\s*$)",
+    re.I,
+)
 # Items each with its count, written as one list: "five burgers and six chicken wings",
 # "10 'Big Macs', 2 colas". An item is quoted, or one or two lowercase words that are not
 # a unit or a kind of guest (days, nights, inches, adults...): those count a measure.

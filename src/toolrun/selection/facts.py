@@ -29,7 +29,7 @@ from toolrun.selection.phrases import (
     seasons,
     verbatim_spans,
 )
-from toolrun.selection.quotes import QUOTED, QUOTES, numbers_written_back, quote
+from toolrun.selection.quotes import QUOTED, QUOTES, numbers_written_back, quote, unwrapped
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
 
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
@@ -245,19 +245,7 @@ _POOLS = [
 
 @lru_cache(maxsize=256)
 def _parsed(task: str) -> Facts:
-    return Facts._parse(_unwrapped(task))
-
-
-def _unwrapped(task: str) -> str:
-    """`task` without quotes around the whole of it, which hold no value ("'Get the
-    price of Apple.'"); the same length, so that places in it hold."""
-    text = task.strip()
-    start = len(task) - len(task.lstrip())
-    for mark in ("'", '"'):
-        if len(text) > 2 and text[0] == text[-1] == mark and mark not in text[1:-1]:
-            end = start + len(text) - 1
-            return f"{task[:start]} {task[start + 1 : end]} {task[end + 1 :]}"
-    return task
+    return Facts._parse(unwrapped(task))
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Quoted text in a task, for `facts`: what each quote holds, as the task writes it
-(a quote never closed runs to the end), and the quotes that are numbers ("the pharmacy
-with ID "87"")."""
+(a quote never closed runs to the end), the quotes that are numbers ("the pharmacy
+with ID "87""), and quotes around the whole task, which hold no value."""
 
 from __future__ import annotations
 
@@ -57,3 +57,15 @@ def _held(match: re.Match[str], text: str) -> tuple[int, int]:
 def quoted_strings(text: str) -> list[str]:
     """The strings `text` quotes ("'a,b'", "\"x\""; an apostrophe is no quote)."""
     return [text[slice(*_held(match, text))] for match in QUOTED.finditer(text)]
+
+
+def unwrapped(task: str) -> str:
+    """`task` without quotes around the whole of it, which hold no value ("'Get the
+    price of Apple.'"); the same length, so that places in it hold."""
+    text = task.strip()
+    start = len(task) - len(task.lstrip())
+    for mark in ("'", '"'):
+        if len(text) > 2 and text[0] == text[-1] == mark and mark not in text[1:-1]:
+            end = start + len(text) - 1
+            return f"{task[:start]} {task[start + 1 : end]} {task[end + 1 :]}"
+    return task

@@ -263,6 +263,59 @@ def test_what_a_task_asks_to_play_goes_to_a_song_or_query() -> None:
     assert "query" not in fill(spotify, "What movies are playing today?").arguments
 
 
+def test_rules_of_one_kind_leave_other_senses_alone() -> None:
+    """Each rule's words in another sense: the values stay where the other rules put
+    them, and nothing raises."""
+    login = card({"username": typed("string"), "password": typed("string")}, ["username"])
+    for task in ("log in as 'admin', password 'secret'", "Connect with 'admin' password 'secret'"):
+        assert fill(login, task).arguments == {"username": "admin", "password": "secret"}
+    grep = card({"file": typed("string"), "pattern": typed("string")}, ["file", "pattern"])
+    assert fill(grep, "grep 'foo' file notes.txt").arguments == {
+        "file": "notes.txt",  # named before it: more than a next word
+        "pattern": "foo",
+    }
+    # two parameters share the next word's head: it tells neither
+    rename = card({"old_table": typed("string"), "new_table": typed("string")}, [])
+    renamed = fill(rename, "rename archive_2023 to new_logs table").arguments
+    assert renamed == {"old_table": "archive_2023", "new_table": "new_logs"}
+    trade = card({"symbol": typed("string"), "order_type": typed("string")}, ["symbol"])
+    assert fill(trade, "buy 100 shares of AAPL").arguments == {"symbol": "AAPL"}
+    mail = card(
+        {"recipients": {"type": "array", "items": {"type": "string"}}, "note": typed("string")},
+        ["recipients"],
+    )
+    assert "recipients" not in fill(mail, "tell them to buy a cake").arguments
+    food = card({"food_item": typed("string")}, ["food_item"])
+    assert fill(food, "buy a ' '").arguments == {}
+    assert fill(food, "buy a lot of apples").arguments == {}
+    query = card({"query": typed("string", "The search query.")}, ["query"])
+    for task in ("Can you play chess with me?", "what role did you play in 2019?"):
+        assert fill(query, task).arguments == {}
+    motion = card(
+        {"initial_velocity": typed("number"), "time": typed("number", "In seconds.")},
+        ["initial_velocity", "time"],
+    )
+    moving = "a car moving at 15 meters per second for 10 seconds; it had dropped off a friend"
+    assert fill(motion, moving).arguments == {"initial_velocity": 15, "time": 10}
+    town = card({"location": typed("string", "The town.")}, ["location"])
+    assert fill(town, "New York trip, staying in Hotel Paradise").arguments == {
+        "location": "Hotel Paradise"
+    }
+    assert fill(town, "weather in Bar Harbor, Maine").arguments == {"location": "Bar Harbor"}
+    sort = card({"sort_by": typed("string", "The 'price' field or the 'rating' field.")})
+    assert fill(sort, "laptops, the cheapest first by price").arguments == {"sort_by": "price"}
+
+
+@pytest.mark.timeout(60)
+def test_long_hostile_descriptions_are_read_in_linear_time() -> None:
+    """A description of 200,000 characters once took minutes: a list of places checked
+    against all before it, a kind's word retried from every place of one long word."""
+    places = card({"location": typed("string", "Aa, " * 50_000)}, ["location"])
+    assert fill(places, "weather in Boston").arguments == {"location": "Boston"}
+    crimes = card({"type": typed("string", "Optional. The type of crime.")})
+    assert fill(crimes, "crime " + "a-" * 100_000).arguments == {}
+
+
 def test_a_flag_for_only_some_or_leaving_out_their_opposite() -> None:
     projects = card(
         {

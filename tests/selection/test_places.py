@@ -77,6 +77,15 @@ def test_a_list_of_places_in_the_description_shows_no_city_state_form() -> None:
     assert fill(listing, "the crime rate for Chicago").arguments == {"location": "Chicago"}
     assert fill(two, "rooms in Tokyo").arguments == {"location": "Tokyo"}  # two cities
     assert fill(country, "museums in Tokyo").arguments == {"location": "Tokyo, Japan"}
+    # a place of that region, or a code, is a form, in a list of such pairs too
+    for shown in ("e.g. Cambridge, MA", "e.g. Vancouver, BC", "e.g., Paris, France, Tokyo, Japan"):
+        assert (
+            fill(location(shown), "weather in Boston").arguments["location"].startswith("Boston, ")
+        )
+    named = fill(location("'City, State'"), "in Boston").arguments
+    assert named == {"location": "Boston, Massachusetts"}
+    regions = location("The region e.g. United States, United Kingdom, Japan")
+    assert fill(regions, "rain in Lima").arguments == {"location": "Lima"}  # a list
 
 
 def test_only_a_place_parameter_takes_a_state_or_country() -> None:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from toolrun.selection.arrays import ITEMS, array
+from toolrun.selection.arrays import ONE_ITEM, array
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
 from toolrun.selection.facts import Facts
@@ -304,9 +304,10 @@ def _text(
     """A string: written as a template its description shows ("in the format
     'track:SongName artist:ArtistName'") where the task has a value for each key, else
     the kind of value its name or description asks for, else a value its description
-    lists that the task names, else the first quoted string, identifier,
-    code or capitalised name left (an optional parameter: a name only for a place the
-    task introduces as one, "in Oslo")."""
+    lists that the task names, else values it writes together (`_together`: a list,
+    the one item it orders, what it asks to play), else the first quoted string,
+    identifier, code or capitalised name left (an optional parameter: a name only for a
+    place the task introduces as one, "in Oslo"; an optional county none)."""
     description = str(spec.get("description", ""))
     if (keys := _template(description)) and (keyed := _templated(keys, task, facts)):
         return keyed, "values in the task, written as the description's template"
@@ -352,7 +353,7 @@ def _together(name: str, facts: Facts, description: str) -> tuple[Any, str]:
     Johnny Yes papa") for one named for a song, track, title or query (not its id)."""
     if _COMMA_SEPARATED.search(description) and (joined := _joined(facts, description)):
         return joined, "values in the task, joined as the description asks"
-    if name_words(name) & ITEMS and facts.counted and len(facts.counted[0]) == 1:
+    if name_words(name) & ONE_ITEM and facts.counted and len(facts.counted[0]) == 1:
         return facts.counted.pop(0)[0], "counted items in the task"
     own = own_words(name)
     if facts.played and own & _PLAYED and "id" not in own:

@@ -13,9 +13,10 @@ from toolrun.selection.options import named_options
 
 # An array parameter for how many of each item ("quantities").
 _COUNTS = frozenset({"quantiti", "count", "amount", "qty"})
-# … and one for the items themselves, which takes counted items even where optional (a
-# text parameter so named takes the one item a task orders).
+# … and one for the items themselves, which takes counted items even where optional (an
+# array not so named takes one ordered item only so named; a text parameter likewise).
 ITEMS = frozenset({"item", "product", "order", "food", "dish", "good", "ingredi", "articl"})
+ONE_ITEM = ITEMS - {"order"}  # … the one item a task orders: not for sort_order, order_type
 
 
 def array(
@@ -36,7 +37,9 @@ def array(
         return (options, "enum values in the task") if options else (None, "")
     if numeric:
         return _numeric(name, facts)
-    if kind(items) == "string" and facts.counted and (required or name_words(name) & ITEMS):
+    one = bool(facts.counted) and len(facts.counted[0]) == 1  # "buy a pizza"
+    named = name_words(name) & (ONE_ITEM if one else ITEMS)
+    if kind(items) == "string" and facts.counted and (named or (required and not one)):
         for value in facts.counted[0]:
             forget(facts, value)
         return facts.counted.pop(0), "counted items in the task"

@@ -172,7 +172,9 @@ class Facts:
         found, rest = _cut(_DICT, rest, "{" in rest, lambda m: isinstance(_evaluated(m[0]), dict))
         objects = [_evaluated(m[0]) for m in found]
         quoted_matches, plain = _cut(QUOTED, rest, bool(QUOTES & set(rest)))
-        quoted = [noted(m.start(), quote(m, task), m.end()) for m in quoted_matches]  # a URL's kept
+        quoted = [
+            noted(m.start(), quote(m, task), _word_next(task, m.end())) for m in quoted_matches
+        ]  # a URL's kept
         hosts, plain = _cut(_IPV4, plain, "." in plain, lambda m: _an_address(m[0]))
         days, plain = dates(plain)
         times = clocks(plain)  # their hours and minutes stay numbers too ("hours": 6)
@@ -185,10 +187,10 @@ class Facts:
         found, bare = _cut(_PATH, plain, True, lambda m: _is_path(m[0]))
         paths = [noted(m.start(), m[0]) for m in found]
         found, bare = _cut(_IDENTIFIER, bare)
-        identifiers = [noted(m.start(), m[0], m.end()) for m in found]
+        identifiers = [noted(m.start(), m[0], _word_next(task, m.end())) for m in found]
         coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
         by_place = sorted([*hosts, *coded], key=lambda m: m.start())  # an IP address is a code
-        codes = [noted(m.start(), m[0], m.end()) for m in by_place]
+        codes = [noted(m.start(), m[0], _word_next(task, m.end())) for m in by_place]
         with_quoted, quoted_numbers = numbers_written_back(plain, quoted_matches, task)
         found_numbers = numbers(_blanked(with_quoted, coded), quoted_numbers)
         counted_items, counts = counted(rest)
@@ -284,12 +286,19 @@ _ASIDE = re.compile(r"\([^()]*\)")
 NEAR_AFTER_NAME = 3  # words after a name that may say what it is ("as the director")
 
 
+def _word_next(text: str, end: int) -> int | None:
+    """`end`, where a word comes right after it ("'SHAP' method"); None after a comma or
+    a stop ("'admin', password")."""
+    return end if _WORD_NEXT.match(text, end) else None
+
+
 def words_after(text: str, place: int) -> list[str]:
     """The stems of the (at most NEAR_AFTER_NAME) words after `place` in its sentence."""
     until = _BREAK.split(text[place : place + 40])[0]
     return [stem(w) for w in split_words(until)[:NEAR_AFTER_NAME]]
 
 
+_WORD_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 _CODE_AFTER = re.compile(r",[ \t]*([A-Z]{2})\b")
 _NAME_BEFORE = re.compile(r"[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*$")
 

@@ -71,8 +71,8 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         near = before[-_NEAR:]
         after = " ".join(facts.after.get(value, [])) if pool is facts.names else ""
         said_after = role[1] if (role := _ROLE.match(after)) else ""
-        # A quote's or code's next word ("the 'SHAP' method"; a name's is no role: "the
-        # Tim Burton movie").
+        # The word right after a quote, identifier or code ("the 'SHAP' method"; a name's
+        # is no role: "the Tim Burton movie").
         next_word = "" if pool is facts.names else next(iter(facts.after.get(value, [])), "")
         # A name that says what it is: "Hotel Paradise" for hotel_name (not "DNA" alone).
         own = {stem(w) for w in value.lower().split()} if pool is facts.names else set()
@@ -82,16 +82,19 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
             value, before, facts.after.get(value, []), facts.whole
         )
         for order, name in enumerate(names):
-            if heads[order] in near and (said := _said(name, near)):
+            head, alone = heads[order], heads.count(heads[order]) == 1
+            if head in near and (said := _said(name, near)):
                 scored.append((-said, place, order))
             elif (
                 said_after in telling.get(name, ())
-                or (next_word and next_word == heads[order] and heads.count(next_word) == 1)
-                or (heads[order] in own and heads.count(heads[order]) == 1 and not placed[order])
-                or (made_by and heads[order] in _MAKERS)
-                or (plays and heads[order] in _PERFORMERS)
+                or (made_by and head in _MAKERS)
+                or (plays and head in _PERFORMERS)
             ):
                 scored.append((-1.0, place, order))
+            elif alone and (
+                (next_word and next_word == head) or (head in own and not placed[order])
+            ):
+                scored.append((-0.5, place, order))  # after what the words before name
     found: dict[str, tuple[Any, str]] = {}
     used: set[int] = set()
     for _, place, order in sorted(scored):

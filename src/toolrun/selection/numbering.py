@@ -19,10 +19,16 @@ from toolrun.selection.numerals import Number
 from toolrun.selection.phrases import MEASURES
 from toolrun.selection.text import STOP_WORDS, split_words, stem
 
-# A body that starts at rest: its initial velocity is 0 (`_at_rest`).
-_AT_REST = re.compile(r"\b(?:from|at) rest\b|\bdropped\b", re.I)
-# A speed the task gives ("at 5 m/s"; not an acceleration, "9.8 m/s^2").
-_A_SPEED = re.compile(r"\d\s*(?:m/s|km/h|kph|mph|ft/s|knots?)\b(?!\s*(?:\^|\*\*|²|2\b))", re.I)
+# A body that starts at rest: its initial velocity is 0 (`_at_rest`); not "dropped off".
+_AT_REST = re.compile(r"\b(?:from|at) rest\b|\bdropped (?:from|off of)\b|\bfree[- ]fall", re.I)
+# A speed the task gives ("at 5 m/s", "15 meters per second"; not an acceleration, "9.8
+# m/s^2", "per second squared").
+_A_SPEED = re.compile(
+    r"\d\s*(?:(?:m|km|ft|mi)\s*/\s*(?:s|h|hr)|kph|mph|knots?|kmh"
+    r"|(?:meters?|metres?|kilometers?|kilometres?|km|miles?|feet|foot|ft)\s+(?:per|an?)\s+"
+    r"(?:second|sec|hour|hr|minute|min)s?)\b(?!\s*(?:\^|\*\*|²|2\b|squared))",
+    re.I,
+)
 _INITIAL = frozenset(stem(w) for w in ("initial", "start", "starting"))
 _SPEEDS = frozenset(stem(w) for w in ("velocity", "speed"))
 AT_REST = "at rest in the task"

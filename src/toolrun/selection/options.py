@@ -27,7 +27,7 @@ _LISTING = re.compile(
 # Not an apostrophe: "the user's name, e.g. 'john'" lists john.
 _DESCRIBED_QUOTE = re.compile(r"(?<![A-Za-z0-9])'([^'\n]{1,40})'(?![A-Za-z])|\"([^\"\n]{1,40})\"")
 # A quote that names a parameter is no value: "if it is not given in the 'url' parameter".
-_PARAMETER_NAMED = re.compile(r"\s+(?:parameters?|arguments?|fields?|property)\b", re.I)
+_PARAMETER_NAMED = re.compile(r"\s+(?:parameters?|arguments?|propert(?:y|ies))\b", re.I)
 _PARENTHESISED = re.compile(r"\(([^()]*(?:,|\bor\b)[^()]*)\)")
 _ITEM_BREAK = re.compile(r",|\bor\b|\band\b|\betc\b\.?")
 # What introduces a list, no item of it: "(e.g., Asia, Europe, Africa)" lists Asia, Europe

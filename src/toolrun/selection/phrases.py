@@ -300,10 +300,12 @@ def _places_after(text: str, end: int) -> int:
 
 
 # What a task asks to play: "play" first in a sentence or asked ("please play", "can you
-# play"), up to "by" (its maker), "on", "from", a stop or the end; at most eight words.
+# play"), up to "by" (its maker), "on", "from", a stop or the end; at most eight words;
+# not a game or a sport ("play chess").
 _PLAYED = re.compile(
-    r"(?:^|(?<=[.!?]\s)|(?<=\bplease\s)|(?<=\byou\s))play\s+"
-    r"(?!(?:the|a|an|some|me|my|it|this|that)\b)"
+    r"(?:^|(?<=[.!?]\s)|(?<=\bplease\s)|(?<=\bcan you\s)|(?<=\bcould you\s))play\s+"
+    r"(?!(?:the|a|an|some|me|my|it|this|that|by|on|from|in|using|with|nice|along|fair)\b)"
+    r"(?!(?:chess|cards|games?|sports?|football|soccer|basketball|tennis|golf|poker)\b)"
     r"(?P<title>[A-Za-z0-9][\w'-]*(?:\s+(?!(?:by|on|from|in|using|with)\b)[\w'-]+){0,7})"
     r"(?=\s+(?:by|on|from|in|using|with)\b|\s*[.,!?]|\s*$)",
     re.I,
@@ -323,6 +325,7 @@ _ORDERED_ONE = re.compile(
     rf"\b(?:order|buy|purchase)[ \t]+(?P<count>{_COUNT})[ \t]+(?P<item>{_ITEM})", re.I
 )
 _ITEM_AFTER = re.compile(rf"[ \t]+({_ITEM})")
+_AMOUNTS = frozenset({"lot", "lots", "bunch", "couple", "few", "number", "share", "shares"})
 MEASURES = words(
     """second seconds minute minutes hour hours day days night nights week weeks month months
     year years time times foot feet inch inches mile miles meter meters metre metres km kg
@@ -337,7 +340,8 @@ def counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
     """Items written with their counts as one list, and the counts: (["burgers", "chicken
     wings"], [5, 6]) of "five burgers and six chicken wings". An item's trailing stop
     words are not its own; a list with a measure, or one item twice, counts no items.
-    Where the task writes no such list, the one item it orders ("buy a pizza")."""
+    Where the task writes no list that counts items, the one item it orders ("buy a
+    pizza")."""
     if " and " not in text and "," not in text:
         return _ordered(text)
     items: list[list[str]] = []
@@ -345,10 +349,7 @@ def counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
     for match in _COUNTED.finditer(text):
         pairs = []
         for one in _COUNTED_ONE.finditer(match[0]):
-            item = one["item"].strip("'\"").split()
-            while len(item) > 1 and item[-1].lower() in STOP_WORDS:
-                item.pop()
-            pairs.append((" ".join(item), _count(one["count"])))
+            pairs.append((" ".join(_item_words(one["item"])), _count(one["count"])))
         named = [item for item, _ in pairs]
         measured = any(set(item.lower().split()) & (MEASURES | STOP_WORDS) for item in named)
         if len(set(named)) == len(named) > 1 and not measured:
@@ -360,19 +361,28 @@ def counted(text: str) -> tuple[list[list[str]], list[list[int]]]:
 def _ordered(text: str) -> tuple[list[list[str]], list[list[int]]]:
     """The one item a task orders, with its count: (["pizza"], [1]) of "buy a pizza",
     (["burger"], [1]) of "order a burger with no onions", (["olive oil"], [3]) of "buy
-    three bottles of olive oil"; none of a measure ("order 3 days of…")."""
+    three bottles of olive oil"; none of a measure ("order 3 days of…") or an amount
+    ("buy a lot of apples")."""
     found = _ORDERED_ONE.search(text)
     if found is None:
         return [], []
-    item = found["item"].strip("'\"").split()
-    held = item[-1].lower() == "of" and _ITEM_AFTER.match(text, found.end())
+    item = _item_words(found["item"])
+    held = found["item"].split()[-1:] == ["of"] and _ITEM_AFTER.match(text, found.end())
+    said = {w.lower() for w in item}
+    if not item or said & (MEASURES | STOP_WORDS | _AMOUNTS):
+        return [], []
+    if held and (contents := [w for w in _item_words(held[1]) if w.lower() not in STOP_WORDS]):
+        item = contents  # "three bottles of olive oil": olive oil
+    return [[" ".join(item)]], [[_count(found["count"])]]
+
+
+def _item_words(written: str) -> list[str]:
+    """An item's words, without quotes or trailing stop words ("bottles" of "bottles
+    of"); none for a quote of blanks."""
+    item = written.strip("'\"").split()
     while len(item) > 1 and item[-1].lower() in STOP_WORDS:
         item.pop()
-    if {w.lower() for w in item} & (MEASURES | STOP_WORDS):
-        return [], []
-    if held:  # "three bottles of olive oil": olive oil
-        item = [w for w in held[1].split() if w.lower() not in STOP_WORDS] or item
-    return [[" ".join(item)]], [[_count(found["count"])]]
+    return item
 
 
 def _count(word: str) -> int:

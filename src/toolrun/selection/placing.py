@@ -15,9 +15,11 @@ from toolrun.selection.numbering import name_words
 from toolrun.selection.places import fold, gazetteer
 from toolrun.selection.text import split_words, stem
 
-# A name, a comma and another: "San Francisco, CA", "City, State", or two of a list.
-_TWO_NAMES = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)*), ([A-Z][A-Za-z]*(?: [A-Z][a-z]+)*)")
-_LIST_MARKER = re.compile(r"(?:e\.g\.|i\.e\.|example|instance),\s*$", re.I)
+# A name, a comma and another: "San Francisco, CA", "City, State", or two of a list
+# (at most five words each: linear on a long run of capitalised words).
+_TWO_NAMES = re.compile(
+    r"\b([A-Z][a-z]+(?: [A-Z][a-z]+){0,4}), ([A-Z][A-Za-z]*(?: [A-Z][a-z]+){0,4})"
+)
 _LIST_GOES_ON = re.compile(r",\s*(?:and\s+|or\s+)?[A-Z]")
 # Words a description writes for the parts of a place's form ("in the format 'City, State'").
 _PLACE_PARTS = frozenset(
@@ -117,22 +119,21 @@ def address(own: frozenset[str], facts: Facts) -> str:
 @functools.lru_cache(maxsize=4096)
 def shows_place_with_region(description: str) -> bool:
     """Whether `description` shows a place written with its region: "e.g. Boston, MA",
-    "Paris, France", "in the format 'City, State'"; not a list of places ("e.g., New
-    York City, Los Angeles, Chicago", "e.g., London, New York")."""
+    "Vancouver, BC", "Paris, France", "in the format 'City, State'"; not a list of
+    places ("e.g., New York City, Los Angeles, Chicago", "e.g., London, New York": no
+    London is in New York; "e.g., Bali, Costa Rica, Maldives")."""
     places = gazetteer()
     for match in _TWO_NAMES.finditer(description):
         first, second = match[1], match[2]
-        if second in _PLACE_PARTS:
+        if second in _PLACE_PARTS or re.fullmatch(r"[A-Z]{2}", second):
             return True
-        before = description[: match.start()]
-        after_item = before.rstrip().endswith(",") and not _LIST_MARKER.search(before)
-        if after_item or _LIST_GOES_ON.match(description, match.end()):
-            continue
-        where = places.cities.get(fold(first), "")
-        if places.state_code(second) and where and not where.startswith("US-"):
-            continue  # "London, New York": two cities, no city of that state
-        if places.is_region(second) or places.country_code(second) is not None:
-            return True
+        state = places.state_code(second)
+        region = f"US-{state}" if state else places.country_code(second)
+        if region is None:
+            continue  # "New York City, Los Angeles": a list
+        known = {places.cities.get(fold(first)), places.in_us.get(fold(first))} - {None}
+        if region in known or (not known and not _LIST_GOES_ON.match(description, match.end())):
+            return True  # "Paris, France"; "Smallville, Kansas", not "Japan, China, India"
     return False
 
 
@@ -156,7 +157,8 @@ def address_place(name: str, facts: Facts, description: str) -> str | None:
 def place_name(name: str, facts: Facts, description: str) -> str:
     """A name left for parameter `name`: for a place ("city", "destination") the first
     written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin;
-    for a city, not a country or state where the task names a city: "Lyon in France"),
+    not a venue where a city is written after it: "in Hotel Paradise, Las Vegas"; for a
+    city, not a country or state where the task names a city: "Lyon in France"),
     else the first written with its region ("Marshall, MN") or that the gazetteer knows
     ("the UV index for Tokyo"), for a venue the first it does not know; for anything
     else the first that is not written as a place; "Boston, MA" where the description
@@ -169,7 +171,7 @@ def place_name(name: str, facts: Facts, description: str) -> str:
         if _VENUE not in words:
             where = _not_venues(where, facts)
         wanted = _trip_end(words, _PLACE_WORDS)
-        ended = next((n for n in where if facts.before[n][-1] in wanted), None)
+        ended = next((n for n in where if (facts.before.get(n) or [""])[-1] in wanted), None)
         found = ended or next(iter(where), None) or _unintroduced_place(words, facts)
     else:
         found = next((n for n in facts.names if n not in where), facts.names[0])
@@ -178,14 +180,16 @@ def place_name(name: str, facts: Facts, description: str) -> str:
 
 
 def _not_venues(where: list[str], facts: Facts) -> list[str]:
-    """The names written as places that are no venue; where each is one, the places the
-    gazetteer knows among the task's other names ("in Hotel Paradise, Las Vegas": Las
-    Vegas), if any."""
+    """The names written as places that are no venue; where each is one, the city written
+    right after the first ("in Hotel Paradise, Las Vegas": Las Vegas; not a state's
+    name, "Bar Harbor, Maine"), if any."""
     plain = [n for n in where if not _VENUE_WORDS & set(n.lower().split())]
     if plain or not where:
         return plain
-    known = [n for n in facts.names if n not in where and gazetteer().knows(n)]
-    return known or where
+    places = gazetteer()
+    after = facts.places.get(where[0], "").split(", ")[1:2]
+    city = [n for n in after if n in facts.names and fold(n) in places.cities]
+    return [n for n in city if not places.is_region(n)] or where
 
 
 def _city_over_its_region(where: list[str], facts: Facts) -> str | None:

@@ -13,6 +13,7 @@ _SORTS = frozenset({"genre", "type", "kind", "category", "style"})
 _SORT_OF = re.compile(
     r"(?:the\s+)?(?:genre|type|kind|category|style)\s+of\s+(?:the\s+)?(\w+)", re.I
 )
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w-]*)$")  # the word a kind's noun follows
 _OPTIONAL = re.compile(r"^\s*\(?optional\)?[.:,]?\s*", re.I)  # "Optional. The type of crime."
 # Words before a kind's noun that say something else of it ("live music", "a cheap
 # vehicle", "the best product").
@@ -31,15 +32,17 @@ def sort_of(name: str, description: str, task: str) -> str | None:
     noun = _sorted_noun(name) or _described_noun(name, description)
     if not noun or noun not in task.lower():
         return None
-    kind_of = rf"[ -]{re.escape(noun)}(?:e?s)?|-{re.escape(noun)}l?ed"  # "a gas-fueled car"
-    pattern = rf"\b([A-Za-z][\w-]*)({kind_of})\b(?:\s+([\w-]+))?"
-    kinds = [
-        (found[1], found[2].startswith(" ") and (found[3] or "").lower() not in STOP_WORDS)
-        for found in re.finditer(pattern, task, re.I)
-        if found[1].lower() not in STOP_WORDS | _NO_SORT
-        and found[1].lower() != noun
-        and not found[1].lower().endswith("ing")
-    ]
+    kind_of = rf"(?<=[A-Za-z0-9])(?:[ -]{re.escape(noun)}(?:e?s)?|(-){re.escape(noun)}l?ed)\b"
+    kinds = []
+    for found in re.finditer(rf"{kind_of}(?:\s+([\w-]+))?", task, re.I):
+        before = _WORD_BEFORE.search(task, max(found.start() - 40, 0), found.start())
+        word = before[1] if before else ""
+        lowered = word.lower()
+        if lowered in STOP_WORDS | _NO_SORT | {"", noun} or lowered.endswith("ing"):
+            continue
+        # "a gas-fueled car" names its kind; "the official crime rate" a kind of rate
+        heads = found[1] is None and (found[2] or "").lower() not in STOP_WORDS
+        kinds.append((word, heads))
     # One whose noun heads no longer name first: "violent crime", not "the official crime
     # rate" (a kind of rate) where the task has both.
     kinds.sort(key=lambda kind: kind[1])

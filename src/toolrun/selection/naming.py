@@ -64,6 +64,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         if not (n.spelt or n.percent or n.in_clock)
     ]
     heads = [_head(name) for name in names]
+    alone = [heads.count(head) == 1 for head in heads]  # a head no other parameter has
     placed = [bool(name_words(name) & PLACES) for name in names]  # "Washington State": WA
     telling = _telling(card)
     scored = []
@@ -82,7 +83,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
             value, before, facts.after.get(value, []), facts.whole
         )
         for order, name in enumerate(names):
-            head, alone = heads[order], heads.count(heads[order]) == 1
+            head = heads[order]
             if head in near and (said := _said(name, near)):
                 scored.append((-said, place, order))
             elif (
@@ -91,7 +92,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
                 or (plays and head in _PERFORMERS)
             ):
                 scored.append((-1.0, place, order))
-            elif alone and (
+            elif alone[order] and (
                 (next_word and next_word == head) or (head in own and not placed[order])
             ):
                 scored.append((-0.5, place, order))  # after what the words before name

@@ -321,9 +321,7 @@ _COUNTED = re.compile(
     re.I,
 )
 # One item a task orders: "buy a pizza", "order two 'Big Macs'".
-_ORDERED_ONE = re.compile(
-    rf"\b(?:order|buy|purchase)[ \t]+(?P<count>{_COUNT})[ \t]+(?P<item>{_ITEM})", re.I
-)
+_ORDERED_ONE = re.compile(rf"\b(?:order|buy|purchase)[ \t]+{_COUNTED_ONE.pattern}", re.I)
 _ITEM_AFTER = re.compile(rf"[ \t]+({_ITEM})")
 _AMOUNTS = frozenset({"lot", "lots", "bunch", "couple", "few", "number", "share", "shares"})
 MEASURES = words(

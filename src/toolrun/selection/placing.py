@@ -20,6 +20,7 @@ from toolrun.selection.text import split_words, stem
 _TWO_NAMES = re.compile(
     r"\b([A-Z][a-z]+(?: [A-Z][a-z]+){0,4}), ([A-Z][A-Za-z]*(?: [A-Z][a-z]+){0,4})"
 )
+_CODE = re.compile(r"[A-Z]{2}")  # "MA", "BC": a region's code
 _LIST_GOES_ON = re.compile(r",\s*(?:and\s+|or\s+)?[A-Z]")
 # Words a description writes for the parts of a place's form ("in the format 'City, State'").
 _PLACE_PARTS = frozenset(
@@ -27,7 +28,7 @@ _PLACE_PARTS = frozenset(
 )
 # … one showing a state's code: "San Francisco, CA", "State (abbr)", "two-letter".
 _ABBREVIATED = re.compile(
-    r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
+    r"\b[A-Z][a-z]+(?: [A-Z][a-z]+){0,4}, [A-Z]{2}\b|(?i:\(abbr|two-letter|state code)"
 )
 _COUNTRY = stem("country")
 # A people's or language's adjective, for the country a country parameter asks for.
@@ -125,7 +126,7 @@ def shows_place_with_region(description: str) -> bool:
     places = gazetteer()
     for match in _TWO_NAMES.finditer(description):
         first, second = match[1], match[2]
-        if second in _PLACE_PARTS or re.fullmatch(r"[A-Z]{2}", second):
+        if second in _PLACE_PARTS or _CODE.fullmatch(second):
             return True
         state = places.state_code(second)
         region = f"US-{state}" if state else places.country_code(second)
@@ -187,9 +188,11 @@ def _not_venues(where: list[str], facts: Facts) -> list[str]:
     if plain or not where:
         return plain
     places = gazetteer()
-    after = facts.places.get(where[0], "").split(", ")[1:2]
-    city = [n for n in after if n in facts.names and fold(n) in places.cities]
-    return [n for n in city if not places.is_region(n)] or where
+    parts = facts.places.get(where[0], "").split(", ")
+    city = parts[1] if len(parts) > 1 else ""
+    if city in facts.names and fold(city) in places.cities and not places.is_region(city):
+        return [city]
+    return where
 
 
 def _city_over_its_region(where: list[str], facts: Facts) -> str | None:

@@ -33,12 +33,13 @@ def sort_of(name: str, description: str, task: str) -> str | None:
     if not noun or noun not in task.lower():
         return None
     kind_of = rf"(?<=[A-Za-z0-9])(?:[ -]{re.escape(noun)}(?:e?s)?|(-){re.escape(noun)}l?ed)\b"
+    refused = STOP_WORDS | _NO_SORT | {"", noun}
     kinds = []
     for found in re.finditer(rf"{kind_of}(?:\s+([\w-]+))?", task, re.I):
         before = _WORD_BEFORE.search(task, max(found.start() - 40, 0), found.start())
         word = before[1] if before else ""
         lowered = word.lower()
-        if lowered in STOP_WORDS | _NO_SORT | {"", noun} or lowered.endswith("ing"):
+        if lowered in refused or lowered.endswith("ing"):
             continue
         # "a gas-fueled car" names its kind; "the official crime rate" a kind of rate
         heads = found[1] is None and (found[2] or "").lower() not in STOP_WORDS

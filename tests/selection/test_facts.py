@@ -44,6 +44,12 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
         ('send the message "see https://example.com/a  ', ["see https://example.com/a"]),
         ('a 5" screen for me', []),  # inches, no quote
         ('the title is "', []),
+        # The task's closing period is no part of an identifier or a name …
+        ('Start the workspace with ID "BDYPm9mOlVS.', ["BDYPm9mOlVS"]),
+        ('Details of the golf course named "Cypress Point Club.', ["Cypress Point Club"]),
+        ('Tag it with the label "release-2024.', ["release-2024"]),
+        # … but of a sentence, which ends with it.
+        ('Post the note "Call the vet Monday.', ["Call the vet Monday."]),
     ],
 )
 def test_a_quote_never_closed_runs_to_the_end(task: str, quoted: list[str]) -> None:
@@ -522,6 +528,16 @@ def test_codes_e_mail_addresses_expressions_dicts_and_paths() -> None:
     assert [n.value for n in facts.numbers] == []  # every number was part of a value
 
 
+def test_a_code_may_start_with_digits_before_letters_of_both_cases() -> None:
+    facts = Facts.of("the person with ID 6ysSDTNviL, and campaign 2oTtxLJlBo")
+    assert facts.codes == ["6ysSDTNviL", "2oTtxLJlBo"]
+    assert facts.numbers == []  # not 6 and 2
+    # a number with its unit is no code, a unit of both cases too
+    units = Facts.of("a 5000mAh battery, 3GHz, 2kWh and 10cm")
+    assert units.codes == []
+    assert [n.value for n in units.numbers] == [5000, 3, 2, 10]
+
+
 def test_an_expression_ending_a_sentence_keeps_its_last_term() -> None:
     assert Facts.of("the functions y=3x+2 and y=2x+3.").expressions == ["3x+2", "2x+3"]
     assert Facts.of("the derivative of 3x^2 + 2x - 1. Thanks").expressions == ["3x**2 + 2x - 1"]
@@ -670,3 +686,9 @@ def test_a_listed_value_loses_its_lists_marker_and_parenthesis_only() -> None:
     assert listed("The region (e.g., Asia, Europe, Africa)") == ("Asia", "Europe", "Africa")
     assert listed("(e.g. 'asc' or 'desc')") == ("asc", "desc")
     assert listed("The function, e.g. 'sin(x)' or 'cos(x)'") == ("sin(x)", "cos(x)")
+
+
+def test_a_list_ends_at_a_sentences_period_not_at_one_before_a_number() -> None:
+    described = "The title of the piece (e.g., Symphony No. 9, Moonlight Sonata)"
+    assert listed(described) == ("Symphony No. 9", "Moonlight Sonata")  # not "Symphony No"
+    assert listed("The mode, e.g. fast or safe. Others are refused.") == ("fast", "safe")

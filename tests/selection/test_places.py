@@ -201,3 +201,28 @@ def test_a_state_parameter_takes_the_state_of_a_city_the_task_names() -> None:
     assert fill(tax, "income tax for Charlotte, who earns 50000").arguments == {
         "person": "Charlotte"  # not in North Carolina: a person
     }
+
+
+def test_a_place_parameter_takes_a_city_not_the_region_written_after_another() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "start_location": {"type": "string", "description": "Where the drive starts."},
+            "end_location": {"type": "string", "description": "Where the drive ends."},
+        },
+        "required": ["start_location", "end_location"],
+    }
+    drive = ToolCard.parse({"name": "drive", "description": "d", "parameters": schema})
+    task = "the shortest driving distance between New York, USA and Miami, USA"
+    assert fill(drive, task).arguments == {"start_location": "New York", "end_location": "Miami"}
+    # a parameter for the region still takes it
+    zone = {
+        "type": "object",
+        "properties": {"city": {}, "country": {}},
+        "required": ["city", "country"],
+    }
+    clock = ToolCard.parse({"name": "clock", "description": "d", "parameters": zone})
+    assert fill(clock, "the time in Sydney, Australia").arguments == {
+        "city": "Sydney",
+        "country": "Australia",
+    }

@@ -317,15 +317,17 @@ def _text(
     if value is None and written:  # "Boston, MA" where the description shows one
         facts.names.remove(written[0])
         value, source = written_place(written[0], facts, description, name), "place in the task"
-    if value is None and (sort := sort_of(name, description, task)):
-        value, source = sort, "kind in the task"
-    if value is None:  # a value the description lists, not one given already
+    if value is None:  # a value the description lists, not one given already, else the
+        # kind the task names ("a major chord progression", not "a C key progression")
         options = [o for o in asked.options if o.lower() not in facts.used]
         value, source = named_option(options, task, asked.meanings)
+        sort = sort_of(name, description, task) if value is None else None
+        if sort and sort.lower() not in facts.used:  # not a word given already ("vegan")
+            value, source = sort, "kind in the task"
         for option, meaning in asked.meanings:  # "'CA' for California" is used too
             if value is not None and option == value:
                 forget(facts, meaning)
-        if isinstance(value, str) and asked.comma:  # "e.g. Boston, MA" shows a form
+        if isinstance(value, str) and asked.comma and not sort:  # "e.g. Boston, MA"
             value = written_place(value, facts, description, name)
     if value is None and "state" in asked.own and (found := state(facts, description)):
         value, source = found, "the state of a city in the task"

@@ -60,9 +60,12 @@ _IDENTIFIER = re.compile(
     r"(?<![\w./-])(?:[A-Za-z](?=\w*_)\w*+(?<=[A-Za-z0-9])|[a-z]+[A-Z]\w*+)(?![\w/])"
 )
 # Letters and digits mixed, a letter first: AB1010CD, rs6034464, Q3CC-CRT3-SZ2G.
-# … or digits, letters and digits again: 6E123, 3pak7.
+# … or digits, letters and digits again: 6E123, 3pak7; or digits and five letters or more
+# of both cases mixed, no unit's (6ysSDTNviL; not 5000mAh, 3GHz).
 _CODE = re.compile(
-    r"(?<![\w./@'\u2019-])(?:[A-Za-z][A-Za-z-]*\d|\d+[A-Za-z]+\d)[A-Za-z0-9-]*(?<!-)"
+    r"(?<![\w./@'\u2019-])"
+    r"(?:[A-Za-z][A-Za-z-]*\d|\d+[A-Za-z]+\d|\d+(?=[A-Za-z]{5})[A-Za-z]*[a-z][A-Z])"
+    r"[A-Za-z0-9-]*(?<!-)"
     r"(?![\w/@'\u2019-])"
 )
 # 3x^2 + 2x - 1, y = x**3: terms in x, y or z with an operator, a power or a coefficient.

@@ -47,6 +47,8 @@ _WITH = ["with"]
 # cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
 # "SSID with a message", "Hilton is available").
 _ROLE = re.compile(r"(?:(?:as|in|on)(?: (?:the|a|an))?|is (?:the|a|an)) (\w+)")
+_STRING_LINKING = LINKING - {"at"}
+_EXAMPLES = re.compile(r"\(|\be\.g\.|\bi\.e\.|\bsuch as\b|\bfor (?:example|instance)\b", re.I)
 
 
 def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
@@ -74,7 +76,12 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         said_after = role[1] if (role := _ROLE.match(after)) else ""
         # The word right after a quote, identifier or code ("the 'SHAP' method"; a name's
         # is no role: "the Tim Burton movie").
-        next_word = "" if pool is facts.names else next(iter(facts.after.get(value, [])), "")
+        following = next(iter(facts.after.get(value, [])), "")
+        next_word = "" if pool is facts.names else following
+        written_next = _written_next(value, facts.whole) if next_word else ""
+        # … which, where it is another parameter's own head, says the words before do not
+        # name this value ("the metrics for the LinkedIn dataset": not the metric).
+        other = following if following in heads and alone[heads.index(following)] else ""
         # A name that says what it is: "Hotel Paradise" for hotel_name (not "DNA" alone).
         own = {stem(w) for w in value.lower().split()} if pool is facts.names else set()
         own = own if len(own) > 1 else set()
@@ -84,7 +91,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         )
         for order, name in enumerate(names):
             head = heads[order]
-            if head in near and (said := _said(name, near)):
+            if head in near and other in ("", head) and (said := _said(name, near)):
                 scored.append((-said, place, order))
             elif (
                 said_after in telling.get(name, ())
@@ -93,7 +100,8 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
             ):
                 scored.append((-1.0, place, order))
             elif alone[order] and (
-                (next_word and next_word == head) or (head in own and not placed[order])
+                (next_word == head and _says(written_next, name))
+                or (head in own and not placed[order])
             ):
                 scored.append((-0.5, place, order))  # after what the words before name
     found: dict[str, tuple[Any, str]] = {}
@@ -112,6 +120,25 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         used.add(place)
         forget(facts, value)
     return found
+
+
+def _written_next(value: str, text: str) -> str:
+    """The word written right after `value` in `text` (past a closing quote), lowercase."""
+    found = re.search(rf"{re.escape(value)}['\"\u2019\u201d`]?[ \t]+([A-Za-z]+)", text)
+    return found[1].lower() if found else ""
+
+
+def _says(word: str, name: str) -> bool:
+    """Whether `word`, as written, is a word of parameter `name` or its plural: "method"
+    or "methods" for method; not "composed" for composer, though both stem alike."""
+    own = _own_words(name)
+    return word in own or (word.endswith("s") and word[:-1] in own)
+
+
+@functools.lru_cache(maxsize=4096)
+def _own_words(name: str) -> frozenset[str]:
+    """A parameter name's words as written, lowercase."""
+    return frozenset(split_words(name))
 
 
 def _plays(name: str, before: list[str], after: list[str], text: str) -> bool:
@@ -146,7 +173,7 @@ def _said(name: str, before: list[str]) -> float:
     if not head or head not in near:
         return 0.0
     between = near[len(near) - near[::-1].index(head) :]
-    if not set(between) <= LINKING | words | GENERIC:
+    if not set(between) <= _STRING_LINKING | words | GENERIC:
         return 0.0
     return len(words & set(near)) / len(words)
 
@@ -167,7 +194,10 @@ def _telling(card: ToolCard) -> dict[str, frozenset[str]]:
 
 @functools.lru_cache(maxsize=4096)
 def _first_sentence(description: str) -> frozenset[str]:
-    first = description.split(". ", 1)[0]
+    """The stems of a description's first sentence up to the examples it gives, which
+    are values, not what the parameter is ("The specific area (e.g., Pacific Ocean,
+    North Sea)": area, not north)."""
+    first = _EXAMPLES.split(description.split(". ", 1)[0], maxsplit=1)[0]
     return frozenset(stem(w) for w in split_words(first) if w not in STOP_WORDS)
 
 

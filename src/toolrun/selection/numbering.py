@@ -61,6 +61,7 @@ _BEFORE = (3.0, 2.5, 2.0, 1.5)  # a name word 1, 2, 3 or 4 words before the numb
 _AFTER_NAME = (3.0, 2.0)  # a name word 1 or 2 words after it
 _AFTER_UNIT = (2.0, 1.5)  # a description word (a unit) 1 or 2 words after it
 _ENOUGH = 1.5
+_PARALLEL = 5.0  # a number of a pair written after its parameter's word in a pair
 # The source of a required parameter's number that no words name: the first one left.
 LEFT_NUMBER = "a number left in the task"
 # What a rate is per, which is no unit of its number: "miles per gallon" takes "20 miles",
@@ -272,7 +273,29 @@ def _scores(
                 score += 2.0  # "by 10%" for a "…_percentage", or one "in percentage"
             if score >= _ENOUGH:
                 scores[place, name] = score
+    for key in _in_parallel(names, numbers):
+        scores[key] = max(scores.get(key, 0.0), _PARALLEL)
     return scores
+
+
+def _in_parallel(names: list[str], numbers: list[Number]) -> list[tuple[int, str]]:
+    """Two numbers written as a pair after two parameters' words written as one ("its
+    base and height as 6cm and 10cm", "width and height are 20 and 30"): the first to
+    the first, the second to the second (by their places)."""
+    pairs = []
+    for place, (first, second) in enumerate(itertools.pairwise(numbers)):
+        unit = first.after[:1] or first.before[-1:]
+        if second.before[-2:] != [*unit, "and"][-2:] or len(second.before) < 2:
+            continue
+        words = list(first.before)
+        while words and words[-1] in LINKING:
+            words.pop()
+        if len(words) < 3 or words[-2] != "and":
+            continue
+        owners = [[n for n in names if word in name_words(n)] for word in (words[-3], words[-1])]
+        if all(len(owner) == 1 for owner in owners) and owners[0] != owners[1]:
+            pairs += [(place, owners[0][0]), (place + 1, owners[1][0])]
+    return pairs
 
 
 def _score(number: Number, named: frozenset[str], described: frozenset[str]) -> float:

@@ -21,7 +21,7 @@ from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, split_words, stem
 _LISTING = re.compile(
     r"(?:\be\.g\.|\bsuch as|\bfor (?:example|instance)|\boptions(?: are| include)?"
     r"|\bchoices are|\bcan be|\bcould be|\bone of|\beither|\bincludes?|\bincluding|\blike)"
-    r"[:,]?\s+(.+?)(?:\.(?:\s|$)|;|$)",
+    r"[:,]?\s+(.+?)(?:\.(?=\s+[^\s\d]|\s*$)|;|$)",  # not the period of "Symphony No. 9"
     re.I,
 )
 # Not an apostrophe: "the user's name, e.g. 'john'" lists john.

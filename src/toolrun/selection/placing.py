@@ -207,6 +207,9 @@ def _city_over_its_region(where: list[str], facts: Facts) -> str | None:
     )
 
 
+_REGION_WORDS = frozenset(stem(w) for w in ("country", "state", "region", "province", "county"))
+
+
 def _unintroduced_place(words: frozenset[str], facts: Facts) -> str:
     """For a place parameter named by `words`, where the task introduces no name as a
     place: the first name written with its region ("for Marshall, MN") or that the
@@ -215,6 +218,10 @@ def _unintroduced_place(words: frozenset[str], facts: Facts) -> str:
     known = [n for n in facts.names if n in facts.places or gazetteer().knows(n)]
     if words & PLACES == {_VENUE}:
         return next((n for n in facts.names if n not in known), facts.names[0])
+    if not words & _REGION_WORDS:  # a place, not the region written after one: "Miami,
+        # USA" gives Miami (where "USA" of "New York, USA" comes before it)
+        regions = {written.split(", ", 1)[1] for written in facts.places.values()}
+        known = [n for n in known if n not in regions] or known
     return known[0] if known else facts.names[0]
 
 

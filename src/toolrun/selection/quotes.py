@@ -19,6 +19,8 @@ QUOTED = re.compile(
     r"|“([^”“]++)”|\u2018([^\u2019\u2018]++)\u2019|`([^`]+)`"
     r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]++)$"
 )
+# An identifier or a name, no sentence: no space, or every word capitalised.
+_UNWORDED = re.compile(r"\S+|[A-Z0-9][^\s.]*(?: [A-Z0-9][^\s.]*)*")
 _QUOTED_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # "87", "14.9": a number in quotes
 
 
@@ -46,11 +48,16 @@ def quote(match: re.Match[str], task: str) -> str:
 
 def _held(match: re.Match[str], text: str) -> tuple[int, int]:
     """Where a quote's text starts and ends in `text` (a quote never closed: without the
-    spaces that end it)."""
+    spaces that end it, nor the period that ends the task after an identifier or a name:
+    'with the ID "rOBhSVKGVKe.', 'the course named "Cypress Point Club.'; a sentence
+    keeps its own: 'the message "Don't forget to feed the cat.')."""
     group = next(i for i, found in enumerate(match.groups(), 1) if found)
     start, end = match.span(group)
     if group == QUOTED.groups:  # never closed
-        end = start + len(text[start:end].rstrip())
+        held = text[start:end].rstrip()
+        end = start + len(held)
+        if held.endswith(".") and _UNWORDED.fullmatch(held[:-1]):
+            end -= 1
     return start, end
 
 

@@ -1,0 +1,124 @@
+"""Step 5: which parameter the words around a value name (`naming`), and which of a
+description's listed values or the kind a task names a text parameter takes."""
+
+from __future__ import annotations
+
+from tests.selection.test_arguments import card, typed
+
+from toolrun.selection.arguments import fill
+
+
+def test_a_descriptions_examples_say_nothing_of_a_names_role() -> None:
+    catch = card(
+        {
+            "species": typed("string", "The fish species (e.g., Tuna, Salmon, Cod)"),
+            "area": typed("string", "The area to look in (e.g., Pacific Ocean, North Sea)"),
+        },
+        ["species", "area"],
+    )
+    # "Cod in the North …" is not an area: "North" is one of area's examples, not its role
+    filled = fill(catch, "Tell me the fish catch of Cod in the North Sea.")
+    assert filled.arguments == {"species": "Cod", "area": "North Sea"}
+    # a role word before the examples still tells ("Alex King in the cast")
+    movie = card(
+        {
+            "director": typed("string", "The director (for example Greta Gerwig)"),
+            "cast": typed("string", "The actors in the cast (such as Tom Hanks)"),
+        }
+    )
+    assert fill(movie, "a film with Alex King in the cast").arguments == {"cast": "Alex King"}
+
+
+def test_at_after_a_parameters_word_says_where_not_what() -> None:
+    spa = card(
+        {
+            "spa_name": typed("string", "The spa (e.g., Serenity Spa, Tranquil Wellness Center)"),
+            "treatment_type": typed("string", "The type of treatment (e.g., massage, facial)"),
+            "customer_name": typed("string", "The name of the customer booking the treatment"),
+        },
+        ["spa_name", "treatment_type"],
+    )
+    task = "Book a facial treatment at Tranquil Wellness Center."
+    assert fill(spa, task).arguments == {
+        "spa_name": "Tranquil Wellness Center",
+        "treatment_type": "facial",  # not the name after "treatment at"
+    }
+
+
+def test_a_word_after_a_value_that_heads_another_parameter_claims_it() -> None:
+    network = card(
+        {
+            "dataset_name": typed("string", "The dataset (e.g., Facebook, Twitter, LinkedIn)"),
+            "metric_type": typed(
+                "string", "The metric (e.g., degree centrality, betweenness centrality)"
+            ),
+        },
+        ["dataset_name", "metric_type"],
+    )
+    task = "Retrieve the betweenness centrality metrics for the LinkedIn dataset."
+    assert fill(network, task).arguments == {
+        "dataset_name": "LinkedIn",  # not the metric's, though "metrics for the" comes before
+        "metric_type": "betweenness centrality",  # listed, not the kind "centrality"
+    }
+    # with no other parameter's word after it, the words before still name the value
+    only = card({"metric": typed("string"), "dataset": typed("string")}, ["metric"])
+    assert fill(only, "the metric 'recall' on the test set").arguments == {"metric": "recall"}
+
+
+def test_a_value_the_description_lists_wins_over_the_kind_before_a_noun() -> None:
+    chords = card(
+        {
+            "key": typed("string", "The key of the progression."),
+            "progression_type": typed("string", "The type of progression, e.g. major or minor."),
+        },
+        ["key"],
+    )
+    task = "Generate a major chord progression in C key with four chords."
+    assert fill(chords, task).arguments["progression_type"] == "major"  # not "chord"
+    # with no listed value named, the kind before the noun still goes
+    rooms = card({"room_type": typed("string", "The type of room, e.g. suite.")}, ["room_type"])
+    assert fill(rooms, "a single room booking for me").arguments == {"room_type": "single"}
+
+
+def test_two_numbers_written_as_a_pair_go_to_two_parameters_named_as_one_in_order() -> None:
+    triangle = card(
+        {"base": typed("integer"), "height": typed("integer"), "unit": typed("string")},
+        ["base", "height"],
+    )
+    task = "the area of a triangle given the lengths of its base and height as 6cm and 10cm"
+    assert fill(triangle, task).arguments == {"base": 6, "height": 10}  # not height 6 ("as")
+    box = card({"width": typed("number"), "height": typed("number")}, ["width", "height"])
+    assert fill(box, "height and width: 7 and 9").arguments == {"width": 9, "height": 7}
+    # each named on its own: as named
+    assert fill(box, "width 5 and height 3").arguments == {"width": 5, "height": 3}
+
+
+def test_a_kind_before_a_noun_is_not_a_word_another_parameter_took() -> None:
+    recipes = card(
+        {
+            "dietary_restrictions": {"type": "string", "enum": ["vegan", "vegetarian"]},
+            "recipe_type": typed("string", "The type of recipe."),
+        },
+        ["dietary_restrictions", "recipe_type"],
+    )
+    found = fill(recipes, "Find me a vegan recipe for brownies").arguments
+    assert found == {"dietary_restrictions": "vegan"}  # not recipe_type "vegan" as well
+    assert fill(recipes, "a quick vegan dessert recipe").arguments["recipe_type"] == "dessert"
+
+
+def test_a_verb_after_a_quote_names_no_parameter_whose_word_stems_alike() -> None:
+    music = card(
+        {
+            "title": typed("string", "The title of the piece (e.g., Symphony No. 9, Moonlight)"),
+            "composer": typed("string", "The composer of the piece (e.g., Beethoven)"),
+            "year": typed("integer", "The year it was composed."),
+        },
+        ["title"],
+    )
+    task = "Tell me about the music piece 'Symphony No. 9' composed in 1824."
+    # "composed" stems like "composer" but is no composer; the title is listed whole
+    assert fill(music, task).arguments == {"title": "Symphony No. 9", "year": 1824}
+    # the parameter's word or its plural, as written, still names it
+    ranked = card({"model": typed("string"), "methods": typed("string")}, ["model"])
+    found = fill(ranked, "explain the model 'm1' with the 'SHAP' methods").arguments
+    assert found == {"model": "m1", "methods": "SHAP"}

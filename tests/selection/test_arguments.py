@@ -1351,6 +1351,9 @@ CONVERTER = {
         ("Convert the price in euros to dollars", "EUR", "USD"),  # "to" over "in"
         ("100USD to EUR", "USD", "EUR"),
         ("500 pounds sterling to euros", "GBP", "EUR"),
+        # what is got, counted, named first; what is paid after "for"
+        ("How many Canadian dollars can I get for 500 US dollars?", "USD", "CAD"),
+        ("the exchange rate for EUR to USD", "EUR", "USD"),
     ],
 )
 @pytest.mark.parametrize("first", ["from_currency", "to_currency"])

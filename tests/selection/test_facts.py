@@ -20,8 +20,8 @@ def test_numbers_carry_the_words_around_them_and_their_scale() -> None:
         (2019, ["in"], [], False),
         (2, ["in"], ["mole"], False),  # the number before is skipped
         (300, ["at"], ["k"], False),
-        (50000000, ["k"], ["peopl"], False),
-        (5, ["peopl"], [], True),
+        (50000000, ["k"], ["person"], False),
+        (5, ["person"], [], True),
     ]
 
 

@@ -122,3 +122,47 @@ def test_a_verb_after_a_quote_names_no_parameter_whose_word_stems_alike() -> Non
     ranked = card({"model": typed("string"), "methods": typed("string")}, ["model"])
     found = fill(ranked, "explain the model 'm1' with the 'SHAP' methods").arguments
     assert found == {"model": "m1", "methods": "SHAP"}
+
+
+def test_one_before_a_parameters_word_counts_one_of_it_irregular_plurals_too() -> None:
+    booking = card(
+        {
+            "adults": typed("integer", "The number of adults."),
+            "children": typed("integer", "The number of children."),
+        },
+        ["adults", "children"],
+    )
+    task = "Book a hotel room for two adults and one child in Paris"
+    assert fill(booking, task).arguments == {"adults": 2, "children": 1}
+    # "one of" counts nothing
+    assert "children" not in fill(booking, "one of the two adults").arguments
+
+
+def test_a_number_after_in_is_no_role_and_an_option_abbreviates_a_number_and_unit() -> None:
+    clock = card(
+        {
+            "city": typed("string", "The city."),
+            "country": typed("string", "The country of the city."),
+            "display_format": typed("string", "The display format: '12h' or '24h'."),
+        },
+        ["city", "country"],
+    )
+    task = "What time is it currently in London, UK in 24 hour format?"
+    assert fill(clock, task).arguments == {
+        "city": "London",
+        "country": "UK",  # not the format's: "in 24" says no role
+        "display_format": "24h",  # "24 hour"
+    }
+    assert "display_format" not in fill(clock, "the time in Oslo, Norway in 124 hours").arguments
+
+
+def test_a_superlative_before_a_noun_is_no_kind_of_it() -> None:
+    lots = card(
+        {"location": typed("string"), "type": typed("string", "The type of parking lot.")},
+        ["location"],
+    )
+    found = fill(lots, "Find the nearest parking lot within 2 miles of Central Park").arguments
+    assert "type" not in found  # not "nearest"
+    assert fill(lots, "a public parking lot near Central Park").arguments["type"] == "public"
+    rooms = card({"room_type": typed("string", "The type of room.")}, ["room_type"])
+    assert fill(rooms, "book a guest room for me").arguments == {"room_type": "guest"}

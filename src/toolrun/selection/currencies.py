@@ -88,10 +88,13 @@ _LAST_WORDS = tuple(sorted({name.split()[-1] for name in (*_NAMES, *_IRREGULAR)}
 _WEIGHT = re.compile(r"pounds?\s+of\b", re.IGNORECASE | re.ASCII)  # "100 pounds of flour"
 _CODED = re.compile(r"(?<![A-Za-z$€£¥₹])[A-Z]{3}(?![A-Za-z])|[$€£¥₹]")
 # Words before a currency that put it on one side: "from euros", "convert 200 dollars",
-# "to yen", "into pounds"; "in British pounds" (what a cost is asked in) only where no
+# "for 500 US dollars" (what is paid), "to yen", "into pounds", "how many Canadian
+# dollars" (what is got); "in British pounds" (what a cost is asked in) only where no
 # other word says which currency is the target.
-_FROM = frozenset({"from", "convert", "converting", "exchange", "exchanging", "sell", "selling"})
-_TO = frozenset({"to", "into", "buy", "buying"})
+_FROM = frozenset(
+    {"from", "convert", "converting", "exchange", "exchanging", "sell", "selling", "for"}
+)
+_TO = frozenset({"to", "into", "buy", "buying", "many"})
 _WEAK_TO = "in"
 _BEFORE = 3  # words looked at before a currency (an amount between is skipped)
 _WORD = re.compile(r"[\w.]+")

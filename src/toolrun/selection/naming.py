@@ -46,7 +46,7 @@ _WITH = ["with"]
 # Words between a name and the word after it that says its role: "Alex King in the
 # cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
 # "SSID with a message", "Hilton is available").
-_ROLE = re.compile(r"(?:(?:as|in|on)(?: (?:the|a|an))?|is (?:the|a|an)) (\w+)")
+_ROLE = re.compile(r"(?:(?:as|in|on)(?: (?:the|a|an))?|is (?:the|a|an)) ([a-z]\w*)")
 _STRING_LINKING = LINKING - {"at"}
 _EXAMPLES = re.compile(r"\(|\be\.g\.|\bi\.e\.|\bsuch as\b|\bfor (?:example|instance)\b", re.I)
 

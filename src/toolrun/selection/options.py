@@ -56,6 +56,7 @@ _SAME_ACTION = tuple(
 )
 _ASKING = frozenset({"please", "you", "then"})
 _WANTING = frozenset({"need", "want", "like", "have"})  # … "to" after one of them
+_COUNT_ABBREVIATED = re.compile(r"(\d+)([A-Za-z]{1,3})")
 _SENTENCES = re.compile(r"[.!?;:\n]+")
 MEANING = re.compile(
     r"'([^']+)'\s*(?:for|=|means|refers to|stands for)\s+(?:an?\s+|the\s+)?"
@@ -284,7 +285,11 @@ def _lowered(task: str) -> str:
 
 def _by_stem(option: str, task: str) -> bool:
     """Each of the option's words by its stem in the task (not stop words alone); "DESC"
-    as the start of a task's word ("descending")."""
+    as the start of a task's word ("descending"); a number with its unit's first letters
+    as the number with the unit ("24h" as "24 hour")."""
+    if counted := _COUNT_ABBREVIATED.fullmatch(option):  # "24h": "24 hour", "24-hour"
+        number, unit = counted.groups()
+        return re.search(rf"(?<![\d.]){number}[ -]?{unit}[a-z]*\b", task, re.I) is not None
     _, stems, starts = task_stems(task)
     if option.isupper() and option.isalpha() and len(option) >= 3:
         start = option.lower()

@@ -23,6 +23,17 @@ _NO_SORT = frozenset(
     | {"top", "other", "same", "different", "next", "last", "first", "certain", "specific"}
 )
 
+# Words in -est that are no superlative: "a guest room", "a forest trail".
+_NOUNS_IN_EST = frozenset(
+    {"guest", "forest", "interest", "west", "test", "chest", "harvest", "request", "contest"}
+    | {"protest", "quest", "nest", "rest", "vest", "crest", "digest", "manifest", "midwest"}
+)
+
+
+def _superlative(word: str) -> bool:
+    """ "nearest", "cheapest", "largest": what is asked of it, no kind of it."""
+    return len(word) > 5 and word.endswith("est") and word not in _NOUNS_IN_EST
+
 
 def sort_of(name: str, description: str, task: str) -> str | None:
     """For a "room_type" parameter, the word the task puts before "room" ("a single
@@ -39,7 +50,7 @@ def sort_of(name: str, description: str, task: str) -> str | None:
         before = _WORD_BEFORE.search(task, max(found.start() - 40, 0), found.start())
         word = before[1] if before else ""
         lowered = word.lower()
-        if lowered in refused or lowered.endswith("ing"):
+        if lowered in refused or lowered.endswith("ing") or _superlative(lowered):
             continue
         # "a gas-fueled car" names its kind; "the official crime rate" a kind of rate
         heads = found[1] is None and (found[2] or "").lower() not in STOP_WORDS

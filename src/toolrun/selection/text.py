@@ -40,9 +40,22 @@ def split_words(text: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(text)]
 
 
+# Plurals the stemmer leaves apart from their singular: "one child" for "children".
+_IRREGULAR = {
+    "children": "child",
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "feet": "foot",
+    "teeth": "tooth",
+    "mice": "mouse",
+    "geese": "goose",
+}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return str(_stemmer.stemWord(word))
+    return str(_stemmer.stemWord(_IRREGULAR.get(word, word)))
 
 
 def terms(text: str) -> list[str]:

@@ -26,6 +26,7 @@ _OFTEN = re.compile(
 )
 _TIMES_A_YEAR = {"annually": 1, "yearly": 1, "semiannually": 2, "semi-annually": 2}
 _TIMES_A_YEAR |= {"biannually": 2, "quarterly": 4, "monthly": 12, "weekly": 52, "daily": 365}
+_ONE = re.compile(r"\bone\s+([a-z]+)\b", re.I)  # "one child", not "one of", for "children"
 _MOST = 16  # words of compounding and of frequency looked at: a task names a few
 
 
@@ -48,6 +49,12 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
             unit := next((_COUNTED[w] for w in words if w in _COUNTED), 0)
         ):
             units[name] = unit
+    for match in islice(_ONE.finditer(task), _MOST):  # "two adults and one child"
+        counted = stem(match[1].lower())
+        for name, spec in card.properties.items():
+            if kind(spec) == "integer" and name not in found and counted in _words(name):
+                found[name] = 1
+                break
     for match in islice(_SPAN.finditer(task), _MOST):
         span = _DAYS[match[1].lower()]
         fitting = [name for name, unit in units.items() if unit <= span and name not in found]
@@ -55,6 +62,10 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
             name = max(fitting, key=units.__getitem__)
             found[name] = round(span / units[name])
     return found
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in split_words(name))
 
 
 def _by_nearness(task: str) -> list[int]:

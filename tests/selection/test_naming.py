@@ -6,6 +6,7 @@ from __future__ import annotations
 from tests.selection.test_arguments import card, typed
 
 from toolrun.selection.arguments import fill
+from toolrun.selection.cards import ToolCard
 
 
 def test_a_descriptions_examples_say_nothing_of_a_names_role() -> None:
@@ -166,3 +167,42 @@ def test_a_superlative_before_a_noun_is_no_kind_of_it() -> None:
     assert fill(lots, "a public parking lot near Central Park").arguments["type"] == "public"
     rooms = card({"room_type": typed("string", "The type of room.")}, ["room_type"])
     assert fill(rooms, "book a guest room for me").arguments == {"room_type": "guest"}
+
+
+def test_an_optional_parameter_takes_no_word_of_what_the_tool_is_about() -> None:
+    exports = ToolCard.parse(
+        {
+            "name": "list_exports",
+            "description": "Lists the exports for a bot, bot locale, or custom vocabulary.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "botId": typed("string", "The bot's identifier."),
+                    "filterName": typed(
+                        "string", "The field to filter by: 'Bot', 'BotLocale' or 'Vocabulary'."
+                    ),
+                },
+                "required": ["botId"],
+            },
+        }
+    )
+    task = "retrieve the list of exports for my bot using the identifier 'my-bot-id'"
+    assert fill(exports, task).arguments == {"botId": "my-bot-id"}  # no filterName "Bot"
+    filtered = fill(exports, "exports of bot 'b1' filtered by Vocabulary").arguments
+    assert filtered == {"botId": "b1", "filterName": "Vocabulary"}
+    hotels = ToolCard.parse(
+        {
+            "name": "book_hotel",
+            "description": "Book a hotel room.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": typed("string"),
+                    "room_type": typed("string", "The type of room."),
+                },
+                "required": ["city"],
+            },
+        }
+    )
+    assert fill(hotels, "Book a hotel room in Paris").arguments == {"city": "Paris"}
+    assert fill(hotels, "Book a single room in Paris").arguments["room_type"] == "single"

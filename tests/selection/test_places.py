@@ -226,3 +226,17 @@ def test_a_place_parameter_takes_a_city_not_the_region_written_after_another() -
         "city": "Sydney",
         "country": "Australia",
     }
+
+
+def test_a_restaurant_or_store_takes_a_name_the_gazetteer_does_not_know() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"restaurants": {"type": "string"}, "store": {"type": "string"}},
+        "required": ["restaurants"],
+    }
+    order = ToolCard.parse({"name": "order", "description": "d", "parameters": schema})
+    task = "Want to have an order for me from McDonald's on Uber Eats?"
+    assert fill(order, task).arguments["restaurants"] == "McDonald's"  # not Uber Eats
+    shop = {"type": "object", "properties": {"store": {"type": "string"}}, "required": ["store"]}
+    prices = ToolCard.parse({"name": "prices", "description": "d", "parameters": shop})
+    assert fill(prices, "Show Walmart's prices in Denver").arguments == {"store": "Walmart"}

@@ -49,7 +49,7 @@ from toolrun.selection.placing import (
 )
 from toolrun.selection.quotes import quoted_strings
 from toolrun.selection.sorts import sort_of
-from toolrun.selection.text import split_words
+from toolrun.selection.text import split_words, stem
 from toolrun.selection.units import measured, unit_parameters
 from toolrun.selection.urls import templated_url
 from toolrun.selection.worded import worded_numbers
@@ -193,10 +193,11 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= text_language([p for p in free_text if p not in found], card, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)
+    subject = _subject(card.name, card.description)
     lists = [p for p in order if kind(specs[p]) == "array"]
     options = [p for p in order if "enum" in specs[p] and p not in lists]
     for name in lists + options + [p for p in order if p not in {*lists, *options, *found}]:
-        value, source = _value(name, specs[name], task, facts, name in card.required)
+        value, source = _value(name, specs[name], task, facts, name in card.required, subject)
         if value is not None:
             found[name] = (value, source)
             forget(facts, value)
@@ -253,7 +254,12 @@ def _verbatim(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple
 
 
 def _value(
-    name: str, spec: dict[str, Any], task: str, facts: Facts, required: bool
+    name: str,
+    spec: dict[str, Any],
+    task: str,
+    facts: Facts,
+    required: bool,
+    subject: frozenset[str] = frozenset(),
 ) -> tuple[Any, str]:
     found = kind(spec)
     description = str(spec.get("description", ""))
@@ -270,7 +276,20 @@ def _value(
         return _object(name, spec, task, facts, required)
     if found != "string":
         return None, ""
-    return _text(name, spec, task, facts, required)
+    return _text(name, spec, task, facts, required, subject)
+
+
+@functools.lru_cache(maxsize=4096)
+def _subject(name: str, description: str) -> frozenset[str]:
+    """The stems of a tool's name and description: what it is about."""
+    return frozenset(stem(word) for word in split_words(f"{name} {description}"))
+
+
+def _about(value: Any, subject: frozenset[str]) -> bool:
+    """Whether each word of `value` (text) is one of what the tool is about: "bot" for
+    a tool that "Lists the exports for a bot", "hotel" for one that books a hotel."""
+    words = split_words(value) if isinstance(value, str) else []
+    return bool(words) and all(stem(word) in subject for word in words)
 
 
 @dataclass(frozen=True)
@@ -299,7 +318,12 @@ def _asked(name: str, description: str) -> _Asked:
 
 
 def _text(
-    name: str, spec: dict[str, Any], task: str, facts: Facts, required: bool
+    name: str,
+    spec: dict[str, Any],
+    task: str,
+    facts: Facts,
+    required: bool,
+    subject: frozenset[str] = frozenset(),
 ) -> tuple[Any, str]:
     """A string: written as a template its description shows ("in the format
     'track:SongName artist:ArtistName'") where the task has a value for each key, else
@@ -321,8 +345,12 @@ def _text(
         # kind the task names ("a major chord progression", not "a C key progression")
         options = [o for o in asked.options if o.lower() not in facts.used]
         value, source = named_option(options, task, asked.meanings)
+        if not required and _about(value, subject):  # "my bot": no filter for a bot's tool
+            value, source = None, ""
         sort = sort_of(name, description, task) if value is None else None
-        if sort and sort.lower() not in facts.used:  # not a word given already ("vegan")
+        if sort and (sort.lower() in facts.used or (not required and _about(sort, subject))):
+            sort = None  # a word given already ("vegan"), or an optional one of the tool's
+        if sort:
             value, source = sort, "kind in the task"
         for option, meaning in asked.meanings:  # "'CA' for California" is used too
             if value is not None and option == value:

@@ -74,10 +74,11 @@ _COUNTRY_CODE = re.compile(r"ISO[ -]?3166(?!-2)|alpha-2|country code|two-letter 
 # words that introduce a place in a task.
 PLACES = frozenset(
     {"locat", "citi", "town", "place", "region", "countri", "state", "area", "address"}
-    | {"destin", "origin", "venu", "counti", "loc"}
+    | {"destin", "origin", "venu", "counti", "loc", "restaur", "store", "shop"}
 )
-# A place known by a name of its own, which the gazetteer of cities and countries lacks.
-_VENUE = "venu"
+# A place known by a name of its own, which the gazetteer of cities and countries lacks:
+# a venue, a restaurant, a store.
+_VENUES = frozenset({"venu", "restaur", "store", "shop"})
 # Words that make a name a venue, not a town: "Hotel Paradise", "the Museum of Modern Art".
 _VENUE_WORDS = frozenset(
     {"hotel", "inn", "resort", "museum", "restaurant", "cafe", "bar", "library", "gallery"}
@@ -156,20 +157,26 @@ def address_place(name: str, facts: Facts, description: str) -> str | None:
 
 
 def place_name(name: str, facts: Facts, description: str) -> str:
-    """A name left for parameter `name`: for a place ("city", "destination") the first
-    written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an origin;
-    not a venue where a city is written after it: "in Hotel Paradise, Las Vegas"; for a
-    city, not a country or state where the task names a city: "Lyon in France"),
-    else the first written with its region ("Marshall, MN") or that the gazetteer knows
-    ("the UV index for Tokyo"), for a venue the first it does not know; for anything
-    else the first that is not written as a place; "Boston, MA" where the description
-    shows such a value (`written_place`)."""
+    """A name left for parameter `name`: for a venue (a restaurant, a store) the first
+    the gazetteer does not know, one written as a place first ("from McDonald's on Uber
+    Eats", "Walmart's prices in Denver"); for another place ("city", "destination") the
+    first written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an
+    origin; not a venue where a city is written after it: "in Hotel Paradise, Las
+    Vegas"; for a city, not a country or state where the task names a city: "Lyon in
+    France"), else the first written with its region ("Marshall, MN") or that the
+    gazetteer knows ("the UV index for Tokyo"); for anything else the first that is not
+    written as a place; "Boston, MA" where the description shows such a value
+    (`written_place`)."""
     words = name_words(name)
     where = [n for n in facts.names if introduced(n, facts)]
     if "citi" in words and (city := _city_over_its_region(where, facts)):
         found = city  # "for Lyon in France": Lyon, though "in" introduces France
+    elif words & PLACES and words & PLACES <= _VENUES:  # "from McDonald's in Denver"
+        unknown = [n for n in facts.names if not gazetteer().knows(n)]
+        found = next((n for n in where if n in unknown), None) or next(iter(unknown), None)
+        found = found or facts.names[0]
     elif words & PLACES:
-        if _VENUE not in words:
+        if not words & _VENUES:
             where = _not_venues(where, facts)
         wanted = _trip_end(words, _PLACE_WORDS)
         ended = next((n for n in where if (facts.before.get(n) or [""])[-1] in wanted), None)
@@ -213,11 +220,8 @@ _REGION_WORDS = frozenset(stem(w) for w in ("country", "state", "region", "provi
 def _unintroduced_place(words: frozenset[str], facts: Facts) -> str:
     """For a place parameter named by `words`, where the task introduces no name as a
     place: the first name written with its region ("for Marshall, MN") or that the
-    gazetteer knows ("the UV index for Tokyo"). A venue ("venue", not "venue_city") the
-    other way round: "tickets for a Jordan concert, Madison Square Garden"."""
+    gazetteer knows ("the UV index for Tokyo")."""
     known = [n for n in facts.names if n in facts.places or gazetteer().knows(n)]
-    if words & PLACES == {_VENUE}:
-        return next((n for n in facts.names if n not in known), facts.names[0])
     if not words & _REGION_WORDS:  # a place, not the region written after one: "Miami,
         # USA" gives Miami (where "USA" of "New York, USA" comes before it)
         regions = {written.split(", ", 1)[1] for written in facts.places.values()}

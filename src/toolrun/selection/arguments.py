@@ -341,22 +341,8 @@ def _text(
     if value is None and written:  # "Boston, MA" where the description shows one
         facts.names.remove(written[0])
         value, source = written_place(written[0], facts, description, name), "place in the task"
-    if value is None:  # a value the description lists, not one given already, else the
-        # kind the task names ("a major chord progression", not "a C key progression")
-        options = [o for o in asked.options if o.lower() not in facts.used]
-        value, source = named_option(options, task, asked.meanings)
-        if not required and _about(value, subject):  # "my bot": no filter for a bot's tool
-            value, source = None, ""
-        sort = sort_of(name, description, task) if value is None else None
-        if sort and (sort.lower() in facts.used or (not required and _about(sort, subject))):
-            sort = None  # a word given already ("vegan"), or an optional one of the tool's
-        if sort:
-            value, source = sort, "kind in the task"
-        for option, meaning in asked.meanings:  # "'CA' for California" is used too
-            if value is not None and option == value:
-                forget(facts, meaning)
-        if isinstance(value, str) and asked.comma and not sort:  # "e.g. Boston, MA"
-            value = written_place(value, facts, description, name)
+    if value is None:
+        value, source = _listed_or_kind(name, asked, description, task, facts, required, subject)
     if value is None and "state" in asked.own and (found := state(facts, description)):
         value, source = found, "the state of a city in the task"
     placed = name_words(name) & PLACES and "state" not in asked.own
@@ -374,6 +360,36 @@ def _text(
     if value is not None:
         return value, source
     return _first(name, asked, facts, description, names=required)
+
+
+def _listed_or_kind(
+    name: str,
+    asked: _Asked,
+    description: str,
+    task: str,
+    facts: Facts,
+    required: bool,
+    subject: frozenset[str],
+) -> tuple[Any, str]:
+    """A value the description lists that the task names, not one given already, else
+    the kind the task names ("a major chord progression", not "a C key progression"):
+    for an optional parameter, neither a word of what the tool is about ("my bot" for a
+    bot's tool); a kind no word given already ("vegan")."""
+    options = [o for o in asked.options if o.lower() not in facts.used]
+    value, source = named_option(options, task, asked.meanings)
+    if not required and _about(value, subject):
+        value, source = None, ""
+    if value is None:
+        sort = sort_of(name, description, task)
+        if sort and sort.lower() not in facts.used and (required or not _about(sort, subject)):
+            return sort, "kind in the task"
+        return None, ""
+    for option, meaning in asked.meanings:  # "'CA' for California" is used too
+        if option == value:
+            forget(facts, meaning)
+    if isinstance(value, str) and asked.comma:  # "e.g. Boston, MA" shows a form
+        value = written_place(value, facts, description, name)
+    return value, source
 
 
 def _together(name: str, facts: Facts, description: str) -> tuple[Any, str]:

@@ -173,7 +173,7 @@ def place_name(name: str, facts: Facts, description: str) -> str:
         found = city  # "for Lyon in France": Lyon, though "in" introduces France
     elif words & PLACES and words & PLACES <= _VENUES:  # "from McDonald's in Denver"
         unknown = [n for n in facts.names if not gazetteer().knows(n)]
-        found = next((n for n in where if n in unknown), None) or next(iter(unknown), None)
+        found = next((n for n in where if n in unknown), None) or next(iter(unknown), "")
         found = found or facts.names[0]
     elif words & PLACES:
         if not words & _VENUES:

@@ -930,6 +930,10 @@ def test_enum_values_as_whole_words_abbreviations_and_lists() -> None:
     filled = fill(tool, "list this in descending order, with a pool and wi-fi, in fr")
 
     assert filled.arguments == {"lang": "fr", "order": "DESC", "extras": ["Pool", "Wi-Fi"]}
+    # a sort order's abbreviation in lowercase too; no other lowercase word's start
+    lowercase = card({"sort": {"enum": ["asc", "desc"]}, "unit": {"enum": ["min", "hour"]}})
+    found = fill(lowercase, "sorted in descending order, every minute").arguments
+    assert found == {"sort": "desc"}
 
 
 def test_lists_by_their_name_runs_of_values_and_words() -> None:
@@ -1991,6 +1995,23 @@ def test_a_url_template_is_filled_from_the_task() -> None:
     }
     written = "the summary at 'https://{ip}/v1/summary', where {ip} is the IP address '192.168.1.1'"
     assert fill(get, written).arguments["url"] == "https://192.168.1.1/v1/summary"
+    # the address the host placeholder takes is no other parameter's
+    grouped = card(
+        {
+            "url": typed("string", "The URL, e.g., 'https://{ip}/v1/anomalies/summary'."),
+            "params": {
+                "type": "object",
+                "properties": {"insightsGroup": typed("string"), "fabric": typed("string")},
+            },
+        },
+        ["url"],
+    )
+    anomalies = f"the anomalies of the fabric named 'network222' at {written}"
+    assert fill(grouped, anomalies).arguments["params"] == {"fabric": "network222"}
+    # … unless another parameter is named for the host
+    hosted = card({"url": get.properties["url"], "ip": typed("string")}, ["url", "ip"])
+    both = fill(hosted, "stats at the IP '10.0.0.7'").arguments
+    assert both == {"url": "https://10.0.0.7/api/v1/interfaceInfo", "ip": "10.0.0.7"}
     # a URL the task gives whole is kept as it is
     assert fill(get, "get https://example.com/a at 10.0.0.7").arguments["url"] == (
         "https://example.com/a"

@@ -51,7 +51,7 @@ from toolrun.selection.quotes import quoted_strings
 from toolrun.selection.sorts import sort_of
 from toolrun.selection.text import split_words, stem
 from toolrun.selection.units import measured, unit_parameters
-from toolrun.selection.urls import templated_url
+from toolrun.selection.urls import HOST_WORDS, host_filled, templated_url
 from toolrun.selection.worded import worded_numbers
 from toolrun.tools.validation import argument_errors
 
@@ -194,6 +194,11 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)
     subject = _subject(card.name, card.description)
+    hosted = any(own_words(p) & HOST_WORDS for p in specs)  # else the URL's host is its own
+    for name in [p for p in free_text if own_words(p) & _URL_WORDS and not hosted]:
+        description = str(specs[name].get("description", ""))
+        if host := host_filled(facts.urls, description, task):  # "https://{ip}/…"
+            forget(facts, host)
     lists = [p for p in order if kind(specs[p]) == "array"]
     options = [p for p in order if "enum" in specs[p] and p not in lists]
     for name in lists + options + [p for p in order if p not in {*lists, *options, *found}]:

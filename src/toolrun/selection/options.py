@@ -56,6 +56,7 @@ _SAME_ACTION = tuple(
 )
 _ASKING = frozenset({"please", "you", "then"})
 _WANTING = frozenset({"need", "want", "like", "have"})  # … "to" after one of them
+_SORT_ORDERS = frozenset({"asc", "desc"})  # abbreviations in lowercase too: "descending"
 _COUNT_ABBREVIATED = re.compile(r"(\d+)([A-Za-z]{1,3})")
 _SENTENCES = re.compile(r"[.!?;:\n]+")
 MEANING = re.compile(
@@ -285,13 +286,13 @@ def _lowered(task: str) -> str:
 
 def _by_stem(option: str, task: str) -> bool:
     """Each of the option's words by its stem in the task (not stop words alone); "DESC"
-    as the start of a task's word ("descending"); a number with its unit's first letters
+    (or a sort order's "desc") as the start of a task's word ("descending"); a number with its unit's first letters
     as the number with the unit ("24h" as "24 hour")."""
     if counted := _COUNT_ABBREVIATED.fullmatch(option):  # "24h": "24 hour", "24-hour"
         number, unit = counted.groups()
         return re.search(rf"(?<![\d.]){number}[ -]?{unit}[a-z]*\b", task, re.I) is not None
     _, stems, starts = task_stems(task)
-    if option.isupper() and option.isalpha() and len(option) >= 3:
+    if (option.isupper() or option in _SORT_ORDERS) and option.isalpha() and len(option) >= 3:
         start = option.lower()
         return any(s.startswith(start) and len(s) > len(start) for s in stems)
     wanted = _option_stems(option)

@@ -16,7 +16,7 @@ from urllib.parse import quote
 _URL = re.compile(r"https?://(?:<\w+>|[^\s\"'<>])*(?:<\w+>|[^\s\"'<>.,;:!?)])")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}|<(\w+)>")
 _IP_ADDRESS = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.]*\w)")
-_HOST_WORDS = frozenset({"ip", "host", "hostname", "server", "address", "ip_address"})
+HOST_WORDS = frozenset({"ip", "host", "hostname", "server", "address", "ip_address"})
 
 
 def templated_url(
@@ -33,7 +33,7 @@ def templated_url(
 
     def fill(match: re.Match[str]) -> str:
         key = match[1] or match[2]
-        if key.lower() in _HOST_WORDS and addresses:
+        if key.lower() in HOST_WORDS and addresses:
             return str(addresses[0])
         value = values.get(key)
         if isinstance(value, str | int) and not isinstance(value, bool):
@@ -42,6 +42,19 @@ def templated_url(
 
     url = _PLACEHOLDER.sub(fill, template)
     return url if not _PLACEHOLDER.search(url) else None
+
+
+def host_filled(urls: list[str], description: str, task: str) -> str | None:
+    """The IPv4 address of `task` that a host placeholder of a URL template (the task's
+    first URL, else the one `description` shows) takes, which no other parameter may
+    take: "where {ip} is the IP address '192.168.1.1'"."""
+    template = next(iter(urls), None) or next(iter(_URL.findall(description)), None)
+    if template is None:
+        return None
+    hosts = [m[1] or m[2] for m in _PLACEHOLDER.finditer(template)]
+    if not any(host.lower() in HOST_WORDS for host in hosts):
+        return None
+    return next((found for found in _IP_ADDRESS.findall(task) if _an_address(found)), None)
 
 
 def _an_address(text: str) -> bool:

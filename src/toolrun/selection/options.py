@@ -286,8 +286,8 @@ def _lowered(task: str) -> str:
 
 def _by_stem(option: str, task: str) -> bool:
     """Each of the option's words by its stem in the task (not stop words alone); "DESC"
-    (or a sort order's "desc") as the start of a task's word ("descending"); a number with its unit's first letters
-    as the number with the unit ("24h" as "24 hour")."""
+    (or a sort order's "desc") as the start of a task's word ("descending"); a number
+    with its unit's first letters as the number with the unit ("24h" as "24 hour")."""
     if counted := _COUNT_ABBREVIATED.fullmatch(option):  # "24h": "24 hour", "24-hour"
         number, unit = counted.groups()
         return re.search(rf"(?<![\d.]){number}[ -]?{unit}[a-z]*\b", task, re.I) is not None

@@ -47,6 +47,7 @@ _WITH = ["with"]
 # cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
 # "SSID with a message", "Hilton is available").
 _ROLE = re.compile(r"(?:(?:as|in|on)(?: (?:the|a|an))?|is (?:the|a|an)) ([a-z]\w*)")
+_NEXT_WRITTEN = re.compile(r"['\"\u2019\u201d`]?[ \t]+([A-Za-z]+)")
 _STRING_LINKING = LINKING - {"at"}
 _EXAMPLES = re.compile(r"\(|\be\.g\.|\bi\.e\.|\bsuch as\b|\bfor (?:example|instance)\b", re.I)
 
@@ -124,7 +125,8 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
 
 def _written_next(value: str, text: str) -> str:
     """The word written right after `value` in `text` (past a closing quote), lowercase."""
-    found = re.search(rf"{re.escape(value)}['\"\u2019\u201d`]?[ \t]+([A-Za-z]+)", text)
+    at = text.find(value)
+    found = _NEXT_WRITTEN.match(text, at + len(value)) if at >= 0 else None
     return found[1].lower() if found else ""
 
 

@@ -56,6 +56,7 @@ _SAME_ACTION = tuple(
 )
 _ASKING = frozenset({"please", "you", "then"})
 _WANTING = frozenset({"need", "want", "like", "have"})  # … "to" after one of them
+_LONGEST_START = 24  # letters of a stem's beginning that may stand for it ("defin")
 _SORT_ORDERS = frozenset({"asc", "desc"})  # abbreviations in lowercase too: "descending"
 _COUNT_ABBREVIATED = re.compile(r"(\d+)([A-Za-z]{1,3})")
 _SENTENCES = re.compile(r"[.!?;:\n]+")
@@ -337,10 +338,11 @@ def _option_stems(option: str) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=256)
 def task_stems(task: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
     """The stems of the task's words in order ("don't" as "do not"), as a set, and their
-    beginnings of 5 letters or more."""
+    beginnings of 5 letters or more (at most _LONGEST_START: linear on one long word)."""
     said = tuple(stem(w) for w in split_words(task.replace("n't", " not")))
     stems = frozenset(said)
-    return said, stems, frozenset(s[:k] for s in stems for k in range(5, len(s)))
+    ends = ((s, min(len(s), _LONGEST_START + 1)) for s in stems)
+    return said, stems, frozenset(s[:k] for s, end in ends for k in range(5, end))
 
 
 def _stem_said(wanted: str, stems: frozenset[str], starts: frozenset[str]) -> bool:
@@ -348,4 +350,4 @@ def _stem_said(wanted: str, stems: frozenset[str], starts: frozenset[str]) -> bo
     other ("defin" of "definit")."""
     if wanted in stems or (len(wanted) >= 5 and wanted in starts):
         return True
-    return any(wanted[:k] in stems for k in range(5, len(wanted)))
+    return any(wanted[:k] in stems for k in range(5, min(len(wanted), _LONGEST_START + 1)))

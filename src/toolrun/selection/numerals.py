@@ -4,6 +4,7 @@ spelt numbers ("three"), the headings of coordinates ("33.4 N")."""
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Mapping
@@ -133,9 +134,11 @@ def numbers(text: str, quotes: Mapping[int, str] | None = None) -> list[Number]:
 
 
 def _clock_holding(times: list[re.Match[str]], start: int) -> re.Match[str] | None:
-    """The time of day of `times` that the number at `start` is part of (its hour,
-    minutes or seconds), if any."""
-    return next((time for time in times if time.start() <= start < time.end()), None)
+    """The time of day of `times` (in order, apart) that the number at `start` is part
+    of (its hour, minutes or seconds), if any: found by halving, not one by one (a task
+    of 16,000 times took 14 s)."""
+    last = bisect.bisect_right(times, start, key=lambda time: time.start()) - 1
+    return times[last] if last >= 0 and start < times[last].end() else None
 
 
 _FEET = frozenset({"ft", "foot", "feet"})

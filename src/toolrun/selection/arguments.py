@@ -8,14 +8,22 @@ against the tool's schema, with missing required parameters named."""
 from __future__ import annotations
 
 import copy
-import functools
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from toolrun.selection.arrays import ONE_ITEM, array
+from toolrun.selection.asked import (
+    PATH_WORDS,
+    URL_WORDS,
+    Asked,
+    an_address_only,
+    asked_for,
+    listed_or_kind,
+    subject_of,
+    typed,
+)
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.currencies import chosen
 from toolrun.selection.facts import Facts
 from toolrun.selection.flags import flag
 from toolrun.selection.kinds import (
@@ -28,45 +36,32 @@ from toolrun.selection.kinds import (
     month_names,
     named_language,
     own_words,
-    range_end,
     seasons,
     text_language,
     times_of_day,
 )
 from toolrun.selection.naming import GENERIC, named_strings
 from toolrun.selection.numbering import LEFT_NUMBER, assign_numbers, kind, name_words
-from toolrun.selection.options import MEANING, listed, named_option
+from toolrun.selection.options import named_option
 from toolrun.selection.placing import (
     PLACES,
-    address,
     address_place,
     introduced,
     place_name,
-    shows_place_with_region,
     state,
-    takes_address,
     written_place,
 )
 from toolrun.selection.quotes import quoted_strings
-from toolrun.selection.sorts import sort_of
-from toolrun.selection.text import split_words, stem
+from toolrun.selection.text import split_words
 from toolrun.selection.units import measured, unit_parameters
 from toolrun.selection.urls import HOST_WORDS, host_filled, templated_url
 from toolrun.selection.worded import worded_numbers
 from toolrun.tools.validation import argument_errors
 
-_PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"})
-_DIRECTORY_WORDS = frozenset({"directory", "folder", "dir"})
-_FILE_WORDS = frozenset({"file", "filename"})
-_OLD = frozenset({"old", "original", "find", "search", "source"})
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
-_NEW = frozenset({"new", "replacement", "replace", "target"})
 _LANGUAGE_WORDS = frozenset({"language", "languages", "lang", "locale"})
-_EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
 _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
-_EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
-_URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 _PLAYED = frozenset({"song", "track", "title", "query", "tune", "music", "media"})
 _COUNTY = "counti"
 # Sources of a value the task neither names for its parameter nor writes in the form the
@@ -77,16 +72,6 @@ _WHOLE_TASK = "the task itself"
 _DEFAULT = "default"
 _CONTEXT = "context"
 _LOOSE = frozenset({_ANY_NAME, LEFT_NUMBER, _WHOLE_TASK, _DEFAULT})
-# A website named by its domain alone, which `facts` reads as a path ("Foodnetwork.com",
-# "example.org/recipes"): a name, a dot and a common top-level domain that is no file's
-# extension too (not .ai, .app, .io, .co, .me), for a parameter whose name says it.
-_DOMAIN = re.compile(
-    r"(?:www\.)?[A-Za-z0-9][\w-]*(?:\.[\w-]+)*\."
-    r"(?:com|org|net|gov|edu|info|uk|de|fr|us|dev|tv)(?:/[\w./-]*)?"
-)
-_EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
-_PATTERN_WORDS = frozenset({"pattern", "glob"})
-_DATE_WORDS = frozenset({"date", "day", "when", "time"})
 # A parameter for what the user says, which takes the whole task where nothing else fits.
 _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
 # A text parameter that takes text the task gives as written where no name says whose.
@@ -193,9 +178,9 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= text_language([p for p in free_text if p not in found], card, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)
-    subject = _subject(card.name, card.description)
+    subject = subject_of(card.name, card.description)
     hosted = any(own_words(p) & HOST_WORDS for p in specs)  # else the URL's host is its own
-    for name in [p for p in free_text if own_words(p) & _URL_WORDS and not hosted]:
+    for name in [p for p in free_text if own_words(p) & URL_WORDS and not hosted]:
         description = str(specs[name].get("description", ""))
         if host := host_filled(facts.urls, description, task):  # "https://{ip}/…"
             forget(facts, host)
@@ -206,7 +191,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
         if value is not None:
             found[name] = (value, source)
             forget(facts, value)
-    for name in [p for p in free_text if own_words(p) & _URL_WORDS]:
+    for name in [p for p in free_text if own_words(p) & URL_WORDS]:
         given = found.get(name, ("", ""))[0]
         url = given if isinstance(given, str) and given.startswith(("http:", "https:")) else None
         description = str(specs[name].get("description", ""))
@@ -270,7 +255,7 @@ def _value(
     description = str(spec.get("description", ""))
     if "enum" in spec:
         source = bool(set(split_words(name)) & _SOURCE)
-        asked = _asked(name, description)
+        asked = asked_for(name, description)
         language = bool(asked.words & _LANGUAGE_WORDS)
         return named_option(spec["enum"], task, asked.meanings, source=source, language=language)
     if found == "boolean":
@@ -282,44 +267,6 @@ def _value(
     if found != "string":
         return None, ""
     return _text(name, spec, task, facts, required, subject)
-
-
-@functools.lru_cache(maxsize=4096)
-def _subject(name: str, description: str) -> frozenset[str]:
-    """The stems of a tool's name and description: what it is about."""
-    return frozenset(stem(word) for word in split_words(f"{name} {description}"))
-
-
-def _about(value: Any, subject: frozenset[str]) -> bool:
-    """Whether each word of `value` (text) is one of what the tool is about: "bot" for
-    a tool that "Lists the exports for a bot", "hotel" for one that books a hotel."""
-    words = split_words(value) if isinstance(value, str) else []
-    return bool(words) and all(stem(word) in subject for word in words)
-
-
-@dataclass(frozen=True)
-class _Asked:
-    """What a string parameter's name and description ask for, worked out once: the
-    name's words, with the description's first ones, the values it lists, what it says
-    some mean ("'CA' for California"), whether it shows a "City, State" value."""
-
-    own: frozenset[str]
-    words: frozenset[str]
-    options: tuple[str, ...]
-    meanings: tuple[tuple[str, str], ...]
-    comma: bool
-
-
-@functools.lru_cache(maxsize=8192)
-def _asked(name: str, description: str) -> _Asked:
-    own = own_words(name)
-    return _Asked(
-        own,
-        own | frozenset(split_words(description[:60])),
-        listed(description),
-        tuple(MEANING.findall(description)),
-        shows_place_with_region(description),
-    )
 
 
 def _text(
@@ -340,20 +287,20 @@ def _text(
     description = str(spec.get("description", ""))
     if (keys := _template(description)) and (keyed := _templated(keys, task, facts)):
         return keyed, "values in the task, written as the description's template"
-    asked = _asked(name, description)
-    value, source = _typed(asked, description, facts)
+    asked = asked_for(name, description)
+    value, source = typed(asked, description, facts)
     written = [n for n in facts.names if n in facts.places] if asked.comma else []
     if value is None and written:  # "Boston, MA" where the description shows one
         facts.names.remove(written[0])
         value, source = written_place(written[0], facts, description, name), "place in the task"
     if value is None:
-        value, source = _listed_or_kind(name, asked, description, task, facts, required, subject)
+        value, source = listed_or_kind(name, asked, description, task, facts, required, subject)
     if value is None and "state" in asked.own and (found := state(facts, description)):
         value, source = found, "the state of a city in the task"
     placed = name_words(name) & PLACES and "state" not in asked.own
     if value is None and placed and (found := address_place(name, facts, description)):
         value, source = found, "the place of an address in the task"
-    if value is not None or asked.own & {"email", "mail", "url"} or _an_address_only(description):
+    if value is not None or asked.own & {"email", "mail", "url"} or an_address_only(description):
         return value, source
     if (
         not required
@@ -365,36 +312,6 @@ def _text(
     if value is not None:
         return value, source
     return _first(name, asked, facts, description, names=required)
-
-
-def _listed_or_kind(
-    name: str,
-    asked: _Asked,
-    description: str,
-    task: str,
-    facts: Facts,
-    required: bool,
-    subject: frozenset[str],
-) -> tuple[Any, str]:
-    """A value the description lists that the task names, not one given already, else
-    the kind the task names ("a major chord progression", not "a C key progression"):
-    for an optional parameter, neither a word of what the tool is about ("my bot" for a
-    bot's tool); a kind no word given already ("vegan")."""
-    options = [o for o in asked.options if o.lower() not in facts.used]
-    value, source = named_option(options, task, asked.meanings)
-    if not required and _about(value, subject):
-        value, source = None, ""
-    if value is None:
-        sort = sort_of(name, description, task)
-        if sort and sort.lower() not in facts.used and (required or not _about(sort, subject)):
-            return sort, "kind in the task"
-        return None, ""
-    for option, meaning in asked.meanings:  # "'CA' for California" is used too
-        if option == value:
-            forget(facts, meaning)
-    if isinstance(value, str) and asked.comma:  # "e.g. Boston, MA" shows a form
-        value = written_place(value, facts, description, name)
-    return value, source
 
 
 def _together(name: str, facts: Facts, description: str) -> tuple[Any, str]:
@@ -452,68 +369,8 @@ def _joined(facts: Facts, description: str) -> str | None:
     return (", " if spaced else ",").join(values)
 
 
-def _an_address_only(description: str) -> bool:
-    """Whether the description says the parameter is an e-mail address and nothing else
-    ("The email address to be included in the CC field"; not "The name or email address
-    of the recipient", "The user's email address or Slack ID", "The postal address"),
-    which takes no name."""
-    return bool(_EMAIL_ADDRESS_ONLY.search(description[:80]))
-
-
-def _typed(asked: _Asked, description: str, facts: Facts) -> tuple[Any, str]:
-    """The kind of value the parameter's name or description asks for, where the task
-    has one: what to replace, a currency's code (of its side: "from", "to"), a URL (or
-    a website's domain: "Foodnetwork.com"), an e-mail address, a pattern, a path, a
-    date (in the format asked), a year, a math expression."""
-    own, words = asked.own, asked.words
-    if "currency" in own and (mention := chosen(own, facts.currencies)):
-        facts.currencies.remove(mention)
-        return mention.code, "currency in the task"
-    if facts.pair and own & (_OLD | _NEW):
-        return facts.pair[0 if own & _OLD else 1], "what to replace in the task"
-    kinds: list[tuple[frozenset[str], list[Any], str]] = [
-        (_URL_WORDS, facts.urls, "URL in the task"),
-        (_EMAIL_WORDS, facts.emails, "e-mail address in the task"),
-        (_PATTERN_WORDS, facts.patterns, "pattern in the task"),
-        (_PATH_WORDS, facts.paths, "path in the task"),
-    ]
-    for wanted, pool, source in kinds:
-        if not words & wanted:
-            continue
-        fitting = _for_a_directory(pool, words, facts) if pool is facts.paths else pool
-        if fitting:
-            value = fitting[0]
-            pool.remove(value)
-            return value, source
-    if own & _URL_WORDS and (domain := next(filter(_DOMAIN.fullmatch, facts.paths), None)):
-        facts.paths.remove(domain)  # "from Foodnetwork.com": a website named by its domain
-        return domain, "website in the task"
-    if facts.addresses and takes_address(own, words, description):
-        return address(own, facts), "address in the task"
-    if words & _DATE_WORDS and facts.dates:
-        facts.given_dates.append(facts.dates.pop(0))
-        return facts.given_dates[-1].written(description), "date in the task"
-    if words & _DATE_WORDS and (ended := range_end(own, facts)) is not None:
-        return ended.written(description), "the end of a range of times in the task"
-    if "year" in own and (year := next((n for n in facts.numbers if n.year_like), None)):
-        facts.numbers.remove(year)
-        return str(year.value), "year in the task"
-    if words & _EXPRESSION_WORDS and facts.expressions:
-        return facts.expressions.pop(0), "expression in the task"
-    return None, ""
-
-
-def _for_a_directory(paths: list[str], words: frozenset[str], facts: Facts) -> list[str]:
-    """The paths a parameter whose words ask for a directory (not a file) may take: none
-    the word just before calls a file ("delete the file build/out.log"; "/etc/init.d",
-    "move the file to /tmp/backup" may)."""
-    if words & _DIRECTORY_WORDS and not words & _FILE_WORDS:
-        return [path for path in paths if facts.before.get(path, [])[-1:] != ["file"]]
-    return paths
-
-
 def _first(
-    name: str, asked: _Asked, facts: Facts, description: str, *, names: bool
+    name: str, asked: Asked, facts: Facts, description: str, *, names: bool
 ) -> tuple[Any, str]:
     """The first quoted string left; for what the user says (a message, a question) the
     task itself; the first identifier, code or (if `names`: an optional parameter takes
@@ -526,7 +383,7 @@ def _first(
         return facts.quoted.pop(0), "quoted in the task"
     if names and asked.own & _SAYING and facts.whole:  # "Hey, how are you?" as a message
         return facts.whole, _WHOLE_TASK
-    if asked.own & _PATH_WORDS:  # a path parameter takes no identifier or name
+    if asked.own & PATH_WORDS:  # a path parameter takes no identifier or name
         return None, ""
     if facts.identifiers:
         return facts.identifiers.pop(0), "identifier in the task"

@@ -31,6 +31,7 @@ from toolrun.selection.phrases import (
 )
 from toolrun.selection.quotes import QUOTED, QUOTES, numbers_written_back, quote, unwrapped
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
+from toolrun.selection.wordlists import word_lists
 
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -40,10 +41,6 @@ _PATH = re.compile(
 )
 # *.md, src/**/*.py, file?.txt; a "?" ending a word ("defined?") asks, it is no wildcard.
 _GLOB = re.compile(r"(?<!\S)[\w./-]*(?:\*|\?(?=[\w/*?{-]|\.\w))[\w./*?{},-]*")
-# A run of words and commas is read once (possessive), then "and" and the last word:
-# retried from each word of a long run, it took time with the square of its length.
-_WORD_RUN = re.compile(r"(?<![\w-])[a-z][a-z-]+(?:,\s*(?!and(?![\w-]))[a-z][a-z-]+)*+")
-_WORD_LIST_END = re.compile(r",?\s+and\s+[a-z][a-z-]+\b")
 _HEADING_AFTER = re.compile(r"(?<=\d)\s*(?:°\s*)?[NSEW]\b")
 _PROPER_WORD_END = r"(?![\w'\u2019-])"
 _UPPER = "".join(c for c in map(chr, range(0x500)) if c.isupper())
@@ -237,7 +234,7 @@ class Facts:
             seasons=seasons(task),
             played=played(unquoted),
             coded=_coded(task),
-            words=_word_lists(bare),
+            words=word_lists(bare),
             whole=task.strip(),
         )
 
@@ -444,25 +441,6 @@ def _groups(text: str, spans: list[tuple[str, int, int]]) -> list[list[str]]:
             groups.append([value])
         last_end = end
     return [group for group in groups if len(group) > 1]
-
-
-def _word_lists(text: str) -> list[list[str]]:
-    """Lowercase words written as a list ("tomatoes and lettuce", "red, green and blue"),
-    stop words aside."""
-    found = []
-    place = 0
-    while run := _WORD_RUN.search(text, place):
-        end = _WORD_LIST_END.match(text, run.end())
-        place = run.end() if end is None else end.end()  # a list's last word starts none
-        if end is None:
-            continue
-        written = text[run.start() : end.end()]
-        items = [w for w in re.split(r",\s*(?:and\s+)?|\s+and\s+", written) if w]
-        while items and items[0].lower() in STOP_WORDS:
-            items.pop(0)
-        if len(items) > 1 and not any(w in STOP_WORDS for w in items):
-            found.append(items)
-    return found
 
 
 def _word_runs(texts: Iterable[str]) -> set[str]:

@@ -18,6 +18,7 @@ from toolrun.selection.facts import Facts
 from toolrun.selection.numerals import Number
 from toolrun.selection.phrases import MEASURES
 from toolrun.selection.text import STOP_WORDS, split_words, stem
+from toolrun.selection.unitsizes import UNITS, converted
 
 # A body that starts at rest: its initial velocity is 0 (`_at_rest`); not "dropped off".
 _AT_REST = re.compile(r"\b(?:from|at) rest\b|\bdropped (?:from|off of)\b|\bfree[- ]fall", re.I)
@@ -79,71 +80,10 @@ _RATE_ABBREVIATIONS = {
 _COUNTS_ITS_THING = 3.0  # a number just before what a count parameter counts
 # … where its name says it counts: "3 samples of size 100" is no sample_size of 3.
 _COUNTS_THINGS = _COUNT - {"size", "length"}
-_COMPOUND = re.compile(r"[A-Za-z]\s*/\s*[A-Za-z]|\bper\b|\^", re.I)
-# Units by what they measure and their size in the base unit of that.
-_UNITS = {
-    name: (measure, size)
-    for measure, size, names in (
-        ("length", 1.0, "m meter meters metre metres"),
-        ("length", 1000.0, "km kilometer kilometers kilometre kilometres"),
-        ("length", 0.01, "cm centimeter centimeters centimetre centimetres"),
-        ("length", 0.001, "mm millimeter millimeters millimetre millimetres"),
-        ("length", 1609.344, "mi mile miles"),
-        ("length", 0.3048, "ft foot feet"),
-        ("length", 0.0254, "in inch inches"),
-        ("time", 1.0, "s sec secs second seconds"),
-        ("time", 0.001, "ms millisecond milliseconds"),
-        ("time", 60.0, "min mins minute minutes"),
-        ("time", 3600.0, "h hr hrs hour hours"),
-        ("time", 86400.0, "day days"),
-        ("time", 604800.0, "week weeks"),
-        ("mass", 1.0, "kg kilogram kilograms"),
-        ("mass", 0.001, "g gram grams"),
-        ("mass", 1e-6, "mg milligram milligrams"),
-        ("mass", 0.45359237, "lb lbs pound pounds"),
-        ("mass", 0.028349523125, "oz ounce ounces"),
-        ("volume", 1.0, "l liter liters litre litres"),
-        ("volume", 0.001, "ml milliliter milliliters millilitre millilitres"),
-        ("volume", 0.2365882365, "cup cups"),
-        ("volume", 0.01478676478125, "tbsp tablespoon tablespoons"),
-        ("volume", 0.00492892159375, "tsp teaspoon teaspoons"),
-        ("volume", 3.785411784, "gal gallon gallons"),
-        ("capacitance", 1.0, "farad farads"),
-        ("inductance", 1.0, "henry henries henrys"),
-        ("frequency", 1.0, "hertz"),
-        ("voltage", 1.0, "volt volts"),
-        ("current", 1.0, "ampere amperes amp amps"),
-        ("power", 1.0, "watt watts"),
-        ("energy", 1.0, "joule joules"),
-        ("resistance", 1.0, "ohm ohms"),
-    )
-    for name in names.split()
-}
 # Words after a number that say what it counts or measures: "3 hours", "2 times" (the
-# units here and the measures `phrases` knows), "4 tickets".
+# units `unitsizes` knows and the measures `phrases` knows), "4 tickets".
 _MORE_COUNTED = ("ticket", "seat", "item", "piec")
-_COUNTED = frozenset(stem(word) for word in (*_UNITS, *MEASURES)) | set(_MORE_COUNTED)
-_SYMBOLS = {
-    "F": "capacitance",
-    "H": "inductance",
-    "Hz": "frequency",
-    "V": "voltage",
-    "A": "current",
-    "W": "power",
-    "J": "energy",
-    "Ω": "resistance",
-}
-_PREFIXES = {
-    "p": 1e-12,
-    "n": 1e-9,
-    "µ": 1e-6,
-    "μ": 1e-6,
-    "u": 1e-6,
-    "m": 1e-3,
-    "k": 1e3,
-    "M": 1e6,
-    "G": 1e9,
-}
+_COUNTED = frozenset(stem(word) for word in (*UNITS, *MEASURES)) | set(_MORE_COUNTED)
 _DEFAULT = re.compile(r"\b(?:defaults?|by default)\b(?:[^.;]|\.\d)*", re.I)
 _DAY_HOURS = re.compile(r"\b24[- ]?hours?\b", re.I)  # "in 24 hour format", "24-hour clock"
 # Name words of a lower and an upper bound.
@@ -359,39 +299,6 @@ def _heading(number: Number, words: frozenset[str]) -> float:
     return 0.0
 
 
-def _converted(value: float | int, written: str, description: str) -> float | int:
-    """`value` written in unit `written`, in the one unit of that kind (length, time,
-    mass, or a prefixed farad, henry, hertz, volt, ampere, watt, joule or ohm) that
-    `description` names; as it is where it names none, several or a compound ("m/s")."""
-    found = unit_of(written)
-    wanted = [u for u in _named_units(description) if found and u[0] == found[0]]
-    if not found or len(wanted) != 1 or wanted[0] == found:
-        return value
-    converted = round(value * found[1] / wanted[0][1], 10)
-    return int(converted) if float(converted).is_integer() else converted
-
-
-def unit_of(written: str) -> tuple[str, float] | None:
-    """The kind and size of a unit written after a number ("km", "miles", "µF")."""
-    if written.lower() in _UNITS and written.lower() != "in":  # "5 in the box"
-        return _UNITS[written.lower()]
-    if len(written) > 1 and written[0] in _PREFIXES and written[1:] in _SYMBOLS:
-        kind_of = _SYMBOLS[written[1:]]
-        return kind_of, _PREFIXES[written[0]]
-    return (_SYMBOLS[written], 1.0) if written in _SYMBOLS else None
-
-
-@lru_cache(maxsize=4096)
-def _named_units(description: str) -> frozenset[tuple[str, float]]:
-    """The units a description names in words ("in seconds") or as a symbol in
-    parentheses ("(kg)", "(F)"); none where it names a compound one ("m/s", "per")."""
-    if _COMPOUND.search(description):
-        return frozenset()
-    words = [w for w in re.findall(r"[A-Za-z]+", description) if len(w) > 2]
-    symbols = re.findall(r"\(([^\W\d]+)\)", description)
-    return frozenset(found for w in [*words, *symbols] if (found := unit_of(w)) is not None)
-
-
 @lru_cache(maxsize=4096)
 def _described(description: str) -> frozenset[str]:
     """The words of a description that may be a number's unit, and the short forms of the
@@ -510,7 +417,7 @@ def _fitted(number: Number, name: str, spec: dict[str, Any]) -> float | int | No
         or (kind(spec) == "number" and not _IN_PERCENT.search(f"{name} {description}"))
     ):
         value = round(value / 100, 10)
-    value = _converted(value, number.unit, description)
+    value = converted(value, number.unit, description)
     if number.unit.lower() in ("am", "pm") and value == 12 and _DAY_HOURS.search(description):
         value = 0 if number.unit.lower() == "am" else 12  # midnight, noon
     elif number.unit.lower() == "pm" and 1 <= value < 12 and _DAY_HOURS.search(description):

@@ -11,10 +11,11 @@ from itertools import takewhile
 from typing import Any
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.numbering import kind, name_words, unit_of
+from toolrun.selection.numbering import kind, name_words
 from toolrun.selection.numerals import Number
 from toolrun.selection.options import listed
 from toolrun.selection.text import STOP_WORDS, split_words, stem
+from toolrun.selection.unitsizes import unit_of
 
 # A unit the task asks for, not one a number is written in ("in km/h", "into grams/mole").
 _ASKED_IN = re.compile(r"\b(?:in|into)\s+([A-Za-z]+(?:/[A-Za-z]+)?)\b(?!/)")

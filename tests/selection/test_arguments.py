@@ -948,6 +948,11 @@ def test_enum_values_as_whole_words_abbreviations_and_lists() -> None:
     assert found == {"sort": "desc"}
 
 
+def test_an_enum_of_values_that_cannot_be_hashed_is_read_without_a_crash() -> None:
+    odd = card({"sort": {"enum": [[1, 2], {"a": 1}, "desc"]}, "x": {"enum": [None, "remove"]}})
+    assert fill(odd, "remove it, descending").arguments == {"sort": "desc", "x": "remove"}
+
+
 def test_lists_by_their_name_runs_of_values_and_words() -> None:
     stats = card(
         {
@@ -1367,9 +1372,12 @@ CONVERTER = {
         ("Convert the price in euros to dollars", "EUR", "USD"),  # "to" over "in"
         ("100USD to EUR", "USD", "EUR"),
         ("500 pounds sterling to euros", "GBP", "EUR"),
-        # what is got, counted, named first; what is paid after "for"
+        # what is got, counted right after "how", named first
         ("How many Canadian dollars can I get for 500 US dollars?", "USD", "CAD"),
         ("the exchange rate for EUR to USD", "EUR", "USD"),
+        ("Exchange 300 GBP for euros", "GBP", "EUR"),  # "for": what is got here
+        ("Trade 50 euros for US dollars", "EUR", "USD"),
+        ("I have too many Japanese yen left, convert 5000 of them to US dollars", "JPY", "USD"),
     ],
 )
 @pytest.mark.parametrize("first", ["from_currency", "to_currency"])

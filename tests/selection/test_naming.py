@@ -61,6 +61,10 @@ def test_a_word_after_a_value_that_heads_another_parameter_claims_it() -> None:
         "dataset_name": "LinkedIn",  # not the metric's, though "metrics for the" comes before
         "metric_type": "betweenness centrality",  # listed, not the kind "centrality"
     }
+    # a parameter's word right before the value names it, whatever word comes after
+    trained = card({"model": typed("string"), "dataset": typed("string")}, ["model"])
+    found = fill(trained, "Train the model 'resnet50' dataset imagenet").arguments
+    assert found["model"] == "resnet50"
     # with no other parameter's word after it, the words before still name the value
     only = card({"metric": typed("string"), "dataset": typed("string")}, ["metric"])
     assert fill(only, "the metric 'recall' on the test set").arguments == {"metric": "recall"}
@@ -135,8 +139,12 @@ def test_one_before_a_parameters_word_counts_one_of_it_irregular_plurals_too() -
     )
     task = "Book a hotel room for two adults and one child in Paris"
     assert fill(booking, task).arguments == {"adults": 2, "children": 1}
-    # "one of" counts nothing
-    assert "children" not in fill(booking, "one of the two adults").arguments
+    # only a count: not a calendar year, nor a size
+    future = card({"country": typed("string"), "year": typed("integer")}, ["country"])
+    task = "What will the population of Japan be one year from now?"
+    assert fill(future, task).arguments == {"country": "Japan"}
+    pages = card({"user": typed("string"), "page_size": typed("integer")})
+    assert fill(pages, "the repositories of octocat, one page at a time").arguments == {}
 
 
 def test_a_number_after_in_is_no_role_and_an_option_abbreviates_a_number_and_unit() -> None:
@@ -165,31 +173,15 @@ def test_a_superlative_before_a_noun_is_no_kind_of_it() -> None:
     found = fill(lots, "Find the nearest parking lot within 2 miles of Central Park").arguments
     assert "type" not in found  # not "nearest"
     assert fill(lots, "a public parking lot near Central Park").arguments["type"] == "public"
-    rooms = card({"room_type": typed("string", "The type of room.")}, ["room_type"])
-    assert fill(rooms, "book a guest room for me").arguments == {"room_type": "guest"}
+    # a word in -est that is no superlative still is a kind
+    cabins = card({"cabin_type": typed("string", "The type of cabin.")}, ["cabin_type"])
+    assert fill(cabins, "book a forest cabin for me").arguments == {"cabin_type": "forest"}
+    food = card({"cuisine_type": typed("string", "The type of cuisine.")}, ["cuisine_type"])
+    found = fill(food, "find southwest cuisine near Denver").arguments
+    assert found == {"cuisine_type": "southwest"}
 
 
 def test_an_optional_parameter_takes_no_word_of_what_the_tool_is_about() -> None:
-    exports = ToolCard.parse(
-        {
-            "name": "list_exports",
-            "description": "Lists the exports for a bot, bot locale, or custom vocabulary.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "botId": typed("string", "The bot's identifier."),
-                    "filterName": typed(
-                        "string", "The field to filter by: 'Bot', 'BotLocale' or 'Vocabulary'."
-                    ),
-                },
-                "required": ["botId"],
-            },
-        }
-    )
-    task = "retrieve the list of exports for my bot using the identifier 'my-bot-id'"
-    assert fill(exports, task).arguments == {"botId": "my-bot-id"}  # no filterName "Bot"
-    filtered = fill(exports, "exports of bot 'b1' filtered by Vocabulary").arguments
-    assert filtered == {"botId": "b1", "filterName": "Vocabulary"}
     hotels = ToolCard.parse(
         {
             "name": "book_hotel",
@@ -206,3 +198,20 @@ def test_an_optional_parameter_takes_no_word_of_what_the_tool_is_about() -> None
     )
     assert fill(hotels, "Book a hotel room in Paris").arguments == {"city": "Paris"}
     assert fill(hotels, "Book a single room in Paris").arguments["room_type"] == "single"
+    # the description's words are not what the tool is about: it may list the values
+    restaurants = ToolCard.parse(
+        {
+            "name": "find_restaurants",
+            "description": "Find Italian, Chinese or Mexican restaurants in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": typed("string"),
+                    "cuisine": typed("string", "The cuisine, e.g. Italian, Chinese or Mexican."),
+                },
+                "required": ["city"],
+            },
+        }
+    )
+    found = fill(restaurants, "Find Italian restaurants in Boston").arguments
+    assert found == {"city": "Boston", "cuisine": "Italian"}

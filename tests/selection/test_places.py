@@ -240,3 +240,11 @@ def test_a_restaurant_or_store_takes_a_name_the_gazetteer_does_not_know() -> Non
     shop = {"type": "object", "properties": {"store": {"type": "string"}}, "required": ["store"]}
     prices = ToolCard.parse({"name": "prices", "description": "d", "parameters": shop})
     assert fill(prices, "Show Walmart's prices in Denver").arguments == {"store": "Walmart"}
+    # "in" before a name the gazetteer does not know introduces a town, not the venue
+    hours_schema = {
+        "type": "object",
+        "properties": {"restaurant": {"type": "string"}, "location": {"type": "string"}},
+        "required": ["restaurant"],
+    }
+    hours = ToolCard.parse({"name": "hours", "description": "d", "parameters": hours_schema})
+    assert fill(hours, "What time does Nobu in Malibu close?").arguments["restaurant"] == "Nobu"

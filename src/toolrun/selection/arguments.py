@@ -178,8 +178,9 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= text_language([p for p in free_text if p not in found], card, facts)
     found |= _verbatim([p for p in free_text if p not in found], card, facts)
     found |= named_strings([p for p in free_text if p not in found], card, facts)
-    subject = subject_of(card.name, card.description)
-    hosted = any(own_words(p) & HOST_WORDS for p in specs)  # else the URL's host is its own
+    subject = subject_of(card.name)
+    hosts = HOST_WORDS - {"address"}  # "ip_address", not a postal address
+    hosted = any(own_words(p) & hosts for p in specs)  # else the URL's host is its own
     for name in [p for p in free_text if own_words(p) & URL_WORDS and not hosted]:
         description = str(specs[name].get("description", ""))
         if host := host_filled(facts.urls, description, task):  # "https://{ip}/…"
@@ -249,7 +250,7 @@ def _value(
     task: str,
     facts: Facts,
     required: bool,
-    subject: frozenset[str] = frozenset(),
+    subject: frozenset[str],
 ) -> tuple[Any, str]:
     found = kind(spec)
     description = str(spec.get("description", ""))
@@ -275,7 +276,7 @@ def _text(
     task: str,
     facts: Facts,
     required: bool,
-    subject: frozenset[str] = frozenset(),
+    subject: frozenset[str],
 ) -> tuple[Any, str]:
     """A string: written as a template its description shows ("in the format
     'track:SongName artist:ArtistName'") where the task has a value for each key, else

@@ -66,14 +66,16 @@ def asked_for(name: str, description: str) -> Asked:
 
 
 @functools.lru_cache(maxsize=4096)
-def subject_of(name: str, description: str) -> frozenset[str]:
-    """The stems of a tool's name and description: what it is about."""
-    return frozenset(stem(word) for word in split_words(f"{name} {description}"))
+def subject_of(tool_name: str) -> frozenset[str]:
+    """The stems of a tool's name: what it is about ("book_hotel": book, hotel). Not its
+    description's, which often lists the values a parameter takes ("Find Italian,
+    Chinese or Mexican restaurants")."""
+    return frozenset(stem(word) for word in split_words(tool_name))
 
 
 def about(value: Any, subject: frozenset[str]) -> bool:
-    """Whether each word of `value` (text) is one of what the tool is about: "bot" for
-    a tool that "Lists the exports for a bot", "hotel" for one that books a hotel."""
+    """Whether each word of `value` (text) is one of what the tool is about: "hotel"
+    for book_hotel."""
     words = split_words(value) if isinstance(value, str) else []
     return bool(words) and all(stem(word) in subject for word in words)
 

@@ -88,13 +88,12 @@ _LAST_WORDS = tuple(sorted({name.split()[-1] for name in (*_NAMES, *_IRREGULAR)}
 _WEIGHT = re.compile(r"pounds?\s+of\b", re.IGNORECASE | re.ASCII)  # "100 pounds of flour"
 _CODED = re.compile(r"(?<![A-Za-z$€£¥₹])[A-Z]{3}(?![A-Za-z])|[$€£¥₹]")
 # Words before a currency that put it on one side: "from euros", "convert 200 dollars",
-# "for 500 US dollars" (what is paid), "to yen", "into pounds", "how many Canadian
-# dollars" (what is got); "in British pounds" (what a cost is asked in) only where no
-# other word says which currency is the target.
-_FROM = frozenset(
-    {"from", "convert", "converting", "exchange", "exchanging", "sell", "selling", "for"}
-)
-_TO = frozenset({"to", "into", "buy", "buying", "many"})
+# "to yen", "into pounds", "how many Canadian dollars" (what is got: "many" right after
+# "how"); "in British pounds" (what a cost is asked in) only where no other word says
+# which currency is the target.
+_FROM = frozenset({"from", "convert", "converting", "exchange", "exchanging", "sell", "selling"})
+_TO = frozenset({"to", "into", "buy", "buying"})
+_HOW_MANY = ["how", "many"]
 _WEAK_TO = "in"
 _BEFORE = 3  # words looked at before a currency (an amount between is skipped)
 _WORD = re.compile(r"[\w.]+")
@@ -178,9 +177,10 @@ def _side(before: str) -> tuple[Side, str | None]:
     nearest telling word among the last few, an amount skipped ("convert 200 US
     dollars")."""
     words = [w.lower() for w in _WORD.findall(before)]
-    for word in reversed(words[-_BEFORE:]):
+    for at in range(len(words) - 1, max(len(words) - _BEFORE, 0) - 1, -1):
+        word = words[at]
         if word in _FROM:
             return "from", word
-        if word in _TO or word == _WEAK_TO:
+        if word in _TO or word == _WEAK_TO or words[at - 1 : at + 1] == _HOW_MANY:
             return "to", word
     return None, None

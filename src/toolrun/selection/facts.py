@@ -61,7 +61,7 @@ _IDENTIFIER = re.compile(
 # of both cases mixed, no unit's (6ysSDTNviL; not 5000mAh, 3GHz).
 _CODE = re.compile(
     r"(?<![\w./@'\u2019-])"
-    r"(?:[A-Za-z][A-Za-z-]*\d|\d+[A-Za-z]+\d|\d+(?=[A-Za-z]{5})[A-Za-z]*[a-z][A-Z])"
+    r"(?:[A-Za-z][A-Za-z-]*\d|\d+[A-Za-z]+\d|\d++(?=[A-Za-z]{5})(?=[A-Za-z]*?[a-z][A-Z])[A-Za-z]++)"
     r"[A-Za-z0-9-]*(?<!-)"
     r"(?![\w/@'\u2019-])"
 )
@@ -133,6 +133,7 @@ class Facts:
     places: dict[str, str] = field(default_factory=dict)  # "Boston" → "Boston, MA"
     before: dict[str, list[str]] = field(default_factory=dict)  # a value → stems before it
     after: dict[str, list[str]] = field(default_factory=dict)  # a name → stems after it
+    word_after: dict[str, str] = field(default_factory=dict)  # … the first, as written
 
     @classmethod
     def of(cls, task: str) -> Facts:
@@ -223,6 +224,7 @@ class Facts:
             places=places,
             before=noted.before,
             after=noted.after,
+            word_after=noted.word_after,
             verbatim=verbatim,
             addresses=addresses,
             counted=counted_items,
@@ -258,13 +260,16 @@ class _Notes:
     task: str
     before: dict[str, list[str]] = field(default_factory=dict)
     after: dict[str, list[str]] = field(default_factory=dict)
+    word_after: dict[str, str] = field(default_factory=dict)
 
     def __call__(self, place: int, value: str, end: int | None = None) -> str:
         """`value`, the words just before `place` noted as those before it (and those
-        just after `end` as those after it)."""
+        just after `end` as those after it, the first as written too)."""
         self.before.setdefault(value, words_before(self.task, place))
         if end is not None:
             self.after.setdefault(value, words_after(self.task, end))
+            written = _WRITTEN_NEXT.match(self.task, end)
+            self.word_after.setdefault(value, written[1].lower() if written else "")
         return value
 
 
@@ -299,6 +304,7 @@ def words_after(text: str, place: int) -> list[str]:
 
 
 _WORD_NEXT = re.compile(r"[ \t]+[A-Za-z]")
+_WRITTEN_NEXT = re.compile(r"['\"\u2019\u201d`]?[ \t]+([A-Za-z]+)")  # past a closing quote
 _CODE_AFTER = re.compile(r",[ \t]*([A-Z]{2})\b")
 _NAME_BEFORE = re.compile(r"[A-Z][\w'\u2019-]*(?:[ \t]+[A-Z][\w'\u2019-]*)*$")
 

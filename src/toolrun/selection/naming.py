@@ -13,7 +13,7 @@ from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts
-from toolrun.selection.kinds import forget
+from toolrun.selection.kinds import forget, own_words
 from toolrun.selection.languages import NAMES as LANGUAGES
 from toolrun.selection.numbering import LINKING, name_words
 from toolrun.selection.placing import PLACES, written_place
@@ -47,9 +47,14 @@ _WITH = ["with"]
 # cast", "David Leitch as the director", "Ann is the author" (not "the Eminem concert",
 # "SSID with a message", "Hilton is available").
 _ROLE = re.compile(r"(?:(?:as|in|on)(?: (?:the|a|an))?|is (?:the|a|an)) ([a-z]\w*)")
-_NEXT_WRITTEN = re.compile(r"['\"\u2019\u201d`]?[ \t]+([A-Za-z]+)")
-_STRING_LINKING = LINKING - {"at"}
-_EXAMPLES = re.compile(r"\(|\be\.g\.|\bi\.e\.|\bsuch as\b|\bfor (?:example|instance)\b", re.I)
+_RELATING = frozenset({"for", "of", "in", "on", "at", "with", "from", "about"})
+# "at" before a name or a number says where or when, not what it is: "a facial
+# treatment at Tranquil Wellness Center", "the antigen at 1 month" (a quote or a code it
+# may name: "the repository at 'acme-web'").
+_WHERE_LINKING = LINKING - {"at"}
+_EXAMPLES = re.compile(
+    r"\(?(?:\be\.g\.|\bi\.e\.|\bsuch as\b|\bfor (?:example|instance)\b|\bexamples?\b)", re.I
+)
 
 
 def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tuple[Any, str]]:
@@ -79,9 +84,10 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         # is no role: "the Tim Burton movie").
         following = next(iter(facts.after.get(value, [])), "")
         next_word = "" if pool is facts.names else following
-        written_next = _written_next(value, facts.whole) if next_word else ""
-        # … which, where it is another parameter's own head, says the words before do not
-        # name this value ("the metrics for the LinkedIn dataset": not the metric).
+        written_next = facts.word_after.get(value, "") if next_word else ""
+        # … which, where it is another parameter's own head and a preposition stands
+        # between the words before and the value, says those do not name it ("the
+        # metrics for the LinkedIn dataset": not the metric; "the subject 'Q3' body…" is).
         other = following if following in heads and alone[heads.index(following)] else ""
         # A name that says what it is: "Hotel Paradise" for hotel_name (not "DNA" alone).
         own = {stem(w) for w in value.lower().split()} if pool is facts.names else set()
@@ -92,7 +98,9 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         )
         for order, name in enumerate(names):
             head = heads[order]
-            if head in near and other in ("", head) and (said := _said(name, near)):
+            named = head in near and not (other not in ("", head) and _related(near, head))
+            where = pool is facts.names or pool is facts.numbers
+            if named and (said := _said(name, near, where)):
                 scored.append((-said, place, order))
             elif (
                 said_after in telling.get(name, ())
@@ -123,24 +131,18 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
     return found
 
 
-def _written_next(value: str, text: str) -> str:
-    """The word written right after `value` in `text` (past a closing quote), lowercase."""
-    at = text.find(value)
-    found = _NEXT_WRITTEN.match(text, at + len(value)) if at >= 0 else None
-    return found[1].lower() if found else ""
+def _related(near: list[str], head: str) -> bool:
+    """Whether a preposition stands between `head`, among the words `near` a value, and
+    the value: "the metrics for the …" relates the value to the metrics, it is no
+    metric."""
+    return bool(set(near[len(near) - near[::-1].index(head) :]) & _RELATING)
 
 
 def _says(word: str, name: str) -> bool:
     """Whether `word`, as written, is a word of parameter `name` or its plural: "method"
     or "methods" for method; not "composed" for composer, though both stem alike."""
-    own = _own_words(name)
+    own = own_words(name)
     return word in own or (word.endswith("s") and word[:-1] in own)
-
-
-@functools.lru_cache(maxsize=4096)
-def _own_words(name: str) -> frozenset[str]:
-    """A parameter name's words as written, lowercase."""
-    return frozenset(split_words(name))
 
 
 def _plays(name: str, before: list[str], after: list[str], text: str) -> bool:
@@ -165,17 +167,19 @@ def _ends_a_phrase(name: str, text: str) -> bool:
     return found is not None and (found[2] is None or found[2].lower() in STOP_WORDS)
 
 
-def _said(name: str, before: list[str]) -> float:
+def _said(name: str, before: list[str], where: bool = False) -> float:
     """How much of parameter `name` the words just before a value say (0: not enough):
     its head word (the last one that is not generic: "date" of movie_date) must be among
-    them, with only linking words after it ("the subject is 'Hi'"); a name of stop words
-    only ("to") says nothing."""
+    them, with only linking words after it ("the subject is 'Hi'"; not "at" for a value
+    it says where or when of, `where`); a name of stop words only ("to") says
+    nothing."""
     words, head = name_words(name), _head(name)
     near = before[-_NEAR:]
     if not head or head not in near:
         return 0.0
     between = near[len(near) - near[::-1].index(head) :]
-    if not set(between) <= _STRING_LINKING | words | GENERIC:
+    linking = _WHERE_LINKING if where else LINKING
+    if not set(between) <= linking | words | GENERIC:
         return 0.0
     return len(words & set(near)) / len(words)
 

@@ -213,8 +213,10 @@ def _scores(
                 score += 2.0  # "by 10%" for a "…_percentage", or one "in percentage"
             if score >= _ENOUGH:
                 scores[place, name] = score
-    for key in _in_parallel(names, numbers):
-        scores[key] = max(scores.get(key, 0.0), _PARALLEL)
+    for place, name in _in_parallel(names, numbers):
+        number, spec = numbers[place], card.properties[name]
+        if not number.quoted and _fitted(number, name, spec) is not None:
+            scores[place, name] = max(scores.get((place, name), 0.0), _PARALLEL)
     return scores
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from toolrun.selection.languages import NAMES_BY_CODE
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, split_words, stem
+from toolrun.selection.unitsizes import unit_of
 
 # Values a description lists: "e.g. strategy, family", "Can be 'list' or 'dict'",
 # "(walk, bike, transit)"; "'en' for English" says what a value means.
@@ -57,7 +58,7 @@ _SAME_ACTION = tuple(
 _ASKING = frozenset({"please", "you", "then"})
 _WANTING = frozenset({"need", "want", "like", "have"})  # … "to" after one of them
 _LONGEST_START = 24  # letters of a stem's beginning that may stand for it ("defin")
-_SORT_ORDERS = frozenset({"asc", "desc"})  # abbreviations in lowercase too: "descending"
+_SORT_ORDERS = {"asc": "ascend", "desc": "descend"}  # "descending", not "description"
 _COUNT_ABBREVIATED = re.compile(r"(\d+)([A-Za-z]{1,3})")
 _SENTENCES = re.compile(r"[.!?;:\n]+")
 MEANING = re.compile(
@@ -169,8 +170,8 @@ def named_option(
     for option in options:
         if _by_stem(str(option), task):
             return option, "enum value in the task (by its stem)"
-    acted = {option: _action_place(str(option), task) for option in options}
-    places = sorted((place, str(o)) for o, place in acted.items() if place is not None)
+    acted = [(option, _action_place(str(option), task)) for option in options]
+    places = sorted((place, str(o)) for o, place in acted if place is not None)
     if places and (len(places) == 1 or places[0][0] < places[1][0]):
         chosen = next(o for o in options if str(o) == places[0][1])
         return chosen, "enum value in the task (by a verb of its action)"
@@ -287,13 +288,20 @@ def _lowered(task: str) -> str:
 
 def _by_stem(option: str, task: str) -> bool:
     """Each of the option's words by its stem in the task (not stop words alone); "DESC"
-    (or a sort order's "desc") as the start of a task's word ("descending"); a number
-    with its unit's first letters as the number with the unit ("24h" as "24 hour")."""
-    if counted := _COUNT_ABBREVIATED.fullmatch(option):  # "24h": "24 hour", "24-hour"
-        number, unit = counted.groups()
-        return re.search(rf"(?<![\d.]){number}[ -]?{unit}[a-z]*\b", task, re.I) is not None
+    as the start of a task's word ("DEPT" of "department"), a sort order ("asc", "desc",
+    in either case) only as "ascending" or "descending"; a number with a unit's short
+    form as that number of that unit ("24h" as "24 hour"; not "3m" as "3 months")."""
+    if counted := _COUNT_ABBREVIATED.fullmatch(option):
+        number, short = counted.groups()
+        unit = unit_of(short)
+        return unit is not None and any(
+            unit_of(written) == unit
+            for written in re.findall(rf"(?<![\d.]){number}[ -]?([A-Za-z]+)", task)
+        )
     _, stems, starts = task_stems(task)
-    if (option.isupper() or option in _SORT_ORDERS) and option.isalpha() and len(option) >= 3:
+    if order := _SORT_ORDERS.get(option.lower()):
+        return any(s.startswith(order) for s in stems)
+    if option.isupper() and option.isalpha() and len(option) >= 3:
         start = option.lower()
         return any(s.startswith(start) and len(s) > len(start) for s in stems)
     wanted = _option_stems(option)

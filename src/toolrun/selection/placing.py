@@ -79,6 +79,7 @@ PLACES = frozenset(
 # A place known by a name of its own, which the gazetteer of cities and countries lacks:
 # a venue, a restaurant, a store.
 _VENUES = frozenset({"venu", "restaur", "store", "shop"})
+_AT_A_VENUE = frozenset({"from", "at"})  # "order from McDonald's", not "Nobu in Malibu"
 # Words that make a name a venue, not a town: "Hotel Paradise", "the Museum of Modern Art".
 _VENUE_WORDS = frozenset(
     {"hotel", "inn", "resort", "museum", "restaurant", "cafe", "bar", "library", "gallery"}
@@ -158,23 +159,23 @@ def address_place(name: str, facts: Facts, description: str) -> str | None:
 
 def place_name(name: str, facts: Facts, description: str) -> str:
     """A name left for parameter `name`: for a venue (a restaurant, a store) the first
-    the gazetteer does not know, one written as a place first ("from McDonald's on Uber
-    Eats", "Walmart's prices in Denver"); for another place ("city", "destination") the
-    first written as one ("in Oslo", "to Rome" for a destination, "from Oslo" for an
-    origin; not a venue where a city is written after it: "in Hotel Paradise, Las
-    Vegas"; for a city, not a country or state where the task names a city: "Lyon in
-    France"), else the first written with its region ("Marshall, MN") or that the
-    gazetteer knows ("the UV index for Tokyo"); for anything else the first that is not
-    written as a place; "Boston, MA" where the description shows such a value
-    (`written_place`)."""
+    the gazetteer does not know, one after "from" or "at" first ("from McDonald's on
+    Uber Eats", "Walmart's prices in Denver", "Nobu in Malibu"); for another place
+    ("city", "destination") the first written as one ("in Oslo", "to Rome" for a
+    destination, "from Oslo" for an origin; not a venue where a city is written after
+    it: "in Hotel Paradise, Las Vegas"; for a city, not a country or state where the
+    task names a city: "Lyon in France"), else the first written with its region
+    ("Marshall, MN") or that the gazetteer knows ("the UV index for Tokyo"); for
+    anything else the first that is not written as a place; "Boston, MA" where the
+    description shows such a value (`written_place`)."""
     words = name_words(name)
     where = [n for n in facts.names if introduced(n, facts)]
     if "citi" in words and (city := _city_over_its_region(where, facts)):
         found = city  # "for Lyon in France": Lyon, though "in" introduces France
-    elif words & PLACES and words & PLACES <= _VENUES:  # "from McDonald's in Denver"
+    elif words & PLACES and words & PLACES <= _VENUES:  # "from McDonald's on Uber Eats"
         unknown = [n for n in facts.names if not gazetteer().knows(n)]
-        found = next((n for n in where if n in unknown), None) or next(iter(unknown), "")
-        found = found or facts.names[0]
+        at = [n for n in unknown if (facts.before.get(n) or [""])[-1] in _AT_A_VENUE]
+        found = next(iter(at + unknown), "") or facts.names[0]
     elif words & PLACES:
         if not words & _VENUES:
             where = _not_venues(where, facts)

@@ -23,16 +23,22 @@ _NO_SORT = frozenset(
     | {"top", "other", "same", "different", "next", "last", "first", "certain", "specific"}
 )
 
-# Words in -est that are no superlative: "a guest room", "a forest trail".
+# Words in -est that are no superlative: "a forest cabin", "southwest cuisine".
 _NOUNS_IN_EST = frozenset(
-    {"guest", "forest", "interest", "west", "test", "chest", "harvest", "request", "contest"}
-    | {"protest", "quest", "nest", "rest", "vest", "crest", "digest", "manifest", "midwest"}
+    {"forest", "interest", "harvest", "request", "contest", "protest", "manifest", "digest"}
+    | {"honest", "modest", "earnest", "arrest", "unrest", "conquest", "tempest", "inquest"}
+    | {"bequest", "behest", "suggest", "invest", "midwest"}
 )
 
 
 def _superlative(word: str) -> bool:
     """ "nearest", "cheapest", "largest": what is asked of it, no kind of it."""
-    return len(word) > 5 and word.endswith("est") and word not in _NOUNS_IN_EST
+    return (
+        len(word) > 5
+        and word.endswith("est")
+        and word not in _NOUNS_IN_EST
+        and not word.endswith(("west", "east"))  # "southwest", "northeast"
+    )
 
 
 def sort_of(name: str, description: str, task: str) -> str | None:

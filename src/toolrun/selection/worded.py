@@ -1,15 +1,16 @@
 """Numbers a task says in words, for step 5 (`arguments`): a span of time without a
 number ("for the next week": 7 for a number of days, "over the past decade": 10 for one
-in years) and how often interest is compounded ("compounded quarterly": 4 times a
-year)."""
+in years), how often interest is compounded ("compounded quarterly": 4 times a
+year) and one of what a count counts ("one child" for children)."""
 
 from __future__ import annotations
 
 import re
 from itertools import islice
+from typing import Any
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.numbering import kind
+from toolrun.selection.numbering import kind, name_words
 from toolrun.selection.text import split_words, stem
 
 # ("the last day of the trip" is no span.)
@@ -26,7 +27,9 @@ _OFTEN = re.compile(
 )
 _TIMES_A_YEAR = {"annually": 1, "yearly": 1, "semiannually": 2, "semi-annually": 2}
 _TIMES_A_YEAR |= {"biannually": 2, "quarterly": 4, "monthly": 12, "weekly": 52, "daily": 365}
-_ONE = re.compile(r"\bone\s+([a-z]+)\b", re.I)  # "one child", not "one of", for "children"
+# "one child" for a count of children ("two adults and one child"); not "one of".
+_ONE = re.compile(r"\bone\s+([a-z]+)\b", re.I)
+_PLURALS = frozenset({"children", "people", "men", "women", "feet", "teeth", "mice", "geese"})
 _MOST = 16  # words of compounding and of frequency looked at: a task names a few
 
 
@@ -34,7 +37,9 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
     """For each whole-number parameter, the number the task says in words, if any: how
     often interest is compounded for one whose name or description says "compound"; a
     span of time for one counted in days, weeks, months or years — the one with the
-    largest unit the span holds ("the past decade": 10 years rather than 3650 days)."""
+    largest unit the span holds ("the past decade": 10 years rather than 3650 days); 1
+    for a count of what "one" comes before ("one child" for children; not "one year
+    from now" for a year, nor "one page at a time" for page_size)."""
     often = _by_nearness(task)
     found: dict[str, int] = {}
     units: dict[str, int] = {}  # a parameter counted in days, weeks…: its unit in days
@@ -52,7 +57,7 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
     for match in islice(_ONE.finditer(task), _MOST):  # "two adults and one child"
         counted = stem(match[1].lower())
         for name, spec in card.properties.items():
-            if kind(spec) == "integer" and name not in found and counted in _words(name):
+            if name not in found and _counts(name, spec) and counted in name_words(name):
                 found[name] = 1
                 break
     for match in islice(_SPAN.finditer(task), _MOST):
@@ -64,8 +69,13 @@ def worded_numbers(card: ToolCard, task: str) -> dict[str, int]:
     return found
 
 
-def _words(name: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in split_words(name))
+def _counts(name: str, spec: dict[str, Any]) -> bool:
+    """Whether a whole-number parameter counts things: its name ends in a plural
+    (children, num_adults), or its description says "number of" (not year, page_size)."""
+    last = (split_words(name) or [""])[-1]
+    plural = last.endswith("s") or last in _PLURALS
+    described = "number of" in str(spec.get("description", "")).lower()
+    return kind(spec) == "integer" and (plural or described)
 
 
 def _by_nearness(task: str) -> list[int]:

@@ -15,15 +15,18 @@ _MOST_WORDS = 3  # words of one item
 _MOST_ITEMS = 12  # items read back from one "and": a long run costs no more than that
 # Words that end an item (besides stop words): a verb of being ("I am efficient"), a
 # word that introduces a list ("including points per game").
-_BOUNDARY = STOP_WORDS | {"am", "is", "are", "was", "were", "be", "including", "include"}
+_INTRODUCING = frozenset({"including", "include", "includes", ":"})  # a list comes next
+_BOUNDARY = STOP_WORDS | {"am", "is", "are", "was", "were", "be"} | _INTRODUCING
 
 
 def word_lists(text: str) -> list[list[str]]:
     """Each list of lowercase words `text` writes with "and" before its last item: the
-    items between commas whole (up to three words), the first from the last word that
-    ends an item (a stop word, "am", "including", a gerund first) and no longer than the
-    longest other, the last up to such a word and, where the list has items between, no
-    longer than the longest of those."""
+    items between commas whole (up to three words); the first and the last of more than
+    one word only where an item between them has several too or a word that introduces
+    a list comes first ("including points per game, assists, and minutes per game"), the
+    first from the last word that ends an item (a stop word, "am", "including"; a gerund
+    first aside) and no longer than the others, the last no longer than those before it
+    ("red, green and blue cars": blue; "buy eggs and milk today": eggs and milk)."""
     tokens = [match[0] for match in _TOKEN.finditer(text)]
     found = []
     floor = 0  # where the last list ended: its last item starts no other
@@ -31,11 +34,13 @@ def word_lists(text: str) -> list[list[str]]:
         if word != "and" or at < floor:
             continue
         last, after = _last_item(tokens, at + 1)
-        items = _items_before(tokens, at, floor)
+        items, before = _items_before(tokens, at, floor)
         if not last or not items:
             continue
         floor = after
         first, middle = items[0], items[1:]
+        if not any(len(item) > 1 for item in middle) and before not in _INTRODUCING:
+            first, last = first[-1:], last[:1]
         last = last[: max(len(item) for item in [first, *middle])]  # "blue", not "blue cars"
         first = first[-max(len(item) for item in [*middle, last]) :]
         while len(first) > 1 and first[0].endswith("ing"):
@@ -48,8 +53,9 @@ def _last_item(tokens: list[str], start: int) -> tuple[list[str], int]:
     """The words after "and" at `start` (stop words first aside: "and also pet food"),
     up to three up to a word that ends an item or anything but a word; and where they
     end."""
-    while start < len(tokens) and tokens[start] in STOP_WORDS:
-        start += 1
+    skipped = 0
+    while start < len(tokens) and tokens[start] in STOP_WORDS and skipped < _MOST_WORDS:
+        start, skipped = start + 1, skipped + 1
     words = []
     for token in tokens[start : start + _MOST_WORDS]:
         if not _a_word(token):
@@ -58,10 +64,10 @@ def _last_item(tokens: list[str], start: int) -> tuple[list[str], int]:
     return words, start + len(words)
 
 
-def _items_before(tokens: list[str], end: int, floor: int) -> list[list[str]]:
+def _items_before(tokens: list[str], end: int, floor: int) -> tuple[list[list[str]], str]:
     """The items before the "and" at `end` and from `floor` on, first to last: runs of
     words between commas (up to three words each), the first from a word that ends an
-    item."""
+    item; and the word (or mark) just before the first, "" where none."""
     items: list[list[str]] = []
     at = end - 1
     if at >= floor and tokens[at] == ",":  # "assists, and minutes"
@@ -77,7 +83,7 @@ def _items_before(tokens: list[str], end: int, floor: int) -> list[list[str]]:
         if at < floor + 1 or tokens[at] != ",":  # the list starts in this item
             break
         at -= 1
-    return items
+    return items, tokens[at].lower() if at >= floor else ""
 
 
 def _a_word(token: str) -> bool:

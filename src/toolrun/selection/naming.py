@@ -135,7 +135,12 @@ def _related(near: list[str], head: str) -> bool:
     """Whether a preposition stands between `head`, among the words `near` a value, and
     the value: "the metrics for the …" relates the value to the metrics, it is no
     metric."""
-    return bool(set(near[len(near) - near[::-1].index(head) :]) & _RELATING)
+    return bool(set(_after(near, head)) & _RELATING)
+
+
+def _after(near: list[str], head: str) -> list[str]:
+    """The words of `near` after the last `head` among them."""
+    return near[len(near) - near[::-1].index(head) :]
 
 
 def _says(word: str, name: str) -> bool:
@@ -177,7 +182,7 @@ def _said(name: str, before: list[str], where: bool = False) -> float:
     near = before[-_NEAR:]
     if not head or head not in near:
         return 0.0
-    between = near[len(near) - near[::-1].index(head) :]
+    between = _after(near, head)
     linking = _WHERE_LINKING if where else LINKING
     if not set(between) <= linking | words | GENERIC:
         return 0.0

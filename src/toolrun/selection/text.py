@@ -41,7 +41,7 @@ def split_words(text: str) -> list[str]:
 
 
 # Plurals the stemmer leaves apart from their singular: "one child" for "children".
-_IRREGULAR = {
+IRREGULAR_PLURALS = {
     "children": "child",
     "people": "person",
     "men": "man",
@@ -55,7 +55,7 @@ _IRREGULAR = {
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return str(_stemmer.stemWord(_IRREGULAR.get(word, word)))
+    return str(_stemmer.stemWord(IRREGULAR_PLURALS.get(word, word)))
 
 
 def terms(text: str) -> list[str]:

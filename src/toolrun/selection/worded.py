@@ -11,7 +11,7 @@ from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.numbering import kind, name_words
-from toolrun.selection.text import split_words, stem
+from toolrun.selection.text import IRREGULAR_PLURALS, split_words, stem
 
 # ("the last day of the trip" is no span.)
 _SPAN = re.compile(
@@ -29,7 +29,6 @@ _TIMES_A_YEAR = {"annually": 1, "yearly": 1, "semiannually": 2, "semi-annually":
 _TIMES_A_YEAR |= {"biannually": 2, "quarterly": 4, "monthly": 12, "weekly": 52, "daily": 365}
 # "one child" for a count of children ("two adults and one child"); not "one of".
 _ONE = re.compile(r"\bone\s+([a-z]+)\b", re.I)
-_PLURALS = frozenset({"children", "people", "men", "women", "feet", "teeth", "mice", "geese"})
 _MOST = 16  # words of compounding and of frequency looked at: a task names a few
 
 
@@ -73,7 +72,7 @@ def _counts(name: str, spec: dict[str, Any]) -> bool:
     """Whether a whole-number parameter counts things: its name ends in a plural
     (children, num_adults), or its description says "number of" (not year, page_size)."""
     last = (split_words(name) or [""])[-1]
-    plural = last.endswith("s") or last in _PLURALS
+    plural = last.endswith("s") or last in IRREGULAR_PLURALS
     described = "number of" in str(spec.get("description", "")).lower()
     return kind(spec) == "integer" and (plural or described)
 

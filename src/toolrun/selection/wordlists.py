@@ -1,7 +1,7 @@
 """Lowercase words a task writes as one list, for `facts`: "tomatoes and lettuce", "red,
-green and blue", and items of a few words each ("efficient, organized, easy going and
-compassionate", "behaviour and group dynamics", "including points per game, assists,
-and minutes per game")."""
+green and blue", and items of a few words each where the list shows them ("efficient,
+organized, easy going and compassionate", "including points per game, assists, and
+minutes per game")."""
 
 from __future__ import annotations
 

@@ -28,6 +28,15 @@ def test_a_descriptions_examples_say_nothing_of_a_names_role() -> None:
         }
     )
     assert fill(movie, "a film with Alex King in the cast").arguments == {"cast": "Alex King"}
+    # "(Optional)" is no example: the sentence after it still says the role
+    optional = card(
+        {
+            "director": typed("string", "(Optional) The director of the movie."),
+            "starring": typed("string", "(Optional) The cast of the movie."),
+        }
+    )
+    found = fill(optional, "Find movies that have Alex King in the cast").arguments
+    assert found == {"starring": "Alex King"}
 
 
 def test_at_after_a_parameters_word_says_where_not_what() -> None:
@@ -44,6 +53,12 @@ def test_at_after_a_parameters_word_says_where_not_what() -> None:
         "spa_name": "Tranquil Wellness Center",
         "treatment_type": "facial",  # not the name after "treatment at"
     }
+    # … nor when, before a number; a quote or a code "at" may still name
+    vaccine = card({"antigen": typed("string"), "time_point": typed("string")}, ["antigen"])
+    assert "antigen" not in fill(vaccine, "the response to the antigen at 1 month").arguments
+    git = card({"branch": typed("string"), "repository": typed("string")}, ["branch", "repository"])
+    task = "In the repository at 'acme-web', create the 'fix-1'"
+    assert fill(git, task).arguments == {"repository": "acme-web", "branch": "fix-1"}
 
 
 def test_a_word_after_a_value_that_heads_another_parameter_claims_it() -> None:

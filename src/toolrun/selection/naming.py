@@ -172,7 +172,7 @@ def _ends_a_phrase(name: str, text: str) -> bool:
     return found is not None and (found[2] is None or found[2].lower() in STOP_WORDS)
 
 
-def _said(name: str, before: list[str], where: bool = False) -> float:
+def _said(name: str, before: list[str], where: bool) -> float:
     """How much of parameter `name` the words just before a value say (0: not enough):
     its head word (the last one that is not generic: "date" of movie_date) must be among
     them, with only linking words after it ("the subject is 'Hi'"; not "at" for a value

@@ -215,7 +215,7 @@ def _city_over_its_region(where: list[str], facts: Facts) -> str | None:
     )
 
 
-_REGION_WORDS = frozenset(stem(w) for w in ("country", "state", "region", "province", "county"))
+_REGION_WORDS = frozenset(stem(w) for w in _AREAS - {"city", "town"})  # a region's stems
 
 
 def _unintroduced_place(words: frozenset[str], facts: Facts) -> str:

@@ -3,6 +3,7 @@ description's listed values or the kind a task names a text parameter takes."""
 
 from __future__ import annotations
 
+import pytest
 from tests.selection.test_arguments import card, typed
 
 from toolrun.selection.arguments import fill
@@ -230,3 +231,23 @@ def test_an_optional_parameter_takes_no_word_of_what_the_tool_is_about() -> None
     )
     found = fill(restaurants, "Find Italian restaurants in Boston").arguments
     assert found == {"city": "Boston", "cuisine": "Italian"}
+
+
+@pytest.mark.timeout(60)
+def test_a_word_given_a_role_with_as_goes_to_the_parameter_of_that_role() -> None:
+    user = card(
+        {"user_id": typed("integer", "The user's ID"), "special": typed("string", "A request")},
+        ["user_id"],
+    )
+    task = "Retrieve the user with the ID 7890, who has black as their special request"
+    assert fill(user, task).arguments == {"user_id": 7890, "special": "black"}
+    route = card({"city": typed("string"), "travel_mode": typed("string")}, ["city"])
+    found = fill(route, "Plan a route in Paris with walking as the travel mode").arguments
+    assert found == {"city": "Paris", "travel_mode": "walking"}
+    # a role other than the parameter's, or a word that says how, gives nothing
+    assert "travel_mode" not in fill(route, "Paris, with walking as the exercise").arguments
+    for said in ("known as the mode", "such as travel mode", "listed as the travel mode"):
+        assert "travel_mode" not in fill(route, f"Plan a route in Paris, {said}").arguments
+    # a long run of hyphened letters is read once, not from each of its hyphens
+    hostile = "a-" * 100_000 + " as the travel mode"
+    assert "travel_mode" not in fill(route, hostile).arguments

@@ -52,6 +52,7 @@ from toolrun.selection.placing import (
     written_place,
 )
 from toolrun.selection.quotes import quoted_strings
+from toolrun.selection.roles import named_as
 from toolrun.selection.text import split_words
 from toolrun.selection.units import measured, unit_parameters
 from toolrun.selection.urls import HOST_WORDS, host_filled, templated_url
@@ -168,6 +169,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= times_of_day(free_text, card, facts)
     found |= asker_name(free_text, facts)
     found |= commands(free_text, facts)
+    found |= named_as([p for p in free_text if p not in found], task, facts)
     units = unit_parameters([p for p in free_text if p not in found], card, task, written_numbers)
     found |= _used(units, facts)
     found |= _used(measured([p for p in free_text if p not in found], card, task), facts)

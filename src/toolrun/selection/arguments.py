@@ -169,7 +169,6 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= times_of_day(free_text, card, facts)
     found |= asker_name(free_text, facts)
     found |= commands(free_text, facts)
-    found |= named_as([p for p in free_text if p not in found], task, facts)
     units = unit_parameters([p for p in free_text if p not in found], card, task, written_numbers)
     found |= _used(units, facts)
     found |= _used(measured([p for p in free_text if p not in found], card, task), facts)
@@ -194,6 +193,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
         if value is not None:
             found[name] = (value, source)
             forget(facts, value)
+    found |= named_as([p for p in free_text if p not in found], task, facts)
     for name in [p for p in free_text if own_words(p) & URL_WORDS]:
         given = found.get(name, ("", ""))[0]
         url = given if isinstance(given, str) and given.startswith(("http:", "https:")) else None

@@ -32,8 +32,9 @@ _MOST = 16  # "as" looked at: a task gives a few roles
 
 
 def named_as(names: list[str], task: str, facts: Facts) -> Found:
-    """For each text parameter in `names` whose name's words are all among the words of
-    a role the task gives with "as", the word before "as" ("black as their special
+    """For each text parameter in `names` (those no other rule filled: "facial
+    expressions", read before, stays whole) whose name's words are all among the words
+    of a role the task gives with "as", the word before "as" ("black as their special
     request"), in the task's order; not a word that says how ("such as", "known as",
     "listed as": a word in -ed)."""
     found: Found = {}

@@ -2210,6 +2210,22 @@ def test_values_taken_for_want_of_better_are_not_recognised() -> None:
     assert fill(host, "Connect", {"port": 2222}).recognised == 0.0
 
 
+def test_formed_says_whether_the_task_gives_a_value_only_one_kind_of_tool_takes() -> None:
+    runner = card({"command": {"type": "string", "description": "The command to run"}}, ["command"])
+    fetcher = card({"url": typed("string", "The URL to fetch")}, ["url"])
+    mailer = card({"recipient": typed("string"), "body": typed("string")}, ["recipient"])
+    weather = card({"city": typed("string", "The city")}, ["city"])
+
+    # a command, a URL, an e-mail address: the kind of value these tools run on
+    assert fill(runner, "is docker running? use docker ps").formed == 1.0
+    assert fill(fetcher, "what does https://example.org/status say").formed == 1.0
+    assert fill(mailer, "write to ann@example.org that I am late").formed == 1.0
+    # a place, a command only guessed at, a value from the caller's context: no such form
+    assert fill(weather, "the weather in Boston").formed == 0.0
+    assert fill(runner, "list the files").formed == 0.0
+    assert fill(runner, "list the files", {"command": "ls"}).formed == 0.0
+
+
 def test_a_parameter_for_a_directory_takes_no_path_the_task_calls_a_file() -> None:
     tool = card(
         {

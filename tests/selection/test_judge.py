@@ -66,7 +66,7 @@ def test_the_shipped_judges_cover_their_signals_and_favour_evidence() -> None:
     # parameters, or more similar in meaning: more confident.
     low = dict.fromkeys(BY_MEANING, 0.0) | {"task_length": 2.0}
     for judge in judges.values():
-        for telling in ("relevance", "task_covered", "recognised"):
+        for telling in ("relevance", "task_covered", "recognised", "formed"):
             assert judge.logit(low | {telling: 1.0}) > judge.logit(low)
     assert judges["meaning"].logit(low | {"similarity": 0.8}) > judges["meaning"].logit(low)
     assert judges["meaning"].as_dict() == Judge.of(judges["meaning"].as_dict()).as_dict()
@@ -82,6 +82,7 @@ def test_signals_are_shares_of_words_each_way() -> None:
         missing=["nights"],
         required=["city", "nights"],
         recognised=1.0,
+        formed=0.0,
     )
 
     assert found == pytest.approx(
@@ -93,6 +94,7 @@ def test_signals_are_shares_of_words_each_way() -> None:
             "task_length": math.log(4),
             "missing": 0.5,
             "recognised": 1.0,
+            "formed": 0.0,
         }
     )
 

@@ -251,3 +251,25 @@ def test_a_word_given_a_role_with_as_goes_to_the_parameter_of_that_role() -> Non
     # a long run of hyphened letters is read once, not from each of its hyphens
     hostile = "a-" * 100_000 + " as the travel mode"
     assert "travel_mode" not in fill(route, hostile).arguments
+
+
+def test_a_word_of_a_value_another_parameter_took_names_no_option() -> None:
+    features = ["timings", "exhibitions", "accessibility", "events", "history"]
+    museum = card(
+        {
+            "museum": typed("string", "The name of the museum"),
+            "city": typed("string", "The city where the museum is"),
+            "features": {"type": "array", "items": {"type": "string", "enum": features}},
+        },
+        ["museum", "city"],
+    )
+    task = "Get me information about Natural History Museum in London including timings and events."
+    found = fill(museum, task).arguments
+    assert found["museum"] == "Natural History Museum"
+    assert found["features"] == ["timings", "events"]  # not "history"
+    guide = card({"museum": typed("string"), "topic": typed("string", enum=["history", "art"])})
+    found = fill(guide, "A tour of the Natural History Museum for its art").arguments
+    assert found == {"museum": "Natural History Museum", "topic": "art"}
+    # a name no parameter took still names its option
+    ride = card({"type": typed("string", enum=["plus", "comfort"])})
+    assert fill(ride, "I need a Comfort Uber ride").arguments == {"type": "comfort"}

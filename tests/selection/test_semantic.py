@@ -60,11 +60,49 @@ def test_words_that_match_but_mean_something_else_give_no_tool(encoder: Encoder)
     by_words = Selector([WEATHER, RATING]).select(task)
     by_meaning = Selector([WEATHER, RATING], encoder).select(task)
 
-    assert by_words.chosen == "get_movie_rating"
+    # by words the rating tool comes first, near the bar; its meaning takes it far below
+    by_words_first, by_meaning_first = (
+        by_words.trace["3_matching"][0],
+        by_meaning.trace["3_matching"][0],
+    )
+    assert by_words_first["name"] == by_meaning_first["name"] == "get_movie_rating"
+    assert by_words_first["confidence"] > 0.4
+    assert by_meaning_first["confidence"] < by_words_first["confidence"] - 0.15
     assert by_meaning.chosen is None
     assert by_meaning.reason.startswith("no suitable tool")
     assert by_meaning.trace["3_matching_by"].startswith("words and meaning")
     assert by_meaning.trace["3_matching"][0]["similarity"] < 0.3
+
+
+SHELL = ToolCard.parse(
+    {
+        "name": "host_shell.run",
+        "description": "Runs a system-level command on the host machine.",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The command to run"}},
+            "required": ["command"],
+        },
+    }
+)
+
+
+def test_a_task_that_hands_a_tool_the_command_it_runs_asks_for_that_tool(
+    encoder: Encoder,
+) -> None:
+    # Few words or little meaning shared, but the very kind of value the tool runs on
+    # (`formed`): the judge once said "no suitable tool" to each of these.
+    for task in (
+        "show my ip address using ipconfig",
+        "kill notepad using taskkill /IM notepad.exe",
+        "how much disk is left, use df -h",
+    ):
+        selection = Selector([SHELL], encoder).select(task)
+        assert selection.chosen == "host_shell.run", task
+        assert selection.arguments is not None
+        assert selection.arguments["command"] in task
+    # … and not where it gives none: a question the tool would have to be told how to do
+    assert Selector([SHELL], encoder).select("What is the capital of France?").chosen is None
 
 
 def test_meaning_keeps_a_tool_that_words_were_unsure_of(encoder: Encoder) -> None:

@@ -14,8 +14,11 @@ from typing import Any
 
 from toolrun.selection.arrays import ONE_ITEM, array
 from toolrun.selection.asked import (
+    EMAIL_GIVEN,
     PATH_WORDS,
+    URL_GIVEN,
     URL_WORDS,
+    WEBSITE_GIVEN,
     Asked,
     an_address_only,
     asked_for,
@@ -27,6 +30,7 @@ from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts
 from toolrun.selection.flags import flag
 from toolrun.selection.kinds import (
+    COMMAND_GIVEN,
     asker_name,
     colours,
     commands,
@@ -35,6 +39,7 @@ from toolrun.selection.kinds import (
     meant_numbers,
     month_names,
     named_language,
+    outside_names,
     own_words,
     seasons,
     text_language,
@@ -73,6 +78,9 @@ _WHOLE_TASK = "the task itself"
 _DEFAULT = "default"
 _CONTEXT = "context"
 _LOOSE = frozenset({_ANY_NAME, LEFT_NUMBER, _WHOLE_TASK, _DEFAULT})
+# Sources of a value in a form that only tools of one kind take: a command (a shell's), a
+# URL or a website (a web client's), an e-mail address (a mailer's).
+_FORMS = frozenset({COMMAND_GIVEN, URL_GIVEN, WEBSITE_GIVEN, EMAIL_GIVEN})
 # A parameter for what the user says, which takes the whole task where nothing else fits.
 _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
 # A text parameter that takes text the task gives as written where no name says whose.
@@ -101,6 +109,14 @@ class Filled:
     def valid(self) -> bool:
         """Every required argument found (none guessed) and the schema holds."""
         return not self.missing and not self.errors and not self.guessed
+
+    @property
+    def formed(self) -> float:
+        """1 where a value found (not from the caller's context) is in a form that only
+        tools of one kind take — a command, a URL or a website, an e-mail address — else
+        0: a task that hands a tool the very kind of value it runs on asks for that tool,
+        whatever words it shares with it ("list files using dir Desktop")."""
+        return float(any(source in _FORMS for source in self.sources.values()))
 
     @property
     def recognised(self) -> float:
@@ -260,7 +276,9 @@ def _value(
         source = bool(set(split_words(name)) & _SOURCE)
         asked = asked_for(name, description)
         language = bool(asked.words & _LANGUAGE_WORDS)
-        return named_option(spec["enum"], task, asked.meanings, source=source, language=language)
+        options = spec["enum"]
+        text = outside_names(task, facts, options)
+        return named_option(options, text, asked.meanings, source=source, language=language)
     if found == "boolean":
         return flag(name, task)
     if found == "array":

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolrun.selection.facts import Facts
-from toolrun.selection.kinds import forget, own_words
+from toolrun.selection.kinds import forget, outside_names, own_words
 from toolrun.selection.numbering import kind, name_words, span
 from toolrun.selection.options import named_options
 
@@ -33,7 +33,7 @@ def array(
             facts.lists.remove(found)
             return found, "list in the task"
     if "enum" in items:
-        options = named_options(items["enum"], task)
+        options = named_options(items["enum"], outside_names(task, facts, items["enum"]))
         return (options, "enum values in the task") if options else (None, "")
     if numeric:
         return _numeric(name, facts)

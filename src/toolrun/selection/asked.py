@@ -30,6 +30,10 @@ _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", 
 _EMAIL_ADDRESS_ONLY = re.compile(r"(?<!\bor )\be-?mail address(?:es)?\b(?! or\b)", re.I)
 _EMAIL_WORDS = frozenset({"email", "mail", "recipient"})
 _PATTERN_WORDS = frozenset({"pattern", "glob"})
+# Sources of values in a form only some tools take (`Filled.formed`).
+URL_GIVEN = "URL in the task"
+EMAIL_GIVEN = "e-mail address in the task"
+WEBSITE_GIVEN = "website in the task"  # a URL's parameter given a domain ("Foodnetwork.com")
 _DATE_WORDS = frozenset({"date", "day", "when", "time"})
 # A website named by its domain alone, which `facts` reads as a path ("Foodnetwork.com",
 # "example.org/recipes"): a name, a dot and a common top-level domain that is no file's
@@ -130,8 +134,8 @@ def typed(asked: Asked, description: str, facts: Facts) -> tuple[Any, str]:
     if facts.pair and own & (_OLD | _NEW):
         return facts.pair[0 if own & _OLD else 1], "what to replace in the task"
     kinds: list[tuple[frozenset[str], list[Any], str]] = [
-        (URL_WORDS, facts.urls, "URL in the task"),
-        (_EMAIL_WORDS, facts.emails, "e-mail address in the task"),
+        (URL_WORDS, facts.urls, URL_GIVEN),
+        (_EMAIL_WORDS, facts.emails, EMAIL_GIVEN),
         (_PATTERN_WORDS, facts.patterns, "pattern in the task"),
         (PATH_WORDS, facts.paths, "path in the task"),
     ]
@@ -145,7 +149,7 @@ def typed(asked: Asked, description: str, facts: Facts) -> tuple[Any, str]:
             return value, source
     if own & URL_WORDS and (domain := next(filter(_DOMAIN.fullmatch, facts.paths), None)):
         facts.paths.remove(domain)  # "from Foodnetwork.com": a website named by its domain
-        return domain, "website in the task"
+        return domain, WEBSITE_GIVEN
     if facts.addresses and takes_address(own, words, description):
         return address(own, facts), "address in the task"
     if words & _DATE_WORDS and facts.dates:

@@ -29,6 +29,8 @@ BY_WORDS = (
     "missing",  # share of its required parameters the task cannot fill (step 5's rules)
     "recognised",  # share of the values step 5 found that the task gives for their
     # parameter: named by it or in its form, not the first name or number left
+    "formed",  # 1 where step 5 found a value in a form only one kind of tool takes (a
+    # command, a URL or a website, an e-mail address), else 0
 )
 BY_MEANING = (*BY_WORDS, "similarity")  # cosine of the task's and the tool's embeddings
 DEFAULT_CONFIDENCE = 0.5  # a candidate fits when it more likely fits than not
@@ -111,6 +113,7 @@ def signals(
     missing: Sequence[str],
     required: Sequence[str],
     recognised: float,
+    formed: float,
 ) -> dict[str, float]:
     """The signals of one candidate by words (`BY_WORDS`); by meaning, add its
     similarity."""
@@ -122,6 +125,7 @@ def signals(
         "task_length": math.log1p(len(task_words)),
         "missing": len(missing) / len(required) if required else 0.0,
         "recognised": recognised,
+        "formed": formed,
     }
 
 

@@ -23,7 +23,7 @@ from toolrun.selection.languages import NAMES_PATTERN as LANGUAGES_PATTERN
 from toolrun.selection.numbering import kind, name_words
 from toolrun.selection.options import meanings_of, named_number
 from toolrun.selection.quotes import quoted_strings
-from toolrun.selection.text import split_words, stem
+from toolrun.selection.text import blanked, split_words, stem
 
 # Whoever asks, in a parameter's name: "user_name", "person_name", "customer_name".
 _ASKER = frozenset(
@@ -83,6 +83,7 @@ _ENGLISH = frozenset({"the", "is", "and", "it", "i", "you", "a", "to", "of", "th
 _ENDS = frozenset({"end", "until", "to", "finish", "stop"})
 
 Found = dict[str, tuple[Any, str]]  # a value and its source, by parameter name
+COMMAND_GIVEN = "command given in the task"  # a source: a command, for a command parameter
 
 
 @functools.lru_cache(maxsize=4096)
@@ -105,6 +106,27 @@ def forget(facts: Facts, value: Any) -> None:
                     pool[:] = [found for found in pool if found.lower() != lowered]
             if head != lowered and head in (name.lower() for name in facts.names):
                 facts.names[:] = [name for name in facts.names if name.lower() != head]
+
+
+def outside_names(task: str, facts: Facts, options: list[Any]) -> str:
+    """`task` with the values of several words another parameter took blanked, but for
+    one that is one of `options`: a word of such a value names no option (the museum
+    "Natural History Museum" is no "history"; "a Comfort Uber ride" may be "comfort")."""
+    wanted = {str(option).lower() for option in options}
+    named = {value for value in facts.used if " " in value.strip()} - wanted
+    if not named:
+        return task
+    lowered = task.lower()
+    spans = sorted(
+        (m.start(), m.end()) for name in named for m in re.finditer(re.escape(name), lowered)
+    )
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return blanked(task, merged)
 
 
 def meant_numbers(card: ToolCard, task: str) -> dict[str, int]:
@@ -160,7 +182,7 @@ def commands(names: list[str], facts: Facts) -> Found:
     for name in names:
         words = own_words(name)
         if facts.commands and words & {"command", "cmd"} and not words & _ABOUT_A_COMMAND:
-            found[name] = (facts.commands.pop(0), "command given in the task")
+            found[name] = (facts.commands.pop(0), COMMAND_GIVEN)
     return found
 
 

@@ -403,6 +403,7 @@ class Selector:
                 filled.missing,
                 card.required,
                 filled.recognised,
+                filled.formed,
             )
             judge = judges["words"]
             if candidate.similarity is not None:

@@ -246,8 +246,22 @@ def test_a_word_given_a_role_with_as_goes_to_the_parameter_of_that_role() -> Non
     assert found == {"city": "Paris", "travel_mode": "walking"}
     # a role other than the parameter's, or a word that says how, gives nothing
     assert "travel_mode" not in fill(route, "Paris, with walking as the exercise").arguments
-    for said in ("known as the mode", "such as travel mode", "listed as the travel mode"):
+    for said in ("known as the travel mode", "such as travel mode", "listed as the travel mode"):
         assert "travel_mode" not in fill(route, f"Plan a route in Paris, {said}").arguments
+    # the role starts with the parameter's words: "PDF format" is no format for "document"
+    saving = card({"document": typed("string"), "format": typed("string")}, ["document"])
+    assert "format" not in fill(saving, "Save the document as PDF format").arguments
+    # a whole word (not one in -ed alone) that no parameter took
+    login = card({"host": typed("string"), "username": typed("string")}, ["host"])
+    assert "username" not in fill(login, "connect to db1 with john.doe as the username").arguments
+    found = fill(route, "Plan a route in Paris, with Paris as the travel mode").arguments
+    assert found == {"city": "Paris"}
+    found = fill(route, "Plan a route in Paris with speed as the travel mode").arguments
+    assert found == {"city": "Paris", "travel_mode": "speed"}
+    # … and it outweighs a value taken for want of better (the first name left)
+    both = card({"city": typed("string"), "travel_mode": typed("string")}, ["city", "travel_mode"])
+    task = "Plan a route in Paris with walking as the travel mode, stopping at Lyon"
+    assert fill(both, task).arguments["travel_mode"] == "walking"
     # a long run of hyphened letters is read once, not from each of its hyphens
     hostile = "a-" * 100_000 + " as the travel mode"
     assert "travel_mode" not in fill(route, hostile).arguments
@@ -270,6 +284,22 @@ def test_a_word_of_a_value_another_parameter_took_names_no_option() -> None:
     guide = card({"museum": typed("string"), "topic": typed("string", enum=["history", "art"])})
     found = fill(guide, "A tour of the Natural History Museum for its art").arguments
     assert found == {"museum": "Natural History Museum", "topic": "art"}
+    # … whatever the case does to the text's length before it
+    found = fill(guide, "İİİİ: a tour of the Natural History Museum for its art").arguments
+    assert found == {"museum": "Natural History Museum", "topic": "art"}
+    # a whole task taken (a message) hides no option
+    chat = card(
+        {
+            "message": typed("string", "The message to send"),
+            "settings": {
+                "type": "object",
+                "properties": {"tone": typed("string", enum=["formal", "casual"])},
+            },
+        },
+        ["message"],
+    )
+    found = fill(chat, "Hey there, how are you? keep it casual").arguments
+    assert found["settings"] == {"tone": "casual"}
     # a name no parameter took still names its option
     ride = card({"type": typed("string", enum=["plus", "comfort"])})
     assert fill(ride, "I need a Comfort Uber ride").arguments == {"type": "comfort"}

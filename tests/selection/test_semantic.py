@@ -57,17 +57,12 @@ def test_a_batch_and_single_texts_encode_alike(encoder: Encoder) -> None:
 def test_words_that_match_but_mean_something_else_give_no_tool(encoder: Encoder) -> None:
     task = "Rate my cooking recipe for pancakes"
 
-    by_words = Selector([WEATHER, RATING]).select(task)
-    by_meaning = Selector([WEATHER, RATING], encoder).select(task)
+    # A bar a little below the default: by words the rating tool (near the default bar)
+    # passes it; its meaning takes it far below.
+    by_words = Selector([WEATHER, RATING]).select(task, min_confidence=0.4)
+    by_meaning = Selector([WEATHER, RATING], encoder).select(task, min_confidence=0.4)
 
-    # by words the rating tool comes first, near the bar; its meaning takes it far below
-    by_words_first, by_meaning_first = (
-        by_words.trace["3_matching"][0],
-        by_meaning.trace["3_matching"][0],
-    )
-    assert by_words_first["name"] == by_meaning_first["name"] == "get_movie_rating"
-    assert by_words_first["confidence"] > 0.4
-    assert by_meaning_first["confidence"] < by_words_first["confidence"] - 0.15
+    assert by_words.chosen == "get_movie_rating"
     assert by_meaning.chosen is None
     assert by_meaning.reason.startswith("no suitable tool")
     assert by_meaning.trace["3_matching_by"].startswith("words and meaning")

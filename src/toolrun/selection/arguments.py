@@ -209,7 +209,9 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
         if value is not None:
             found[name] = (value, source)
             forget(facts, value)
-    found |= named_as([p for p in free_text if p not in found], task, facts)
+    # a role the task gives outweighs a value taken for want of better ("the first name left")
+    guessed = [p for p in free_text if p not in found or found[p][1] in _LOOSE]
+    found |= named_as(guessed, task, facts)
     for name in [p for p in free_text if own_words(p) & URL_WORDS]:
         given = found.get(name, ("", ""))[0]
         url = given if isinstance(given, str) and given.startswith(("http:", "https:")) else None

@@ -84,6 +84,10 @@ _ENDS = frozenset({"end", "until", "to", "finish", "stop"})
 
 Found = dict[str, tuple[Any, str]]  # a value and its source, by parameter name
 COMMAND_GIVEN = "command given in the task"  # a source: a command, for a command parameter
+# The values `outside_names` blanks: a name's few words (not a whole task another
+# parameter took), and a few of them (a task's values are a few).
+_NAME_WORDS = 5
+_MOST_NAMES = 16
 
 
 @functools.lru_cache(maxsize=4096)
@@ -109,24 +113,22 @@ def forget(facts: Facts, value: Any) -> None:
 
 
 def outside_names(task: str, facts: Facts, options: list[Any]) -> str:
-    """`task` with the values of several words another parameter took blanked, but for
-    one that is one of `options`: a word of such a value names no option (the museum
-    "Natural History Museum" is no "history"; "a Comfort Uber ride" may be "comfort")."""
+    """`task` with the values of two to five words another parameter took before (as
+    whole words, in any case) blanked, but for one that is one of `options`: a word of
+    such a value names no option (the museum "Natural History Museum" is no "history";
+    "a Comfort Uber ride" may be "comfort"); a whole task taken is not blanked."""
     wanted = {str(option).lower() for option in options}
-    named = {value for value in facts.used if " " in value.strip()} - wanted
+    named = sorted(
+        {value for value in facts.used if 2 <= len(value.split()) <= _NAME_WORDS} - wanted,
+        key=len,
+        reverse=True,  # the longest first, where one holds another
+    )[:_MOST_NAMES]
     if not named:
         return task
-    lowered = task.lower()
-    spans = sorted(
-        (m.start(), m.end()) for name in named for m in re.finditer(re.escape(name), lowered)
+    pattern = re.compile(
+        r"(?<!\w)(?:{})(?!\w)".format("|".join(re.escape(value) for value in named)), re.I
     )
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return blanked(task, merged)
+    return blanked(task, [match.span() for match in pattern.finditer(task)])
 
 
 def meant_numbers(card: ToolCard, task: str) -> dict[str, int]:

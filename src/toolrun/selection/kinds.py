@@ -4,8 +4,8 @@ command ("command"), a division written with its word ("district_name": "Chatuch
 District"), a season by its years ("season"), the end of a range of times (an "end"
 date), a number by what it stands for (a description's "2 for ironing service"), a
 colour ("color"), a month ("month"), the language to use ("in Japanese") and that of
-the text the task quotes; and what every step-5 rule uses: a name's words, and
-forgetting a value once given."""
+the text the task quotes; and what every step-5 rule uses: a name's words, forgetting
+a value once given, and the task without the values taken (for an option's words)."""
 
 from __future__ import annotations
 

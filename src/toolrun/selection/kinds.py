@@ -120,8 +120,7 @@ def outside_names(task: str, facts: Facts, options: list[Any]) -> str:
     wanted = {str(option).lower() for option in options}
     named = sorted(
         {value for value in facts.used if 2 <= len(value.split()) <= _NAME_WORDS} - wanted,
-        key=len,
-        reverse=True,  # the longest first, where one holds another
+        key=lambda value: (-len(value), value),  # the longest first, where one holds another
     )[:_MOST_NAMES]
     if not named:
         return task

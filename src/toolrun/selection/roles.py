@@ -45,15 +45,15 @@ def named_as(names: list[str], task: str, facts: Facts) -> Found:
     if not names or not _AS.search(task):
         return found
     taken = {word for used in facts.used for word in [used, *used.split()]}
+    wanted = {name: {stem(word) for word in own_words(name)} for name in names}
     for match in _AS_ROLE.finditer(task):
         value = match["value"]
         lowered = value.lower()
         if lowered in _NOT_VALUES or lowered in taken:
             continue
         role = [stem(word) for word in split_words(match["role"])]
-        for name in names:
-            wanted = {stem(word) for word in own_words(name)}
-            if name not in found and wanted and role[0] in wanted and wanted <= set(role):
+        for name, words in wanted.items():
+            if name not in found and words and role[0] in words and words <= set(role):
                 found[name] = (value, 'the role given with "as"')
                 forget(facts, value)
                 taken.add(lowered)

@@ -69,6 +69,9 @@ def test_the_shipped_judges_cover_their_signals_and_favour_evidence() -> None:
         for telling in ("relevance", "task_covered", "recognised", "formed"):
             assert judge.logit(low | {telling: 1.0}) > judge.logit(low)
     assert judges["meaning"].logit(low | {"similarity": 0.8}) > judges["meaning"].logit(low)
+    # A tool lacking what the task seeks: less confident.
+    for judge in judges.values():
+        assert judge.logit(low | {"sought_missing": 1.0}) < judge.logit(low)
     assert judges["meaning"].as_dict() == Judge.of(judges["meaning"].as_dict()).as_dict()
 
 
@@ -83,6 +86,7 @@ def test_signals_are_shares_of_words_each_way() -> None:
         required=["city", "nights"],
         recognised=1.0,
         formed=0.0,
+        sought_missing=0.5,
     )
 
     assert found == pytest.approx(
@@ -95,6 +99,7 @@ def test_signals_are_shares_of_words_each_way() -> None:
             "missing": 0.5,
             "recognised": 1.0,
             "formed": 0.0,
+            "sought_missing": 0.5,
         }
     )
 

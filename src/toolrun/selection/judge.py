@@ -31,6 +31,8 @@ BY_WORDS = (
     # parameter: named by it or in its form, not the first name or number left
     "formed",  # 1 where step 5 found a value in a form only one kind of tool takes (a
     # command, a URL or a website, an e-mail address), else 0
+    "sought_missing",  # share of the words of what the task seeks ("what is the freezing
+    # point of …": freezing point) that the tool lacks; 0 where it does not say (`sought`)
 )
 BY_MEANING = (*BY_WORDS, "similarity")  # cosine of the task's and the tool's embeddings
 DEFAULT_CONFIDENCE = 0.5  # a candidate fits when it more likely fits than not
@@ -114,6 +116,7 @@ def signals(
     required: Sequence[str],
     recognised: float,
     formed: float,
+    sought_missing: float,
 ) -> dict[str, float]:
     """The signals of one candidate by words (`BY_WORDS`); by meaning, add its
     similarity."""
@@ -126,6 +129,7 @@ def signals(
         "missing": len(missing) / len(required) if required else 0.0,
         "recognised": recognised,
         "formed": formed,
+        "sought_missing": sought_missing,
     }
 
 

@@ -45,6 +45,7 @@ from toolrun.selection.judge import (
 )
 from toolrun.selection.lexical import LexicalIndex
 from toolrun.selection.model_steps import ModelSteps
+from toolrun.selection.sought import lacking, sought
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
 from toolrun.selection.text import terms
 
@@ -387,6 +388,7 @@ class Selector:
         each fits (`judge`: by meaning where it was weighed), and the confidence each needs
         (`bar`, the log-odds asked, plus what its cost asks)."""
         words = self._task_words(asked.task)
+        seeks = sought(asked.task)
         judges = self.judges
         for candidate in top[:JUDGED]:
             index = self.index.position[candidate.name]
@@ -404,6 +406,7 @@ class Selector:
                 card.required,
                 filled.recognised,
                 filled.formed,
+                lacking(seeks, self.index.words[index]),
             )
             judge = judges["words"]
             if candidate.similarity is not None:

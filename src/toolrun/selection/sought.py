@@ -1,0 +1,97 @@
+"""What a task seeks: the thing it names after its question or command ("What is the
+freezing point of water …" seeks a freezing point, "Calculate the area of a triangle …"
+an area), and how much of it a tool's words say. A tool that shares a task's words but
+not what it seeks is a near miss (a boiling point calculator for a freezing point), one
+the judge should doubt."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from itertools import islice
+
+from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, stem, words
+
+_ARTICLE = r"(?:me\s+)?(?:(?:the|a|an|my|our|some|all)\s+)?"
+# What comes before the thing sought: a question ("what is", "what's"; "which are" at a
+# sentence's start, not "…, which is a trademark") or a command to work it out.
+_LEAD = re.compile(
+    r"(?:\bwhat|(?:^|(?<=[.?!\n]))\s*which)(?:\s+(?:is|are|was|were|will\s+be|would\s+be)"
+    r"|['\u2019]s)\s+" + _ARTICLE + r"|\b(?:calculate|compute|determine|estimate|find(?:\s+out)?"
+    r"|get|give\s+me|tell\s+me|identify|predict|show\s+me|how\s+(?:much|many))\s+" + _ARTICLE,
+    re.IGNORECASE,
+)
+# What ends it: a preposition, a verb, a conjunction, punctuation or a number.
+_END = re.compile(
+    r"\b(?:of|for|in|on|at|with|from|to|by|that|which|who|when|if|given|after|between"
+    r"|under|using|is|are|was|were|do|does|did|will|would|can|could|should|has|have|had"
+    r"|and|or|based|where|within|over|per|since|during|as|than|near|around|about)\b"
+    r"|[,.?!;:()\"\d]|['\u2019](?!s\b)",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|“[^”\n]*”|`[^`]*`")
+_WORD = re.compile(r"[A-Za-z]+(?:['\u2019]s\b)?")
+# Words that say nothing of what is sought: "the names of proteins" seeks proteins.
+VAGUE = words(
+    """name names list lists one ones information info detail details data way ways thing
+    things something anything more most kind kinds type types sort sorts total overall
+    latest best good top important main next out current new general specific selection
+    much many number numbers"""
+)
+MOST_WORDS = 4
+MOST_LEADS = 8  # questions and commands looked at, the first ones
+LONGEST = 200  # characters a phrase sought may run to
+PREFIX = 6  # stems this long or longer match one they begin: "multipl", "multipli"
+
+
+def sought(task: str) -> tuple[str, ...] | None:
+    """The stems of what `task` seeks (at most MOST_WORDS), or None where it does not say
+    so: no question or command of that form among its first MOST_LEADS, or only names,
+    values and vague words after them. Quoted text is a value, not the task's question."""
+    text = _QUOTED.sub(lambda quoted: " " * len(quoted.group()), task)
+    for lead in islice(_LEAD.finditer(text), MOST_LEADS):
+        start = lead.end()
+        while True:
+            end = _END.search(text, start, start + LONGEST)
+            if end is None and len(text) > start + LONGEST:
+                break  # a phrase that runs on names no one thing
+            telling = _telling(text[start : end.start() if end else len(text)])
+            if telling:
+                return tuple(stem(word) for word in telling[:MOST_WORDS])
+            if end is None or end.group().lower() != "of" or end.start() == start:
+                break
+            start = end.end()  # "the names of proteins": what follows "of"
+    return None
+
+
+def _telling(phrase: str) -> list[str]:
+    """The words of `phrase` that say what is sought, lowercase, each once: no stop word,
+    vague word or number word, no name (a capitalised word or an acronym is a value, not
+    a kind of thing) and no possessor ("today's date" seeks a date)."""
+    telling: list[str] = []
+    for word in _WORD.findall(phrase):
+        lower = word.lower()
+        if word.endswith(("'s", "\u2019s")) or word[0].isupper() or lower in telling:
+            continue
+        if lower not in STOP_WORDS and lower not in VAGUE and lower not in NUMBER_WORDS:
+            telling.append(lower)
+    return telling
+
+
+def lacking(stems: tuple[str, ...] | None, tool_words: Collection[str]) -> float:
+    """The share of what the task seeks that the tool's words lack (0 where the task
+    does not say what it seeks)."""
+    if not stems:
+        return 0.0
+    return sum(not _has(tool_words, word) for word in stems) / len(stems)
+
+
+def _has(tool_words: Collection[str], word: str) -> bool:
+    if word in tool_words:
+        return True
+    if len(word) < PREFIX:
+        return False
+    return any(
+        len(other) >= PREFIX and (other.startswith(word) or word.startswith(other))
+        for other in tool_words
+    )

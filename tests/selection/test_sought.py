@@ -25,7 +25,11 @@ from toolrun.selection.text import terms
         # Names, possessors and number words are values, not what is sought.
         ("What was Albert Einstein's contribution to science?", ("contribut",)),
         ("show me today's date", ("date",)),
+        ("What's today's date?", ("date",)),  # apostrophes in words open no quote
+        ("What is John's age and Mary's height?", ("age",)),
         ("What are the top five flower species?", ("flower", "speci")),
+        ("What are the 3 largest cities in Japan?", ("largest", "citi")),
+        ("What's the weather today?", ("weather",)),
         # A question after a request is still one.
         ("Please tell me what is the diameter of the moon", ("diamet",)),
         # "which" asks only at a sentence's start: "…, which is a trademark" does not.
@@ -42,7 +46,13 @@ def test_a_question_or_command_says_what_it_seeks(task: str, seeks: tuple[str, .
         "Book a hotel room in Porto for 3 nights",  # no question or command of that form
         "Who won the cup in 2020?",
         "The logo, which is a registered trademark of the company",
-        "Translate 'What is your name?' into French",  # quoted: a value, not a question
+        # Quoted: a value, not the task's question.
+        "Translate 'What is the weather?' into French",
+        "Translate \u2018What is the weather?\u2019 into French",
+        'Translate "What is the weather?" into French',
+        # A name's "of" is no vague head's: the BMI is sought, not the person.
+        "Calculate the BMI of a person who weighs 70 kg",
+        "Determine whether the number 17 is prime",  # a clause, not a thing
         "What is the best one?",  # only vague words
         "is docker running? use docker ps to find out",
     ],
@@ -58,6 +68,11 @@ def test_a_task_that_does_not_say_what_it_seeks_seeks_nothing(task: str) -> None
         "find the " * 25_000,  # questions whose phrases run on with nothing sought
         "What is the name of the " * 10_000,  # "of" after "of", each vague
         "What is " + "a " * 100_000 + "tower",
+        "\n" * 200_000,  # where "which" may start a sentence
+        "\n " * 100_000,
+        "\u201c" * 200_000,  # quotes opened and never closed
+        "\u2018" * 200_000,
+        "'" * 200_000,
     ],
 )
 def test_a_long_task_is_read_in_linear_time(task: str) -> None:
@@ -111,6 +126,6 @@ def test_the_judge_doubts_a_tool_that_lacks_what_the_task_seeks() -> None:
     assert near.confidence is not None
     assert fits.confidence is not None
     assert near.confidence < fits.confidence
-    # The signal's weight, not the other signals, makes the difference.
+    # Of the near miss's signals, the share lacking lowers its confidence.
     judge = selector.judges["words"]
     assert judge.logit(near.signals) < judge.logit(near.signals | {"sought_missing": 0.0})

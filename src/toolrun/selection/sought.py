@@ -12,31 +12,37 @@ from itertools import islice
 
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, stem, words
 
-_ARTICLE = r"(?:me\s+)?(?:(?:the|a|an|my|our|some|all)\s+)?"
+# An article, and a count: "the 3 largest cities" seeks cities.
+_ARTICLE = r"(?:me\s+)?(?:(?:the|a|an|my|our|some|all)\s+)?(?:\d[\d,.]*\s+)?"
 # What comes before the thing sought: a question ("what is", "what's"; "which are" at a
 # sentence's start, not "…, which is a trademark") or a command to work it out.
 _LEAD = re.compile(
-    r"(?:\bwhat|(?:^|(?<=[.?!\n]))\s*which)(?:\s+(?:is|are|was|were|will\s+be|would\s+be)"
+    r"(?:\bwhat|(?:^|(?<=[.?!\n]))[ \t]*which)(?:\s+(?:is|are|was|were|will\s+be|would\s+be)"
     r"|['\u2019]s)\s+" + _ARTICLE + r"|\b(?:calculate|compute|determine|estimate|find(?:\s+out)?"
     r"|get|give\s+me|tell\s+me|identify|predict|show\s+me|how\s+(?:much|many))\s+" + _ARTICLE,
     re.IGNORECASE,
 )
-# What ends it: a preposition, a verb, a conjunction, punctuation or a number.
+# What ends it: a preposition, an auxiliary verb, a conjunction, a clause ("whether it
+# is prime"), punctuation or a number.
 _END = re.compile(
     r"\b(?:of|for|in|on|at|with|from|to|by|that|which|who|when|if|given|after|between"
+    r"|whether|how|why"
     r"|under|using|is|are|was|were|do|does|did|will|would|can|could|should|has|have|had"
     r"|and|or|based|where|within|over|per|since|during|as|than|near|around|about)\b"
     r"|[,.?!;:()\"\d]|['\u2019](?!s\b)",
     re.IGNORECASE,
 )
-_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|“[^”\n]*”|`[^`]*`")
-_WORD = re.compile(r"[A-Za-z]+(?:['\u2019]s\b)?")
+# Quoted text; an apostrophe within a word ("what's", "today's") opens no quote.
+_QUOTED = re.compile(
+    r"(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])|\"[^\"\n]*\"|“[^“”\n]*”|\u2018[^\u2018\u2019\n]*\u2019|`[^`]*`"
+)
+_WORD = re.compile(r"[A-Za-z]{2,}(?:['\u2019]s\b)?")
 # Words that say nothing of what is sought: "the names of proteins" seeks proteins.
 VAGUE = words(
     """name names list lists one ones information info detail details data way ways thing
     things something anything more most kind kinds type types sort sorts total overall
     latest best good top important main next out current new general specific selection
-    much many number numbers"""
+    much many number numbers today tonight tomorrow yesterday now right up"""
 )
 MOST_WORDS = 4
 MOST_LEADS = 8  # questions and commands looked at, the first ones
@@ -52,14 +58,18 @@ def sought(task: str) -> tuple[str, ...] | None:
     for lead in islice(_LEAD.finditer(text), MOST_LEADS):
         start = lead.end()
         while True:
-            end = _END.search(text, start, start + LONGEST)
-            if end is None and len(text) > start + LONGEST:
+            # Looked for a little past LONGEST, so a word cut at the window's end is
+            # never taken for a whole one ("of" of "office").
+            end = _END.search(text, start, start + 2 * LONGEST)
+            stop = len(text) if end is None else end.start()
+            if stop - start > LONGEST:
                 break  # a phrase that runs on names no one thing
-            telling = _telling(text[start : end.start() if end else len(text)])
+            phrase = text[start:stop]
+            telling = _telling(phrase)
             if telling:
                 return tuple(stem(word) for word in telling[:MOST_WORDS])
-            if end is None or end.group().lower() != "of" or end.start() == start:
-                break
+            if end is None or end.group().lower() != "of" or not _only_vague(phrase):
+                break  # "the BMI of a person" seeks a BMI, not a person
             start = end.end()  # "the names of proteins": what follows "of"
     return None
 
@@ -78,6 +88,12 @@ def _telling(phrase: str) -> list[str]:
     return telling
 
 
+def _only_vague(phrase: str) -> bool:
+    """Whether `phrase` holds words, all of them stop words or vague ones: no name."""
+    found = [word.lower() for word in _WORD.findall(phrase)]
+    return bool(found) and all(word in STOP_WORDS or word in VAGUE for word in found)
+
+
 def lacking(stems: tuple[str, ...] | None, tool_words: Collection[str]) -> float:
     """The share of what the task seeks that the tool's words lack (0 where the task
     does not say what it seeks)."""
@@ -87,6 +103,8 @@ def lacking(stems: tuple[str, ...] | None, tool_words: Collection[str]) -> float
 
 
 def _has(tool_words: Collection[str], word: str) -> bool:
+    """Whether the tool's words hold `word`, or, for a long stem, one that begins it or
+    that it begins."""
     if word in tool_words:
         return True
     if len(word) < PREFIX:

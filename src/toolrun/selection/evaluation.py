@@ -1,8 +1,8 @@
-"""Step 4's weighing of a candidate beyond its words: its latency against the other
-candidates', its cost (or, without one, its permission level: an admin tool, which can
-destroy, needs more evidence than a read-only one), and whether its required parameters
-can be filled. Each factor multiplies the candidate's lexical order and is named in its
-trace."""
+"""Step 4's weighing of a candidate beyond its words: its history (success rate and
+rating), its latency against the other candidates', its cost (or, without one, its
+permission level: an admin tool, which can destroy, needs more evidence than a read-only
+one), and whether its required parameters can be filled. Each factor multiplies the
+candidate's lexical order and is named in its trace."""
 
 from __future__ import annotations
 
@@ -70,3 +70,20 @@ def weigh_missing(candidate: Candidate, card: ToolCard, missing: Sequence[str]) 
 def _p50(history: Mapping[str, Record], name: str) -> float | None:
     record = history.get(name)
     return None if record is None else record.p50_ms
+
+
+def with_history(boost: float, record: Record) -> float:
+    """`boost` times what a tool's history says of it: its success rate, then its rating
+    around the middle 3 of 5 (one factor after the other)."""
+    boost *= 0.5 + record.success_rate / 2
+    if record.rating is not None:
+        boost *= 1 + 0.1 * (record.rating - 3)
+    return boost
+
+
+def history_reasons(record: Record) -> list[str]:
+    """Why `with_history` moved a tool."""
+    why = [f"history {record.success_rate:.0%} success"]
+    if record.rating is not None:
+        why.append(f"rated {record.rating:.1f}/5")
+    return why

@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Any
 from toolrun.errors import ToolExecutionError
 from toolrun.selection.arguments import Filled, checked, fill
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.evaluation import weigh_cost, weigh_latency, weigh_missing
+from toolrun.selection.evaluation import (
+    history_reasons,
+    weigh_cost,
+    weigh_latency,
+    weigh_missing,
+    with_history,
+)
 from toolrun.selection.facts import without_values
 from toolrun.selection.guesses import guessed
 from toolrun.selection.judge import (
@@ -45,7 +51,7 @@ from toolrun.selection.judge import (
 )
 from toolrun.selection.lexical import LexicalIndex
 from toolrun.selection.model_steps import ModelSteps
-from toolrun.selection.sought import lacking, sought
+from toolrun.selection.sought import lacked, sought
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
 from toolrun.selection.text import terms
 
@@ -302,7 +308,7 @@ class Selector:
         score, best first, until none left could come in even with the largest boost."""
         history = asked.history
         most = 1.0 + SCENARIO_BOOST + INTENT_BOOST
-        most = max([most, *(_with_history(most, record) for record in history.values())])
+        most = max([most, *(with_history(most, record) for record in history.values())])
         name_words, tag_words = self.index.name_words, self.index.tag_words
         boosted: list[tuple[float, int, list[str]]] = []
         kept: list[float] = []  # the `limit` best boosted scores so far, a min-heap
@@ -324,8 +330,8 @@ class Selector:
                 why.append("intent")
             record = history.get(card.name)
             if record is not None:
-                boost = _with_history(boost, record)
-                why += _history_reasons(record)
+                boost = with_history(boost, record)
+                why += history_reasons(record)
             value = score * boost
             boosted.append((-value, index, why))
             (heapq.heappush if len(kept) < limit else heapq.heappushpop)(kept, value)
@@ -393,6 +399,7 @@ class Selector:
         for candidate in top[:JUDGED]:
             index = self.index.position[candidate.name]
             card = self.by_name[candidate.name]
+            lacks = lacked(seeks, self.index.words[index])
             filled = tried.get(candidate.name)
             if filled is None:
                 filled = tried[candidate.name] = fill(card, asked.task, asked.context)
@@ -406,8 +413,10 @@ class Selector:
                 card.required,
                 filled.recognised,
                 filled.formed,
-                lacking(seeks, self.index.words[index]),
+                len(lacks) / len(seeks) if seeks else 0.0,
             )
+            if lacks:
+                candidate.why.append(f"lacks {', '.join(lacks)}")
             judge = judges["words"]
             if candidate.similarity is not None:
                 found["similarity"] = candidate.similarity
@@ -481,20 +490,3 @@ def _matched(candidate: Candidate) -> dict[str, Any]:
     if candidate.confidence is not None:
         shown["confidence"] = candidate.confidence
     return shown
-
-
-def _with_history(boost: float, record: Record) -> float:
-    """`boost` times what a tool's history says of it: its success rate, then its rating
-    around the middle 3 of 5 (one factor after the other)."""
-    boost *= 0.5 + record.success_rate / 2
-    if record.rating is not None:
-        boost *= 1 + 0.1 * (record.rating - 3)
-    return boost
-
-
-def _history_reasons(record: Record) -> list[str]:
-    """Why `_with_history` moved a tool."""
-    why = [f"history {record.success_rate:.0%} success"]
-    if record.rating is not None:
-        why.append(f"rated {record.rating:.1f}/5")
-    return why

@@ -12,7 +12,7 @@ from itertools import islice
 
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, stem, words
 
-# An article, and a count: "the 3 largest cities" seeks cities.
+# An article, and a count: "the 3 largest cities" seeks the largest cities.
 _ARTICLE = r"(?:me\s+)?(?:(?:the|a|an|my|our|some|all)\s+)?(?:\d[\d,.]*\s+)?"
 # What comes before the thing sought: a question ("what is", "what's"; "which are" at a
 # sentence's start, not "…, which is a trademark") or a command to work it out.
@@ -51,9 +51,10 @@ PREFIX = 6  # stems this long or longer match one they begin: "multipl", "multip
 
 
 def sought(task: str) -> tuple[str, ...] | None:
-    """The stems of what `task` seeks (at most MOST_WORDS), or None where it does not say
-    so: no question or command of that form among its first MOST_LEADS, or only names,
-    values and vague words after them. Quoted text is a value, not the task's question."""
+    """The words of what `task` seeks (at most MOST_WORDS, lowercase), or None where it
+    does not say so: no question or command of that form among its first MOST_LEADS, or
+    only names, values and vague words after them. Quoted text is a value, not the
+    task's question."""
     text = _QUOTED.sub(lambda quoted: " " * len(quoted.group()), task)
     for lead in islice(_LEAD.finditer(text), MOST_LEADS):
         start = lead.end()
@@ -67,7 +68,7 @@ def sought(task: str) -> tuple[str, ...] | None:
             phrase = text[start:stop]
             telling = _telling(phrase)
             if telling:
-                return tuple(stem(word) for word in telling[:MOST_WORDS])
+                return tuple(telling[:MOST_WORDS])
             if end is None or end.group().lower() != "of" or not _only_vague(phrase):
                 break  # "the BMI of a person" seeks a BMI, not a person
             start = end.end()  # "the names of proteins": what follows "of"
@@ -94,12 +95,10 @@ def _only_vague(phrase: str) -> bool:
     return bool(found) and all(word in STOP_WORDS or word in VAGUE for word in found)
 
 
-def lacking(stems: tuple[str, ...] | None, tool_words: Collection[str]) -> float:
-    """The share of what the task seeks that the tool's words lack (0 where the task
-    does not say what it seeks)."""
-    if not stems:
-        return 0.0
-    return sum(not _has(tool_words, word) for word in stems) / len(stems)
+def lacked(seeks: tuple[str, ...] | None, tool_words: Collection[str]) -> list[str]:
+    """The words of what the task seeks (`sought`) whose stems the tool's words (stems)
+    lack; none where the task does not say what it seeks."""
+    return [word for word in seeks or () if not _has(tool_words, stem(word))]
 
 
 def _has(tool_words: Collection[str], word: str) -> bool:

@@ -80,6 +80,10 @@ def test_a_long_task_is_read_in_linear_time(task: str) -> None:
     assert sought(task) is None
 
 
+def test_each_word_is_sought_once_by_its_stem() -> None:
+    assert sought("What is the freezing freeze point of water?") == ("freezing", "point")
+
+
 def test_at_most_four_words_are_sought() -> None:
     found = sought("What is the average annual rainfall total amount level in Peru?")
 

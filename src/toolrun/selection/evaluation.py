@@ -1,8 +1,9 @@
-"""Step 4's weighing of a candidate beyond its words: its history (success rate and
-rating), its latency against the other candidates', its cost (or, without one, its
-permission level: an admin tool, which can destroy, needs more evidence than a read-only
-one), and whether its required parameters can be filled. Each factor multiplies the
-candidate's lexical order and is named in its trace."""
+"""Step 4's weighing of a candidate beyond its words: its latency against the other
+candidates', its cost (or, without one, its permission level: an admin tool, which can
+destroy, needs more evidence than a read-only one), and whether its required parameters
+can be filled — each factor multiplies the candidate's lexical order and is named in its
+trace; and its history (success rate and rating), which multiplies its boost before the
+shortlist is cut and is shown in its `why`."""
 
 from __future__ import annotations
 

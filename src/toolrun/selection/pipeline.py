@@ -416,7 +416,7 @@ class Selector:
                 len(lacks) / len(seeks) if seeks else 0.0,
             )
             if lacks:
-                candidate.why.append(f"lacks {', '.join(lacks)}")
+                candidate.why.append(f"lacks {' '.join(lacks)}")
             judge = judges["words"]
             if candidate.similarity is not None:
                 found["similarity"] = candidate.similarity

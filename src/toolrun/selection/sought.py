@@ -76,17 +76,18 @@ def sought(task: str) -> tuple[str, ...] | None:
 
 
 def _telling(phrase: str) -> list[str]:
-    """The words of `phrase` that say what is sought, lowercase, each once: no stop word,
+    """The words of `phrase` that say what is sought, lowercase, each once (by its stem:
+    "city" and "cities" are one): no stop word,
     vague word or number word, no name (a capitalised word or an acronym is a value, not
     a kind of thing) and no possessor ("today's date" seeks a date)."""
-    telling: list[str] = []
+    telling: dict[str, str] = {}  # by stem
     for word in _WORD.findall(phrase):
         lower = word.lower()
-        if word.endswith(("'s", "\u2019s")) or word[0].isupper() or lower in telling:
+        if word.endswith(("'s", "\u2019s")) or word[0].isupper() or stem(lower) in telling:
             continue
         if lower not in STOP_WORDS and lower not in VAGUE and lower not in NUMBER_WORDS:
-            telling.append(lower)
-    return telling
+            telling[stem(lower)] = lower
+    return list(telling.values())
 
 
 def _only_vague(phrase: str) -> bool:

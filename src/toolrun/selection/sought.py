@@ -1,8 +1,8 @@
 """What a task seeks: the thing it names after its question or command ("What is the
 freezing point of water …" seeks a freezing point, "Calculate the area of a triangle …"
-an area), and how much of it a tool's words say. A tool that shares a task's words but
-not what it seeks is a near miss (a boiling point calculator for a freezing point), one
-the judge should doubt."""
+an area), and which of those words a tool's words lack. A tool that shares a task's
+words but not what it seeks is a near miss (a boiling point calculator for a freezing
+point), one the judge should doubt."""
 
 from __future__ import annotations
 
@@ -77,9 +77,9 @@ def sought(task: str) -> tuple[str, ...] | None:
 
 def _telling(phrase: str) -> list[str]:
     """The words of `phrase` that say what is sought, lowercase, each once (by its stem:
-    "city" and "cities" are one): no stop word,
-    vague word or number word, no name (a capitalised word or an acronym is a value, not
-    a kind of thing) and no possessor ("today's date" seeks a date)."""
+    "city" and "cities" are one): no stop word, vague word or number word, no name (a
+    capitalised word or an acronym is a value, not a kind of thing) and no possessor
+    ("today's date" seeks a date)."""
     telling: dict[str, str] = {}  # by stem
     for word in _WORD.findall(phrase):
         lower = word.lower()

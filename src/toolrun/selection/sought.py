@@ -10,7 +10,8 @@ import re
 from collections.abc import Collection
 from itertools import islice
 
-from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, stem, words
+from toolrun.selection.quotes import QUOTED
+from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, blanked, stem, words
 
 # An article, and a count: "the 3 largest cities" seeks the largest cities.
 _ARTICLE = r"(?:me\s+)?(?:(?:the|a|an|my|our|some|all)\s+)?(?:\d[\d,.]*\s+)?"
@@ -32,10 +33,6 @@ _END = re.compile(
     r"|[,.?!;:()\"\d]|['\u2019](?!s\b)",
     re.IGNORECASE,
 )
-# Quoted text; an apostrophe within a word ("what's", "today's") opens no quote.
-_QUOTED = re.compile(
-    r"(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])|\"[^\"\n]*\"|“[^“”\n]*”|\u2018[^\u2018\u2019\n]*\u2019|`[^`]*`"
-)
 _WORD = re.compile(r"[A-Za-z]{2,}(?:['\u2019]s\b)?")
 # Words that say nothing of what is sought: "the names of proteins" seeks proteins.
 VAGUE = words(
@@ -55,7 +52,7 @@ def sought(task: str) -> tuple[str, ...] | None:
     does not say so: no question or command of that form among its first MOST_LEADS, or
     only names, values and vague words after them. Quoted text is a value, not the
     task's question."""
-    text = _QUOTED.sub(lambda quoted: " " * len(quoted.group()), task)
+    text = blanked(task, [quoted.span() for quoted in QUOTED.finditer(task)])
     for lead in islice(_LEAD.finditer(text), MOST_LEADS):
         start = lead.end()
         while True:
@@ -83,10 +80,11 @@ def _telling(phrase: str) -> list[str]:
     telling: dict[str, str] = {}  # by stem
     for word in _WORD.findall(phrase):
         lower = word.lower()
-        if word.endswith(("'s", "\u2019s")) or word[0].isupper() or stem(lower) in telling:
+        stemmed = stem(lower)
+        if word.endswith(("'s", "\u2019s")) or word[0].isupper() or stemmed in telling:
             continue
         if lower not in STOP_WORDS and lower not in VAGUE and lower not in NUMBER_WORDS:
-            telling[stem(lower)] = lower
+            telling[stemmed] = lower
     return list(telling.values())
 
 

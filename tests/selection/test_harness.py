@@ -121,7 +121,16 @@ def test_calibrate_scores_every_set_left_out_and_writes_judges_that_load(
 
     assert done.returncode == 0, done.stderr
     measured = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(measured) == {"words", "meaning", "bars"}
+    assert set(measured) == {"words", "meaning", "bars", "separation"}
+    for sets in measured["separation"].values():  # the goals' trade, on tools not fitted on
+        assert set(sets) == {"multiple", "live_simple", "simple_python"}
+        for figures in sets.values():
+            assert 0 <= figures["auc"] <= 1
+            assert (
+                figures["right_at_goal_refused"] is None
+                or 0 <= figures["right_at_goal_refused"] <= 1
+            )
+    assert "a fit told from a near miss" in done.stderr
     bars = measured["bars"]
     assert (
         bars["0.5"]["irrelevance"]

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from bench.bfcl_data import arguments_match, json_lines, question_text
 from toolrun.selection.arguments import fill
-from toolrun.selection.calibration import Example, fit_judge
+from toolrun.selection.calibration import Example, fit_judge, fit_network
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import BY_MEANING, BY_WORDS, Judge
 from toolrun.selection.pipeline import FIT_DEPTH, Selector
@@ -235,7 +235,7 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
         words = Judges(fit_judge(examples(fitting(by_words), kept, False), BY_WORDS))
         if by_meaning is None:
             return words, None
-        meaning = fit_judge(examples(fitting(by_meaning), kept, True), BY_MEANING)
+        meaning = fit_network(examples(fitting(by_meaning), kept, True), BY_MEANING)
         return words, Judges(words.words, meaning)
 
     folds = unseen_folds(fitted, by_words, by_meaning)

@@ -1,5 +1,6 @@
-"""Step 4's judge: the logistic model's arithmetic, the shipped models, the fit (classes
-and sets weighed alike, the penalty), and what a selection says of its confidence."""
+"""Step 4's judge: the model's arithmetic (logistic, and with hidden units), the shipped
+models, the fits (classes and sets weighed alike, the penalty, a network held to each
+signal's direction), and what a selection says of its confidence."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import random
 
 import pytest
 
-from toolrun.selection.calibration import Example, fit_judge
+from toolrun.selection.calibration import Example, fit_judge, fit_network
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import (
     BY_MEANING,
     BY_WORDS,
+    LOWERING,
+    RAISING,
+    Hidden,
     Judge,
     log_odds,
     probability,
@@ -33,14 +37,28 @@ def test_the_logit_is_the_weighted_sum_of_standardised_signals() -> None:
         judge.logit({"a": 1.0})
 
 
+def test_hidden_units_add_their_weighed_tanh_to_the_logit() -> None:
+    units = (Hidden(0.5, (1.0, -2.0), 3.0), Hidden(-1.0, (0.0, 1.0), 0.5))
+    judge = Judge(("a", "b"), 0.25, (0.0, 0.0), (1.0, 0.0), (0.5, 2.0), units)
+    x = ((2.0 - 1.0) / 0.5, 4.0 / 2.0)
+
+    logit = judge.logit({"a": 2.0, "b": 4.0})
+
+    expected = 0.25 + 3.0 * math.tanh(0.5 + x[0] - 2.0 * x[1]) + 0.5 * math.tanh(-1.0 + x[1])
+    assert logit == pytest.approx(expected)
+    assert Judge.of(judge.as_dict()) == judge
+    assert Judge.of({k: v for k, v in judge.as_dict().items() if k != "hidden"}).hidden == ()
+
+
 @pytest.mark.parametrize(
     "bad",
     [
         {"weights": (1.0,)},  # one weight for two features
         {"scales": (1.0, 0.0)},  # a zero scale would divide by zero
+        {"hidden": (Hidden(0.0, (1.0,), 1.0),)},  # a hidden unit weighing one of two
     ],
 )
-def test_a_malformed_judge_is_refused(bad: dict[str, tuple[float, ...]]) -> None:
+def test_a_malformed_judge_is_refused(bad: dict[str, tuple[object, ...]]) -> None:
     shape = {"weights": (1.0, 1.0), "means": (0.0, 0.0), "scales": (1.0, 1.0)} | bad
 
     with pytest.raises(ValueError, match="judge"):
@@ -73,6 +91,61 @@ def test_the_shipped_judges_cover_their_signals_and_favour_evidence() -> None:
     for judge in judges.values():
         assert judge.logit(low | {"sought_missing": 1.0}) < judge.logit(low)
     assert judges["meaning"].as_dict() == Judge.of(judges["meaning"].as_dict()).as_dict()
+    assert judges["meaning"].hidden  # by meaning, a network; by words, logistic
+    assert not judges["words"].hidden
+
+
+def _interacting(count: int, seed: int) -> list[Example]:
+    """Examples that fit where x and y are both high or both low (log-odds 3 * x * y):
+    no weight on x or y alone tells them apart."""
+    rng = random.Random(seed)  # noqa: S311  # made data, not secrets
+    made = []
+    for _ in range(count):
+        x, y = rng.uniform(-2, 2), rng.uniform(-2, 2)
+        made.append(Example({"x": x, "y": y}, rng.random() < probability(3 * x * y), "a"))
+    return made
+
+
+def _right(judge: Judge, examples: list[Example]) -> float:
+    return sum((judge.logit(e.signals) >= 0) == e.fits for e in examples) / len(examples)
+
+
+def test_a_network_learns_what_signals_tell_together_and_a_logistic_model_cannot() -> None:
+    train, test = _interacting(1500, seed=3), _interacting(500, seed=4)
+
+    network = fit_network(train, ("x", "y"), raising=(), lowering=())
+    logistic = fit_judge(train, ("x", "y"))
+
+    assert _right(network, test) > 0.8
+    assert _right(logistic, test) < 0.6
+    assert fit_network(train, ("x", "y"), raising=(), lowering=()) == network  # repeatable
+
+
+def test_a_network_is_held_to_each_signals_direction() -> None:
+    # Made data where a raising signal's rise often lowers the chance of a fit: held to
+    # its direction, the judge never gives a higher x a lower confidence.
+    train = _interacting(1500, seed=5)
+
+    held = fit_network(train, ("x", "y"), raising=("x",), lowering=("y",))
+    free = fit_network(train, ("x", "y"), raising=(), lowering=())
+
+    grid = [(-2 + 0.4 * i, -2 + 0.4 * j) for i in range(11) for j in range(11)]
+    for x, y in grid:
+        assert held.logit({"x": x + 0.1, "y": y}) >= held.logit({"x": x, "y": y}) - 1e-12
+        assert held.logit({"x": x, "y": y + 0.1}) <= held.logit({"x": x, "y": y}) + 1e-12
+    assert any(free.logit({"x": x + 0.1, "y": y}) < free.logit({"x": x, "y": y}) for x, y in grid)
+    assert all(unit.out >= 0 for unit in held.hidden)
+
+
+def test_the_shipped_network_is_held_to_the_known_directions() -> None:
+    meaning = shipped()["meaning"]
+    for unit in meaning.hidden:
+        assert unit.out >= 0
+        for name, weight in zip(meaning.features, unit.weights, strict=True):
+            if name in RAISING:
+                assert weight >= 0, name
+            if name in LOWERING:
+                assert weight <= 0, name
 
 
 def test_signals_are_shares_of_words_each_way() -> None:

@@ -1,12 +1,13 @@
 """Step 4's judgement: does a candidate do what the task asks, or is there no suitable
-tool? A logistic model over what the earlier steps measured of the candidate (its
-signals) gives the probability that it fits — its `confidence`.
+tool? A model over what the earlier steps measured of the candidate (its signals) gives
+the probability that it fits — its `confidence`.
 
 The models are fitted on the development data, every set weighed alike, and checked
 set by set on data they were not fitted on (`bench/selection.py calibrate`, which writes
 `judge.json` here; docs/selection.md has the figures). There are two: one for
-candidates weighed by words alone, one for those weighed by meaning too (with the
-embedding model), whose signals include the similarity in meaning.
+candidates weighed by words alone (a logistic model), one for those weighed by meaning
+too (with the embedding model), whose signals include the similarity in meaning (a
+logistic model over eight hidden units: which signal tells depends on the others).
 """
 
 from __future__ import annotations
@@ -35,24 +36,42 @@ BY_WORDS = (
     # point of …": freezing point) that the tool lacks; 0 where it does not say (`sought`)
 )
 BY_MEANING = (*BY_WORDS, "similarity")  # cosine of the task's and the tool's embeddings
+# Which way a signal moves the confidence, where that is known: a judge with hidden units
+# is fitted held to it (more of the task's words in a tool never makes a fit less likely).
+RAISING = ("relevance", "task_covered", "name_covered", "recognised", "formed", "similarity")
+LOWERING = ("missing", "sought_missing")
 DEFAULT_CONFIDENCE = 0.5  # a candidate fits when it more likely fits than not
 
 
 @dataclass(frozen=True)
+class Hidden:
+    """A hidden unit: tanh(bias + the sum of weight * standardised signal), which adds
+    `out` times itself to the judge's log-odds."""
+
+    bias: float
+    weights: tuple[float, ...]
+    out: float
+
+
+@dataclass(frozen=True)
 class Judge:
-    """A logistic model: P(fits) = 1 / (1 + exp(-z)), where z is the intercept plus the
-    sum of weight * (signal - mean) / scale over its features."""
+    """P(fits) = 1 / (1 + exp(-z)), where z is the intercept, plus the sum of weight * x
+    over its features, x = (signal - mean) / scale, plus each hidden unit's `out` times
+    its value (no hidden units: a logistic model)."""
 
     features: tuple[str, ...]
     intercept: float
     weights: tuple[float, ...]
     means: tuple[float, ...]
     scales: tuple[float, ...]
+    hidden: tuple[Hidden, ...] = ()
 
     def __post_init__(self) -> None:
         count = len(self.features)
         if not (len(self.weights) == len(self.means) == len(self.scales) == count):
             raise ValueError(f"a judge needs a weight, mean and scale for each of {count} features")
+        if any(len(unit.weights) != count for unit in self.hidden):
+            raise ValueError(f"a judge's hidden units need a weight for each of {count} features")
         if any(scale <= 0 for scale in self.scales):
             raise ValueError("a judge's scales must be positive")
 
@@ -62,11 +81,13 @@ class Judge:
         Raises:
             KeyError: a feature the signals lack.
         """
-        total = self.intercept
-        for name, weight, mean, scale in zip(
-            self.features, self.weights, self.means, self.scales, strict=True
-        ):
-            total += weight * (signals[name] - mean) / scale
+        x = [
+            (signals[name] - mean) / scale
+            for name, mean, scale in zip(self.features, self.means, self.scales, strict=True)
+        ]
+        total = self.intercept + _dot(self.weights, x)
+        for unit in self.hidden:
+            total += unit.out * math.tanh(unit.bias + _dot(unit.weights, x))
         return total
 
     def confidence(self, signals: Mapping[str, float]) -> float:
@@ -84,7 +105,19 @@ class Judge:
             weights=tuple(float(x) for x in found["weights"]),
             means=tuple(float(x) for x in found["means"]),
             scales=tuple(float(x) for x in found["scales"]),
+            hidden=tuple(
+                Hidden(
+                    float(unit["bias"]),
+                    tuple(float(x) for x in unit["weights"]),
+                    float(unit["out"]),
+                )
+                for unit in found.get("hidden", ())
+            ),
         )
+
+
+def _dot(weights: Sequence[float], x: Sequence[float]) -> float:
+    return sum(weight * value for weight, value in zip(weights, x, strict=True))
 
 
 def probability(logit: float) -> float:

@@ -1024,6 +1024,20 @@ def test_a_number_in_another_unit_of_what_the_description_names_is_converted() -
     assert filled.arguments == {"capacitance": 0.00022, "wait": 120, "speed": 3}  # m/s: compound
 
 
+def test_a_unit_after_a_number_is_no_text_value_and_converts_like_the_others() -> None:
+    boiling = card(
+        {"substance": typed("string"), "pressure": typed("number", "In pascals.")},
+        ["substance", "pressure"],
+    )
+    machine = card({"memory": typed("integer", "Memory in bytes.")}, ["memory"])
+
+    filled = fill(boiling, "the freezing point of water at 10 kPa")
+
+    assert filled.arguments == {"pressure": 10000}  # was {"substance": "kPa", "pressure": 10}
+    assert filled.missing == ["substance"]
+    assert fill(machine, "a server with 16 GB").arguments == {"memory": 16000000000}
+
+
 def test_each_unit_word_after_a_number_tells_which_parameter_it_fits() -> None:
     paint = card(
         {

@@ -35,6 +35,24 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
 
 
 @pytest.mark.parametrize(
+    ("task", "names"),
+    [
+        ("the freezing point of water at 10 kPa", []),
+        ("a 2.4 GHz CPU and 16 GB of RAM from Dell", ["CPU", "RAM", "Dell"]),
+        ("a force of 5 N on Mars, 3 W", ["Mars"]),
+        # A unit's symbol elsewhere, or a word after a number that is no unit, is a name.
+        ("Plan B for Apple", ["B", "Apple"]),
+        ("order 3 Apples from Bob", ["Apples", "Bob"]),
+    ],
+)
+def test_a_units_symbol_after_a_number_is_no_name(task: str, names: list[str]) -> None:
+    facts = Facts.of(task)
+
+    assert facts.names == names
+    assert facts.identifiers == []  # "kPa" is no camelCase identifier
+
+
+@pytest.mark.parametrize(
     ("task", "quoted"),
     [
         ("Send the message \"Don't forget to feed the cat.", ["Don't forget to feed the cat."]),

@@ -31,6 +31,7 @@ from toolrun.selection.phrases import (
 )
 from toolrun.selection.quotes import QUOTED, QUOTES, numbers_written_back, quote, unwrapped
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
+from toolrun.selection.unitsizes import unit_of
 from toolrun.selection.wordlists import word_lists
 
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
@@ -187,7 +188,9 @@ class Facts:
         expressions = [re.sub(r"\s*\^\s*", "**", m[0]) for m in found]
         found, bare = _cut(_PATH, plain, True, lambda m: _is_path(m[0]))
         paths = [noted(m.start(), m[0]) for m in found]
-        found, bare = _cut(_IDENTIFIER, bare)
+        found, bare = _cut(
+            _IDENTIFIER, bare, True, lambda m: not _unit_after_number(bare, m.start(), m[0])
+        )
         identifiers = [noted(m.start(), m[0], _word_next(task, m.end())) for m in found]
         coded, bare = _cut(_CODE, bare, True, lambda m: _is_code(m[0]))
         by_place = sorted([*hosts, *coded], key=lambda m: m.start())  # an IP address is a code
@@ -365,8 +368,9 @@ def _names(text: str, noted: _Notes) -> tuple[list[str], dict[str, str], list[li
     for match in _PROPER.finditer(text):
         name, start = match[0], match.start()
         noted_at = start  # where the words before it end: before a label, its label
-        if _starts_sentence(text, start):
-            first = re.match(rf"(?:{_WORD}){_CONNECTOR}", name)
+        first = re.match(rf"(?:{_WORD}){_CONNECTOR}", name)
+        if _starts_sentence(text, start) or _unit_after_number(text, start, match[0]):
+            # the first word of a sentence, or a unit after a number ("16 GB of RAM")
             if not first:
                 continue
             name, start = name[first.end() :], start + first.end()
@@ -458,6 +462,17 @@ def _word_runs(texts: Iterable[str]) -> set[str]:
         for start in range(len(words)):
             runs.update(" ".join(words[start:end]) for end in range(start + 1, len(words) + 1))
     return runs
+
+
+# A number just before a word: "10 kPa", "4GHz".
+_NUMBER_BEFORE = re.compile(r"\d[ \t]?$")
+
+
+def _unit_after_number(text: str, start: int, phrase: str) -> bool:
+    """Whether the phrase at `start` begins with a unit's symbol written after a number
+    ("10 kPa", "4 GHz", "16 GB of RAM"): a measure, not a name or an identifier."""
+    before = text[max(0, start - 2) : start]
+    return unit_of(phrase.split(maxsplit=1)[0]) is not None and bool(_NUMBER_BEFORE.search(before))
 
 
 def _cut(

@@ -45,6 +45,9 @@ UNITS = {
         ("power", 1.0, "watt watts"),
         ("energy", 1.0, "joule joules"),
         ("resistance", 1.0, "ohm ohms"),
+        ("pressure", 1.0, "pascal pascals"),
+        ("force", 1.0, "newton newtons"),
+        ("data", 1.0, "byte bytes"),
     )
     for name in names.split()
 }
@@ -57,6 +60,9 @@ _SYMBOLS = {
     "W": "power",
     "J": "energy",
     "Ω": "resistance",
+    "Pa": "pressure",
+    "N": "force",
+    "B": "data",
 }
 _PREFIXES = {
     "p": 1e-12,

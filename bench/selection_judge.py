@@ -11,6 +11,7 @@ import sys
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -320,23 +321,27 @@ def unseen_folds(
     return folds
 
 
+def fold_decisions(folds: list[Fold], place: int) -> list[Decided]:
+    """Every fold's real questions decided by its judges (`place` 0: by words, 1: by
+    meaning; none where there is no such judge)."""
+    return [
+        decided(judges, question)
+        for fold in folds
+        if (judges := fold.judges[place]) is not None
+        and (questions := fold.questions[place]) is not None
+        for question in questions
+        if not question.synthetic
+    ]
+
+
 def unseen_tools(folds: list[Fold], groups: list[str]) -> tuple[dict[str, float], ...]:
     """Each set's share right over its questions (by words, by meaning), each fold's
     judged by the judges that have seen none of its tools."""
     found = []
     for place in (0, 1):
-        right = dict.fromkeys(groups, 0.0)
-        total = dict.fromkeys(groups, 0)
-        for fold in folds:
-            judges, questions = fold.judges[place], fold.questions[place]
-            if judges is None or questions is None:
-                continue
-            for group in groups:
-                n = sum(q.group == group and not q.synthetic for q in questions)
-                total[group] += n
-                if n:
-                    right[group] += scored(judges, questions, group)[0] * n
-        found.append({group: right[group] / total[group] for group in groups if total[group]})
+        decisions = fold_decisions(folds, place)
+        present = {question.group for question in decisions}
+        found.append({group: share(decisions, (group,)) for group in groups if group in present})
     return tuple(found)
 
 
@@ -353,36 +358,30 @@ def separation(folds: list[Fold]) -> dict[str, dict[str, dict[str, float | None]
     """How well each judge, on questions of tools it was not fitted on, tells a tool that
     fits from a near miss, for each set where one fits: the area under the curve (AUC)
     of its questions' first candidates that are the answer against the first candidates
-    of the sets where none fits (the chance that a fit's margin is the higher); its share
+    of BFCL's sets where none fits (NO_TOOL_SETS: `irrelevance`; the chance that a fit's
+    margin is the higher); its share
     right at the lowest bar that refuses GOAL_REFUSED of those; and the share of those
     refused at the highest bar that gets GOAL_RIGHT of it right (None: no bar does)."""
     found: dict[str, dict[str, dict[str, float | None]]] = {}
     for place, name in enumerate(("words", "meaning")):
-        questions_decided = [
-            decided(judges, q)
-            for fold in folds
-            if (judges := fold.judges[place]) is not None
-            and (questions := fold.questions[place]) is not None
-            for q in questions
-            if not q.synthetic
-        ]
-        if not questions_decided:
+        decisions = fold_decisions(folds, place)
+        if not decisions:
             continue
-        refused = {shift: share(questions_decided, NO_TOOL_SETS, shift) for shift in SHIFTS}
+        refused = {shift: share(decisions, NO_TOOL_SETS, shift) for shift in SHIFTS}
         near = [
             q.candidates[0][0] if q.candidates else -math.inf
-            for q in questions_decided
-            if not q.fits
+            for q in decisions
+            if q.group in NO_TOOL_SETS
         ]
         strict = next((shift for shift in SHIFTS if refused[shift] >= GOAL_REFUSED), None)
         for group, fits in BFCL_SETS.items():
             if not fits:
                 continue
-            right = {shift: share(questions_decided, (group,), shift) for shift in SHIFTS}
+            right = {shift: share(decisions, (group,), shift) for shift in SHIFTS}
             loose = max((shift for shift in SHIFTS if right[shift] >= GOAL_RIGHT), default=None)
             fitting = [
                 q.candidates[0][0]
-                for q in questions_decided
+                for q in decisions
                 if q.group == group and q.candidates and q.candidates[0][1].right
             ]
             found.setdefault(name, {})[group] = {
@@ -393,7 +392,7 @@ def separation(folds: list[Fold]) -> dict[str, dict[str, dict[str, float | None]
     return found
 
 
-def share(decided: Sequence[Decided], groups: Sequence[str], shift: float) -> float:
+def share(decided: Sequence[Decided], groups: Sequence[str], shift: float = 0.0) -> float:
     """The share of these sets' questions answered right with the bar moved by `shift`."""
     chosen = [q for q in decided if q.group in groups]
     return sum(q.right(shift) for q in chosen) / len(chosen) if chosen else 0.0
@@ -403,19 +402,15 @@ def area_under_curve(higher: Sequence[float], lower: Sequence[float]) -> float:
     """The chance that a value of `higher` exceeds one of `lower` (ties count half)."""
     if not higher or not lower:
         return math.nan
-    ranked = sorted([(v, 1) for v in higher] + [(v, 0) for v in lower])
-    above = 0.0  # pairs where the `higher` value wins
-    seen_lower = 0
-    place = 0
-    while place < len(ranked):
-        value = ranked[place][0]
-        tied = [kind for v, kind in ranked[place:] if v == value]
-        ties_higher = sum(tied)
-        ties_lower = len(tied) - ties_higher
-        above += ties_higher * (seen_lower + ties_lower / 2)
-        seen_lower += ties_lower
-        place += len(tied)
-    return above / (len(higher) * len(lower))
+    wins = 0.0  # pairs where the `higher` value is above
+    below = 0  # `lower` values under the current one
+    ranked = sorted([(value, 1) for value in higher] + [(value, 0) for value in lower])
+    for _, tied in groupby(ranked, key=lambda pair: pair[0]):
+        kinds = [kind for _, kind in tied]
+        ups = sum(kinds)
+        wins += ups * (below + (len(kinds) - ups) / 2)
+        below += len(kinds) - ups
+    return wins / (len(higher) * len(lower))
 
 
 def shown_separation(found: dict[str, dict[str, dict[str, float | None]]]) -> None:

@@ -126,10 +126,8 @@ def test_calibrate_scores_every_set_left_out_and_writes_judges_that_load(
         assert set(sets) == {"multiple", "live_simple", "simple_python"}
         for figures in sets.values():
             assert 0 <= figures["auc"] <= 1
-            assert (
-                figures["right_at_goal_refused"] is None
-                or 0 <= figures["right_at_goal_refused"] <= 1
-            )
+            for key in ("right_at_goal_refused", "refused_at_goal_right"):
+                assert figures[key] is None or 0 <= figures[key] <= 1
     assert "a fit told from a near miss" in done.stderr
     bars = measured["bars"]
     assert (

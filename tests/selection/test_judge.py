@@ -139,6 +139,7 @@ def test_a_network_is_held_to_each_signals_direction() -> None:
 
 def test_the_shipped_network_is_held_to_the_known_directions() -> None:
     meaning = shipped()["meaning"]
+    assert not any(meaning.weights)  # no direct weights: every signal goes through the units
     for unit in meaning.hidden:
         assert unit.out >= 0
         for name, weight in zip(meaning.features, unit.weights, strict=True):

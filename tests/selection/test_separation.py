@@ -44,11 +44,14 @@ def test_the_area_under_the_curve_is_the_chance_a_fit_outranks_a_near_miss() -> 
 
 def test_a_question_is_decided_by_the_first_candidate_that_clears_the_moved_bar() -> None:
     wrong_then_right = Decided("multiple", True, ((0.5, seen(0.5)), (0.2, seen(0.2, right=True))))
+    right_after_wrong = Decided("multiple", True, ((0.2, seen(0.2)), (0.5, seen(0.5, right=True))))
     near_miss = Decided("irrelevance", False, ((0.3, seen(0.3)),))
 
     assert not wrong_then_right.right(0.0)  # the wrong first candidate clears the bar
-    assert wrong_then_right.right(0.3) is False  # the right one no longer does
+    assert not wrong_then_right.right(0.3)  # ...and still does; the right one no longer
     assert wrong_then_right.chosen(0.6) is None
+    assert not right_after_wrong.right(0.0)  # the first clears it: chosen, wrong
+    assert right_after_wrong.right(0.3)  # the first no longer does: the next is chosen
     assert not near_miss.right(0.0)
     assert near_miss.right(0.4)  # refused once the bar is above its margin
 
@@ -57,7 +60,9 @@ def test_separation_reports_the_trade_at_each_goal() -> None:
     fits = [question("live_simple", seen(s, right=True)) for s in (3.0, 2.0, 1.0, 0.0, -1.0)]
     misses = [question("irrelevance", seen(s)) for s in (2.5, 0.5, -0.5, -1.5, -2.0, -3.0)]
     missed_ranking = question("live_simple", seen(4.0))  # its first candidate is not the answer
-    fold = Fold((BY_SCORE, None), ([*fits, missed_ranking, *misses], None))
+    # toolrun's own tasks that no tool does are no BFCL near misses: not in the measure.
+    not_bfcl = Judged("toolrun", False, False, [seen(9.0)], frozenset({"t"}), "toolrun")
+    fold = Fold((BY_SCORE, None), ([*fits, missed_ranking, *misses, not_bfcl], None))
 
     found = separation([fold])
 

@@ -27,8 +27,8 @@ from toolrun.selection.judge import LOWERING, RAISING, Hidden, Judge
 PENALTY = 30.0  # L2 on the standardised weights: the folds preferred it to 1 (less to trust)
 STEPS = 100
 TOLERANCE = 1e-9
-UNITS = 8  # hidden units of a network judge: 4 to 16 did alike on the folds
-NETWORK_PENALTY = 3.0  # its L2 on the weights: the folds preferred 3 to 1, 10 and 30
+UNITS = 8  # hidden units of a network judge: 4, 8 and 16 did alike on the folds
+NETWORK_PENALTY = 3.0  # its L2 on the weights: on the folds, better than 1, 10 or 30
 NETWORK_STEPS = 3000
 LEARNING_RATE = 0.01
 
@@ -115,7 +115,7 @@ def fit_network(
             moved = first[i] / (1 - 0.9**step)
             scaled = np.sqrt(second[i] / (1 - 0.999**step)) + 1e-8
             params[i] = params[i] - LEARNING_RATE * moved / scaled
-        held = np.maximum(params[0] * signs, 0.0) * signs  # each weight of its sign, or 0
+        held = np.maximum(params[0] * signs, 0.0) * signs + 0.0  # of its sign, or 0 (not -0)
         params[0] = np.where(signs == 0, params[0], held)
         params[2] = np.maximum(params[2], 0.0)
     into, biases, out, intercept = params

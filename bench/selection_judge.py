@@ -190,19 +190,20 @@ def scored(
     else the first of the next ones weighed by meaning that fits): the share answered
     right — the tool, or "no suitable tool" where none fits — and the share with the
     right arguments too (None: the set has no arguments). `shift`: the bar moved."""
-    right = total = 0
-    arguments: int | None = None
-    for question in judged:
-        if question.group != group or question.synthetic:
-            continue
-        total += 1
-        decision = decided(judges, question)
-        chosen = decision.chosen(shift)
-        if decision.right(shift):
-            right += 1
-            if chosen is not None and chosen.arguments_right is not None:
-                arguments = (arguments or 0) + chosen.arguments_right
-    return right / total, None if arguments is None else arguments / total
+    decisions = [
+        decided(judges, question)
+        for question in judged
+        if question.group == group and not question.synthetic
+    ]
+    arguments = [
+        chosen.arguments_right
+        for decision in decisions
+        if decision.right(shift)
+        and (chosen := decision.chosen(shift)) is not None
+        and chosen.arguments_right is not None
+    ]
+    shown = sum(arguments) / len(decisions) if arguments else None
+    return share(decisions, (group,), shift), shown
 
 
 CALIBRATE_COLUMNS = (

@@ -52,6 +52,8 @@ _CONNECTOR = r"[ \t]+(?:(?:of|of the|de|da|del|la|von|van|du|des)[ \t]+)?"
 _PROPER = re.compile(
     rf"(?<![\w'\u2019.-])(?:{_TITLE})?(?:{_WORD})(?:{_CONNECTOR}(?:{_WORD}))*{_PROPER_WORD_END}"
 )
+# A name's first word with what joins it to the next ("Museum of Modern Art": "Museum of ").
+_FIRST_WORD = re.compile(rf"(?:{_WORD}){_CONNECTOR}")
 # snake_case or camelCase names (parse_args, loadConfig); each word read once
 # (possessive): linear on "x_x_x_…_".
 _IDENTIFIER = re.compile(
@@ -368,10 +370,9 @@ def _names(text: str, noted: _Notes) -> tuple[list[str], dict[str, str], list[li
     for match in _PROPER.finditer(text):
         name, start = match[0], match.start()
         noted_at = start  # where the words before it end: before a label, its label
-        first = re.match(rf"(?:{_WORD}){_CONNECTOR}", name)
-        if _starts_sentence(text, start) or _unit_after_number(text, start, match[0]):
+        if _starts_sentence(text, start) or _unit_after_number(text, start, name):
             # the first word of a sentence, or a unit after a number ("16 GB of RAM")
-            if not first:
+            if not (first := _FIRST_WORD.match(name)):
                 continue
             name, start = name[first.end() :], start + first.end()
         if label := _LABEL.match(name):  # "UUID SUPERFANCY" names SUPERFANCY; "ID" nothing

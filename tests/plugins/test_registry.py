@@ -82,6 +82,24 @@ def test_removed_versions_leave_and_a_version_registers_once(
     assert plugins.get("wordcount") is not None
 
 
+def test_find_checks_the_database_before_a_plugin_runs(
+    tmp_path: Path, built: dict[str, bytes]
+) -> None:
+    """A worker holding the plugin in memory does not run it once another process has
+    removed it, even before its refreshing thread's next round."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    api, worker = registry(url), registry(url)
+    descriptor, access = load_plugin_descriptor(described())
+    api.store.register(descriptor, access, built["wordcount"])
+    assert isinstance(worker.find("wordcount"), PluginTool)  # loaded on the miss
+
+    assert api.store.remove("wordcount") == ["1.0.0"]
+
+    assert worker.get("wordcount") is not None  # memory: still there until a refresh
+    assert worker.find("wordcount") is None
+    assert worker.find("read") is not None  # a built-in tool: from memory
+
+
 def test_a_plugin_never_replaces_a_tool_that_is_not_one(
     tmp_path: Path, built: dict[str, bytes]
 ) -> None:

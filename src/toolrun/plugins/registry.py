@@ -4,7 +4,8 @@ servers, kept current in every process.
 Getters never touch the database. `refresh` loads the plugins again when they changed;
 the first call in a process also starts a thread that refreshes every REFRESH_S. Callers
 refresh explicitly when a tool is not found (a plugin registered a moment ago: the
-lifecycle when it admits a call, a worker when it runs one). The database engine is made in
+lifecycle when it admits a call), and `find` checks before a plugin runs (a worker, an
+approval: a plugin removed a moment ago is not run). The database engine is made in
 each process, the wasmtime runtime when a process first loads a plugin; both are made again
 after a fork (a prefork pool's new child), which also drops the parent's plugin tools:
 wasmtime's threads do not survive a fork.
@@ -88,8 +89,24 @@ class PluginRegistry(ToolRegistry):
     def refresh(self, *, within_s: float = REFRESH_S) -> bool:
         """Load the plugins again if they changed and were not checked in the last
         `within_s` seconds (0: check now); True when it loaded them. Keeps a thread
-        refreshing in the background from then on, in this process."""
-        self._keep_refreshing()
+        refreshing in the background from then on, in this process (started after this
+        check, so that the caller's answer is its own)."""
+        try:
+            return self._reload_if_changed(within_s)
+        finally:
+            self._keep_refreshing()
+
+    def find(self, name: str, version: str | None = None) -> Tool | None:
+        """The tool as the database holds it now: on a miss, and for a plugin or an
+        imported MCP tool (removed a moment ago?), the sources are checked first (one
+        query when nothing changed); a built-in tool is answered from memory."""
+        found = self.get(name, version)
+        if found is None or isinstance(found, (PluginTool, McpProxyTool)):
+            self.refresh(within_s=0)
+            found = self.get(name, version)
+        return found
+
+    def _reload_if_changed(self, within_s: float) -> bool:
         now = time.monotonic()
         if self._pid == os.getpid() and now - self._checked_at < within_s:
             return False
@@ -170,11 +187,14 @@ def _forget_plugins(ref: weakref.ref[PluginRegistry]) -> Callable[[], None]:
 
 def _refresh_forever(ref: weakref.ref[PluginRegistry]) -> None:
     """Refresh the registry every REFRESH_S until it is gone (or the process forks: the
-    thread does not exist in the child)."""
-    while (registry := ref()) is not None:
+    thread does not exist in the child); the call that started it has just refreshed."""
+    while True:
+        time.sleep(REFRESH_S)
+        registry = ref()
+        if registry is None:
+            return
         try:
             registry.refresh(within_s=REFRESH_S / 2)
         except Exception as exc:  # the database away for a moment: the next round retries
             log.warning("refreshing plugins failed: %r", exc)
         del registry
-        time.sleep(REFRESH_S)

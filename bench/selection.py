@@ -7,6 +7,10 @@
         recall@5 and top-1 over the whole registry in TOOLS.jsonl, p50 selection time;
         the share whose chosen tool is one of the query's, and the share answered "no
         suitable tool" with the query's own tools blacklisted (step 4 out of sample).
+    python bench/selection.py [--lexical] registry TASKS.jsonl
+        toolrun's built-in tools as the registry, each task's right tool named (`tool`,
+        null where none fits): top-1 where one fits (and how often it is ranked first),
+        "no suitable tool" accuracy where none does, p50 selection time.
     python bench/selection.py [--lexical] calibrate BFCL_DIR [--write [FILE]]
         step 4's judge (`toolrun.selection.judge`) on every development set at once:
         each set left out in turn (fitted on the others, scored on it), each set's
@@ -49,6 +53,7 @@ from bench.selection_judge import JUDGE_FILE, calibrate
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.pipeline import Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder
+from toolrun.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
@@ -109,6 +114,36 @@ def seal(tools: Path, queries: Path, encoder: Encoder | None) -> dict[str, Any]:
     }
 
 
+def registry(tasks: Path, encoder: Encoder | None) -> dict[str, Any]:
+    """Selection over toolrun's built-in tools, as `toolrun select` does it."""
+    cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
+    selector = Selector(cards, encoder)
+    right = ranked_first = fitting = refused = 0
+    times = []
+    records = json_lines(tasks)
+    unknown = {r["tool"] for r in records} - {None, *selector.by_name}
+    if unknown:
+        raise ValueError(f"not built-in tools: {', '.join(sorted(unknown))}")
+    for record in records:
+        selection = selector.select(record["task"])
+        times.append(selection.elapsed_ms)
+        wanted = record["tool"]
+        if wanted is None:
+            refused += selection.chosen is None
+            continue
+        fitting += 1
+        right += selection.chosen == wanted
+        ranked_first += bool(selection.candidates) and selection.candidates[0].name == wanted
+    none_fits = len(records) - fitting
+    return {
+        "n": len(records),
+        "top1": round(right / fitting, 4) if fitting else None,
+        "ranked_first": round(ranked_first / fitting, 4) if fitting else None,
+        "no_tool_accuracy": round(refused / none_fits, 4) if none_fits else None,
+        "p50_ms": round(statistics.median(times), 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -122,12 +157,14 @@ def main() -> None:
         metavar="FILE",
         help=f"calibrate: store the judges fitted on all sets (default: {JUDGE_FILE.name})",
     )
-    parser.add_argument("kind", choices=["bfcl", "seal", "calibrate"])
+    parser.add_argument("kind", choices=["bfcl", "seal", "registry", "calibrate"])
     parser.add_argument("files", nargs="+", type=Path)
     options = parser.parse_args()
-    wanted = {"bfcl": (1, 2), "seal": (2,), "calibrate": (1,)}[options.kind]
+    wanted = {"bfcl": (1, 2), "seal": (2,), "registry": (1,), "calibrate": (1,)}[options.kind]
     if len(options.files) not in wanted:
-        parser.error("bfcl QUESTIONS [ANSWERS], seal TOOLS QUERIES or calibrate BFCL_DIR")
+        parser.error(
+            "bfcl QUESTIONS [ANSWERS], seal TOOLS QUERIES, registry TASKS or calibrate BFCL_DIR"
+        )
     if options.write is not None and options.kind != "calibrate":
         parser.error("--write is for calibrate")
     encoder = None
@@ -146,6 +183,8 @@ def main() -> None:
         if options.kind == "bfcl":
             second = options.files[1] if len(options.files) > 1 else None
             measured = bfcl(options.files[0], second, encoder)
+        elif options.kind == "registry":
+            measured = registry(options.files[0], encoder)
         else:
             measured = seal(options.files[0], options.files[1], encoder)
     except OSError as exc:

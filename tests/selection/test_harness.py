@@ -85,11 +85,48 @@ def test_seal_reports_recall_top1_the_judge_and_time() -> None:
     assert measured["p50_ms"] > 0
 
 
+def test_registry_scores_tasks_over_the_built_in_tools(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    rows = [
+        {"task": 'run the command "ls -la"', "tool": "bash"},
+        {"task": "git add all my changes", "tool": "git_add"},
+        {"task": "list all markdown files in docs matching *.md", "tool": "glob"},
+        {"task": "what is the capital of Australia", "tool": None},
+    ]
+    tasks.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    measured = harness("--lexical", "registry", str(tasks))
+
+    assert set(measured) == {
+        *("n", "top1", "ranked_first", "no_tool_accuracy", "p50_ms"),
+        "by meaning",
+    }
+    assert measured["n"] == 4
+    # By words, at this commit: each of the three ranked first and chosen, the question
+    # refused.
+    assert measured["top1"] >= 2 / 3
+    assert measured["ranked_first"] >= 2 / 3
+    assert measured["no_tool_accuracy"] == 1.0
+
+
+def test_registry_names_the_tasks_tools_that_are_not_built_in(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task": "book a flight", "tool": "flights"}) + "\n")
+
+    done = run("--lexical", "registry", str(tasks))
+
+    assert done.returncode == 2
+    assert "not built-in tools: flights" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize(
     "args",
     [
         ["bfcl"],
         ["seal", "only-one-file"],
+        ["registry"],
+        ["registry", "missing.jsonl"],
         ["nope", "x"],
         ["bfcl", "missing.json"],
         ["calibrate", "no-such-folder"],

@@ -96,19 +96,20 @@ _COMMAND_BEFORE = re.compile(
     r"(?P<command>(?!command\b)(?P<program>[a-z][\w.+-]*)"
     r"(?:[ \t]+(?!(?i:command|or|and)\b)[^\s\"'`,;]+){0,5}?)[ \t]+(?i:command)\b"
 )
-# … or with no word "command", after a word of using one, where the program is one that
-# shells know by that name ("using docker --version", "please use docker ps to find
-# out", "using dir Desktop"; not "using machine learning"): the program and at most five
-# words, up to a comma, a sentence's end, or a word that goes on to something else.
+# … or with no word "command", after a word of using one ("with" too), where the program
+# is one that shells know by that name ("using docker --version", "please use docker ps
+# to find out", "using dir Desktop", "with du -sh"; not "using machine learning"): the
+# program and at most five words, up to a comma, a sentence's end, or a word that goes
+# on to something else ("run pytest on the tests folder": "pytest").
+_GOES_ON = r"(?i:to|for|and|or|then|please|with|on|in|so|but)"
 _PROGRAM_USED = re.compile(
-    r"\b(?i:using|use|via|run|execute)[ \t]+(?i:the[ \t]+)?"
+    r"\b(?P<marker>(?i:using|use|via|run|execute|with))[ \t]+(?i:the[ \t]+)?"
     r"(?P<command>(?P<program>[a-z][\w+-]*(?:\.[\w+-]+)*)"
-    r"(?:[ \t]+(?!(?i:to|for|and|or|then|please|command)\b)[^\s\"'`,;]+){0,5})"
-    r"(?=[ \t]*(?:[,;\n]|[.!?](?:\s|$)|$)|[ \t]+(?i:to|for|and|or|then|please)\b)"
+    rf"(?:[ \t]+(?!(?:{_GOES_ON}|command)\b)[^\s\"'`,;]+){{0,5}})"
+    rf"(?=[ \t]*(?:[,;\n]|[.!?](?:\s|$)|$)|[ \t]+{_GOES_ON}\b)"
 )
 # Programs a shell knows by these names, none of them a word a task would write after
-# "using" for something else (not "find", "time", "start", "cat", "node", "yarn",
-# "cargo", "python": "I'm using python to build a web app").
+# "using" or "with" for something else (`_WORDLIKE_PROGRAMS` are).
 _SHELL_PROGRAMS = frozenset(
     {"docker", "git", "ls", "dir", "echo", "grep", "findstr", "ps", "taskkill", "tasklist"}
     | {"netsh", "ipconfig", "ifconfig", "ping", "curl", "wget", "python3", "pip", "npm"}
@@ -116,7 +117,17 @@ _SHELL_PROGRAMS = frozenset(
     | {"whoami", "hostname", "systeminfo", "chmod", "chown", "unzip", "ssh", "scp", "javac"}
     | {"gcc", "df", "du", "uname", "wc", "sed", "awk", "powershell", "cmd", "bash", "tracert"}
     | {"traceroute", "nslookup", "netstat", "xcopy", "robocopy", "schtasks", "wmic"}
+    | {"lsof", "pytest", "ruff", "mypy", "tar", "gzip", "tail", "pnpm", "rustc"}
 )
+# Programs whose names are English words too ("I'm using python to build a web app",
+# "use find to locate it", "make a branch"): one only where the task runs or executes
+# it, or writes an option or a path after it ("with cargo build --release", "using
+# python3 -m venv", "with make -j4").
+_WORDLIKE_PROGRAMS = frozenset(
+    {"python", "node", "cargo", "make", "go", "yarn", "cat", "find", "time", "start", "head", "env"}
+)
+_RUNS = frozenset({"run", "execute"})
+_OPTION_OR_PATH = re.compile(r"-{1,2}\w[\w-]*(?:=\S*)?|\S*[/.\\]\S*")
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 # Words that say which command, not what it runs: "run the following command", "use the
 # same command", "the default command".
@@ -173,7 +184,7 @@ def commands(text: str, original: str) -> list[str]:
     before it ("using the echo hi command"; not "the exact command shutdown /s", whose
     command comes after), or, for a program shells know, after a word of using it alone
     ("using docker --version"), in the task's order, as `original` writes them."""
-    used = [m for m in _PROGRAM_USED.finditer(text) if m["program"] in _SHELL_PROGRAMS]
+    used = _programs_used(text)
     if "ommand" not in text and not used:
         return []
     markers = [m for m in _COMMAND.finditer(text) if m["program"].lower() not in _NOT_PROGRAMS]
@@ -200,6 +211,32 @@ def commands(text: str, original: str) -> list[str]:
             said = _JOINING.sub("", said)
         found.append((match.start(), _LAST_STOP.sub("", said.rstrip(" \t"))))
     return [command for _, command in sorted(found)][:_MOST_COMMANDS]
+
+
+def _programs_used(text: str) -> list[re.Match[str]]:
+    """The programs a task uses by name (`_PROGRAM_USED`), each with what it runs; a
+    phrase that names no program ("run the linter") leaves the words after it to the
+    next ("with ruff check .")."""
+    found = []
+    place = 0
+    while (match := _PROGRAM_USED.search(text, place)) is not None:
+        if _a_program(match):
+            found.append(match)
+            place = match.end()
+        else:
+            place = match.start("command")
+    return found
+
+
+def _a_program(match: re.Match[str]) -> bool:
+    program = match["program"]
+    if program in _SHELL_PROGRAMS:
+        return True
+    if program not in _WORDLIKE_PROGRAMS:
+        return False
+    if match["marker"].lower() in _RUNS:
+        return True
+    return any(_OPTION_OR_PATH.fullmatch(word) for word in match["command"].split()[1:])
 
 
 def _a_command(words: str) -> bool:

@@ -75,6 +75,18 @@ DESCRIPTOR = ToolDescriptor.builtin(
             arguments={"command": "git log --oneline -5", "description": "recent history"},
         ),
         ToolExample(description="Count lines of Python", arguments={"command": "cat *.py | wc -l"}),
+        ToolExample(
+            description="Install the project's dependencies with pip",
+            arguments={"command": "pip install -r requirements.txt"},
+        ),
+        ToolExample(
+            description="Check which version of Node is installed",
+            arguments={"command": "node --version"},
+        ),
+        ToolExample(
+            description="Run a shell script from the repository",
+            arguments={"command": "./scripts/setup.sh"},
+        ),
     ],
     notes=[
         "A non-zero exit code is reported as status error with the output kept.",

@@ -17,7 +17,8 @@ DESCRIPTOR = ToolDescriptor.builtin(
     name="edit",
     version="1.0.0",
     description=(
-        "Replace `old_string` with `new_string` in a file. The match is exact and literal "
+        "Edit a file: replace `old_string` with `new_string` in it. The match is exact and "
+        "literal "
         "(no regex: `$` and backslashes are plain characters) and made on LF-normalised text, "
         "so it works on CRLF files, which keep their CRLF endings. Without `replace_all`, "
         "`old_string` must occur exactly once."
@@ -77,6 +78,22 @@ DESCRIPTOR = ToolDescriptor.builtin(
         ToolExample(
             description="Delete a line by replacing it with nothing",
             arguments={"file_path": "notes.txt", "old_string": "obsolete line\n", "new_string": ""},
+        ),
+        ToolExample(
+            description="Change one line of a config file",
+            arguments={
+                "file_path": "config.yaml",
+                "old_string": "level: info",
+                "new_string": "level: debug",
+            },
+        ),
+        ToolExample(
+            description="Fix a typo in a comment",
+            arguments={
+                "file_path": "src/app.py",
+                "old_string": "# retrun early",
+                "new_string": "# return early",
+            },
         ),
     ],
     notes=[

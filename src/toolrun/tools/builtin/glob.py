@@ -54,14 +54,21 @@ DESCRIPTOR = ToolDescriptor.builtin(
         },
     },
     examples=[
-        ToolExample(description="All Python files", arguments={"pattern": "**/*.py"}),
+        ToolExample(description="Find all Python files", arguments={"pattern": "**/*.py"}),
         ToolExample(
-            description="TypeScript sources under src",
+            description="List the TypeScript sources under src",
             arguments={"pattern": "**/*.{ts,tsx}", "path": "src"},
         ),
         ToolExample(
-            description="Top-level Markdown files, ignored ones included",
+            description="List top-level Markdown files, ignored ones included",
             arguments={"pattern": "*.md", "respect_gitignore": False},
+        ),
+        ToolExample(
+            description="Find files by name or extension", arguments={"pattern": "**/*.csv"}
+        ),
+        ToolExample(
+            description="List every file matching a pattern under a folder",
+            arguments={"pattern": "**/test_*.py", "path": "tests"},
         ),
     ],
     notes=[

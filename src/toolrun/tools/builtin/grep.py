@@ -87,14 +87,24 @@ DESCRIPTOR = ToolDescriptor.builtin(
         },
     },
     examples=[
-        ToolExample(description="Files that define a class", arguments={"pattern": r"^class \w+"}),
         ToolExample(
-            description="TODO lines in Python files with two lines of context",
+            description="Find the files that define a class", arguments={"pattern": r"^class \w+"}
+        ),
+        ToolExample(
+            description="Show TODO lines in Python files with two lines of context",
             arguments={"pattern": "TODO", "type": "py", "output_mode": "content", "-C": 2},
         ),
         ToolExample(
             description="Count case-insensitive 'error' per log file",
             arguments={"pattern": "error", "glob": "*.log", "output_mode": "count", "-i": True},
+        ),
+        ToolExample(
+            description="Find the lines of code that contain a word",
+            arguments={"pattern": "timeout", "output_mode": "content", "-n": True},
+        ),
+        ToolExample(
+            description="Search the files for a regular expression",
+            arguments={"pattern": "def \\w+_handler"},
         ),
     ],
     notes=[

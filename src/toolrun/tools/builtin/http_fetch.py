@@ -73,12 +73,17 @@ DESCRIPTOR = ToolDescriptor.builtin(
             arguments={"url": "https://pypi.org/pypi/httpx/json"},
         ),
         ToolExample(
-            description="First 10 kB of a page",
+            description="Get the first 10 kB of a page",
             arguments={"url": "https://docs.python.org/3/", "max_bytes": 10000},
         ),
         ToolExample(
             description="A local service, with a short timeout",
             arguments={"url": "http://127.0.0.1:8080/status", "timeout": 2},
+        ),
+        ToolExample(description="Download a web page", arguments={"url": "https://example.com/"}),
+        ToolExample(
+            description="Get JSON from an HTTP API",
+            arguments={"url": "https://api.example.com/v1/items"},
         ),
     ],
     notes=[

@@ -89,6 +89,14 @@ DESCRIPTOR = ToolDescriptor.builtin(
             description="Errors in a file",
             arguments={"operation": "diagnostics", "file_path": "app/main.py"},
         ),
+        ToolExample(
+            description="Outline the classes and methods of a file",
+            arguments={"operation": "document_symbols", "file_path": "app/models.py"},
+        ),
+        ToolExample(
+            description="Show the documentation of a symbol",
+            arguments={"operation": "hover", "file_path": "app/main.py", "symbol": "run"},
+        ),
     ],
     notes=[
         "Servers start on the first call for a workspace and language (a few seconds), "

@@ -19,7 +19,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
     name="read",
     version="1.0.0",
     description=(
-        "Read a text file in the workspace and return its lines numbered like `cat -n` "
+        "Read a text file in the workspace: its contents, as lines numbered like `cat -n` "
         "(right-aligned number, tab, text). Reads up to `limit` lines from `offset`; a longer "
         "file returns one page and says how to get the next. Detects the encoding (BOM, "
         "UTF-8, then detection, e.g. GBK) and refuses binary files."
@@ -70,6 +70,13 @@ DESCRIPTOR = ToolDescriptor.builtin(
         ToolExample(
             description="Read by absolute path inside the workspace",
             arguments={"file_path": "/workspace/README.md", "limit": 20},
+        ),
+        ToolExample(
+            description="Show what a file contains", arguments={"file_path": "notes/todo.md"}
+        ),
+        ToolExample(
+            description="Print the first lines of a text file",
+            arguments={"file_path": "CHANGELOG.md", "limit": 20},
         ),
     ],
     notes=[

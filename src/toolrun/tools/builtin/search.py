@@ -85,6 +85,13 @@ DESCRIPTOR = ToolDescriptor.builtin(
             description="Docs about deployment under docs/",
             arguments={"query": "deploy kubernetes", "path": "docs", "kind": "text"},
         ),
+        ToolExample(
+            description="Find where in the code base a feature is handled",
+            arguments={"query": "password reset"},
+        ),
+        ToolExample(
+            description="Look up code and docs about a topic", arguments={"query": "caching"}
+        ),
     ],
     notes=[
         "The index lives outside the workspace (TOOLRUN_HOME/search) and is built on the "

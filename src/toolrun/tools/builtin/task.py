@@ -118,6 +118,20 @@ DESCRIPTOR = ToolDescriptor.builtin(
             description="Summarise the project's layout",
             arguments={"agent": "explorer", "prompt": "Describe the layout of src/ briefly."},
         ),
+        ToolExample(
+            description="Hand a piece of work to a sub-agent and get its answer",
+            arguments={
+                "agent": "writer",
+                "prompt": "Write a docstring for every public function in src/util.py.",
+            },
+        ),
+        ToolExample(
+            description="Ask a sub-agent to look into a problem and report back",
+            arguments={
+                "agent": "investigator",
+                "prompt": "Find out why the tests in tests/api fail and report the cause.",
+            },
+        ),
     ],
     notes=[
         "Delegation never widens permissions: the sub-agent's tools are its own filter ∩ "

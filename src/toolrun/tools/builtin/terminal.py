@@ -109,6 +109,19 @@ DESCRIPTOR = ToolDescriptor.builtin(
                 "timeout": 5,
             },
         ),
+        ToolExample(
+            description="Use an interactive database shell step by step",
+            arguments={"operation": "open", "command": "sqlite3 data.db"},
+        ),
+        ToolExample(
+            description="Answer an interactive program's prompts",
+            arguments={
+                "operation": "send",
+                "session": "5bce98f73f-3f9a0c1b2d4e5f60",
+                "text": "y",
+                "keys": ["enter"],
+            },
+        ),
     ],
     notes=[
         "`open` is judged like a bash command (the command allowlist applies, and its "

@@ -16,7 +16,8 @@ DESCRIPTOR = ToolDescriptor.builtin(
     name="write",
     version="1.0.0",
     description=(
-        "Write text to a file in the workspace, creating parent directories. The write is "
+        "Write text to a file in the workspace, new or replaced, creating parent "
+        "directories. The write is "
         "atomic (temporary file, then rename). Replacing an existing file needs confirmation "
         "and keeps that file's encoding and line endings; it is refused when the file changed "
         "since this session last read it."
@@ -58,6 +59,14 @@ DESCRIPTOR = ToolDescriptor.builtin(
         ToolExample(
             description="Replace a config file (asks for confirmation)",
             arguments={"file_path": "config.toml", "content": "debug = false\n"},
+        ),
+        ToolExample(
+            description="Save text into a new file",
+            arguments={"file_path": "notes.txt", "content": "Remember the release on Friday.\n"},
+        ),
+        ToolExample(
+            description="Overwrite a file with new content",
+            arguments={"file_path": "VERSION", "content": "2.0.0\n"},
         ),
     ],
     notes=[

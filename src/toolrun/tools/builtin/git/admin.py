@@ -17,8 +17,8 @@ class GitResetTool(GitTool):
     revision_arguments = ("revision",)
     descriptor = describe(
         "git_reset",
-        "Move the current branch to a revision: `soft` keeps index and files, `mixed` "
-        "(default) keeps files, `hard` discards every uncommitted change.",
+        "Move the current branch to a revision (git reset): `soft` keeps index and files, "
+        "`mixed` (default) keeps files, `hard` discards every uncommitted change.",
         properties={
             "revision": {"type": "string", "minLength": 1, "description": "Default: HEAD."},
             "mode": {"enum": ["soft", "mixed", "hard"], "default": "mixed"},
@@ -31,6 +31,7 @@ class GitResetTool(GitTool):
                 {"revision": "HEAD~1", "mode": "soft"},
             ),
             ("Throw away every local change", {"mode": "hard"}),
+            ("Move the branch back one commit", {"revision": "HEAD~1"}),
         ],
         permission=ADMIN,
     )
@@ -45,8 +46,8 @@ class GitResetTool(GitTool):
 class GitCleanTool(GitTool):
     descriptor = describe(
         "git_clean",
-        "Delete untracked files (and directories with `directories`, ignored files too "
-        "with `ignored`); `dry_run` lists what would go.",
+        "Delete untracked files (git clean; directories with `directories`, ignored "
+        "files too with `ignored`); `dry_run` lists what would go.",
         properties={
             "directories": {"type": "boolean", "default": False},
             "ignored": {"type": "boolean", "default": False},
@@ -58,11 +59,15 @@ class GitCleanTool(GitTool):
             "dry_run": {"type": "boolean"},
         },
         examples=[
-            ("What would be deleted", {"dry_run": True}),
+            ("List what would be deleted", {"dry_run": True}),
             ("Delete untracked files and directories", {"directories": True}),
             (
                 "Delete build output under dist, ignored files included",
                 {"paths": ["dist"], "ignored": True, "directories": True},
+            ),
+            (
+                "Remove untracked build files from the working directory",
+                {"paths": ["build"], "directories": True},
             ),
         ],
         permission=ADMIN,
@@ -86,8 +91,8 @@ class GitPushTool(GitTool):
     revision_arguments = ("remote", "branch")
     descriptor = describe(
         "git_push",
-        "Push a branch to a configured remote; `force` overwrites the remote branch only "
-        "if it is where this repository last saw it (--force-with-lease).",
+        "Push a branch to a configured remote (git push); `force` overwrites the remote "
+        "branch only if it is where this repository last saw it (--force-with-lease).",
         properties={
             "remote": {"type": "string", "minLength": 1, "default": "origin"},
             "branch": {
@@ -107,6 +112,7 @@ class GitPushTool(GitTool):
             ("Push the current branch", {}),
             ("Publish a new branch", {"branch": "feature/retry", "set_upstream": True}),
             ("Replace a rewritten branch", {"branch": "feature/retry", "force": True}),
+            ("Send local commits to the remote", {"remote": "origin"}),
         ],
         permission=ADMIN,
         notes=("Only remotes configured in the repository are accepted, never a URL.",),

@@ -18,9 +18,9 @@ _COMMITS = {"type": "array", "items": {"type": "object"}}
 class GitStatusTool(GitTool):
     descriptor = describe(
         "git_status",
-        "The working tree's state: the branch (head, upstream, ahead/behind) and, per "
-        "changed path, its index and worktree state (modified, added, deleted, renamed, "
-        "untracked, unmerged...) with conflicts marked.",
+        "Show the working tree's status (git status): the branch (head, upstream, "
+        "ahead/behind) and, per changed path, its index and worktree state (modified, "
+        "added, deleted, renamed, untracked, unmerged...) with conflicts marked.",
         properties={
             "untracked": {"type": "boolean", "default": True, "description": "List them."},
             "ignored": {"type": "boolean", "default": False, "description": "List them."},
@@ -31,9 +31,11 @@ class GitStatusTool(GitTool):
             "clean": {"type": "boolean", "description": "Nothing changed, nothing untracked."},
         },
         examples=[
-            ("What changed in the workspace", {}),
-            ("Tracked files only", {"untracked": False}),
-            ("Status of a repository in a subdirectory", {"repo": "vendor/lib"}),
+            ("Show what changed in the workspace", {}),
+            ("Show the status of tracked files only", {"untracked": False}),
+            ("Show the status of a repository in a subdirectory", {"repo": "vendor/lib"}),
+            ("See whether there are uncommitted changes", {}),
+            ("List untracked and modified files", {"untracked": True}),
         ],
         permission=READ,
     )
@@ -51,9 +53,9 @@ class GitDiffTool(GitTool):
     revision_arguments = ("from", "to")
     descriptor = describe(
         "git_diff",
-        "A unified diff with a per-file summary: the working tree against the index (the "
-        "default), the index against HEAD (`staged`), or between revisions (`from`, `to`), "
-        "for some paths or all.",
+        "Show changes as a unified diff (git diff) with a per-file summary: the working "
+        "tree against the index (the default), the index against HEAD (`staged`), or "
+        "between revisions (`from`, `to`), for some paths or all.",
         properties={
             "staged": {"type": "boolean", "default": False},
             "from": _REVISION,
@@ -67,12 +69,14 @@ class GitDiffTool(GitTool):
             "truncated": {"type": "boolean", "description": "The patch was cut at 8 MiB."},
         },
         examples=[
-            ("Unstaged changes", {}),
-            ("What is staged for the next commit", {"staged": True}),
+            ("Show the unstaged changes", {}),
+            ("Show what is staged for the next commit", {"staged": True}),
             (
                 "Changes to one file between two revisions",
                 {"from": "v1.0", "to": "HEAD", "paths": ["src/app.py"]},
             ),
+            ("See what I changed but have not staged", {}),
+            ("See the changes since the last commit", {"from": "HEAD"}),
         ],
         permission=READ,
         notes=("`to` needs `from`; with `staged`, `from` is the base instead of HEAD.",),
@@ -97,7 +101,7 @@ class GitLogTool(GitTool):
     revision_arguments = ("revision",)
     descriptor = describe(
         "git_log",
-        "The commit history (git log): the last commits, newest first, as structured "
+        "List the commit history (git log): the last commits, newest first, as structured "
         "entries (commit, parents, author, dates, subject, body); filter by path, author, "
         "date range and starting revision.",
         properties={
@@ -120,9 +124,11 @@ class GitLogTool(GitTool):
         },
         returns={"commits": _COMMITS},
         examples=[
-            ("The last five commits", {"max_count": 5}),
-            ("Who changed a file lately", {"paths": ["src/app.py"], "max_count": 10}),
-            ("One author's commits this month", {"author": "alice", "since": "1 month ago"}),
+            ("List the last five commits", {"max_count": 5}),
+            ("Find who changed a file lately", {"paths": ["src/app.py"], "max_count": 10}),
+            ("List one author's commits this month", {"author": "alice", "since": "1 month ago"}),
+            ("See the history of commits on this branch", {}),
+            ("See the recent commits with their authors and dates", {"max_count": 10}),
         ],
         permission=READ,
     )
@@ -141,8 +147,8 @@ class GitShowTool(GitTool):
     revision_arguments = ("revision",)
     descriptor = describe(
         "git_show",
-        "One commit: its entry (as git_log gives it) and its patch; or, with `path`, "
-        "that file's content at the revision.",
+        "Show one commit (git show): its entry (as git_log gives it) and what it changed, "
+        "its patch; or, with `path`, that file's content at the revision.",
         properties={
             "revision": _REVISION,
             "path": {"type": "string", "minLength": 1, "description": "A file to show at it."},
@@ -155,9 +161,10 @@ class GitShowTool(GitTool):
             "truncated": {"type": "boolean"},
         },
         examples=[
-            ("The last commit", {}),
-            ("A commit by its hash", {"revision": "3f2a9c1"}),
-            ("A file as it was two commits ago", {"revision": "HEAD~2", "path": "README.md"}),
+            ("Show the last commit", {}),
+            ("Show a commit by its hash", {"revision": "3f2a9c1"}),
+            ("Show a file as it was two commits ago", {"revision": "HEAD~2", "path": "README.md"}),
+            ("See what a commit changed", {"revision": "HEAD~1"}),
         ],
         permission=READ,
     )
@@ -194,8 +201,9 @@ class GitBlameTool(GitTool):
     revision_arguments = ("revision",)
     descriptor = describe(
         "git_blame",
-        "Who last changed each line of a file: per line, the commit, author, date, the "
-        "commit's summary and the text; optionally a line range, at a revision.",
+        "Show who last changed each line of a file (git blame): per line, the commit, "
+        "author, date, the commit's summary and the text; optionally a line range, at a "
+        "revision.",
         properties={
             "path": {"type": "string", "minLength": 1},
             "revision": _REVISION,
@@ -208,6 +216,10 @@ class GitBlameTool(GitTool):
             ("Blame a whole file", {"path": "src/app.py"}),
             ("Blame lines 10 to 20", {"path": "src/app.py", "start_line": 10, "end_line": 20}),
             ("Blame as of a tag", {"path": "README.md", "revision": "v1.0"}),
+            (
+                "Find who wrote a line of code",
+                {"path": "src/app.py", "start_line": 42, "end_line": 42},
+            ),
         ],
         permission=READ,
     )
@@ -225,8 +237,8 @@ class GitBlameTool(GitTool):
 class GitBranchesTool(GitTool):
     descriptor = describe(
         "git_branches",
-        "Branches, with the commit each points at, which one is checked out, its upstream "
-        "and its last commit's date and subject.",
+        "List the branches (git branch), with the commit each points at, which one is "
+        "checked out, its upstream and its last commit's date and subject.",
         properties={
             "remotes": {
                 "type": "boolean",
@@ -239,9 +251,11 @@ class GitBranchesTool(GitTool):
             "current": {"type": ["string", "null"]},
         },
         examples=[
-            ("Local branches", {}),
-            ("Local and remote-tracking branches", {"remotes": True}),
-            ("Branches of a nested repository", {"repo": "vendor/lib"}),
+            ("List the local branches", {}),
+            ("List local and remote-tracking branches", {"remotes": True}),
+            ("List the branches of a nested repository", {"repo": "vendor/lib"}),
+            ("Show every branch and where it points", {}),
+            ("See the remote branches too", {"remotes": True}),
         ],
         permission=READ,
     )

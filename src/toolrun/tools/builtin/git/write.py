@@ -17,8 +17,8 @@ WRITE = PermissionLevel.READ_WRITE
 class GitAddTool(GitTool):
     descriptor = describe(
         "git_add",
-        "Stage paths for the next commit (or every change with `all`); returns the "
-        "status afterwards.",
+        "Stage paths for the next commit (git add; or every change with `all`); returns "
+        "the status afterwards.",
         properties={
             "paths": {**PATHS, "minItems": 1},
             "all": {"type": "boolean", "default": False},
@@ -28,6 +28,8 @@ class GitAddTool(GitTool):
             ("Stage one file", {"paths": ["src/app.py"]}),
             ("Stage a directory", {"paths": ["docs"]}),
             ("Stage every change, deletions included", {"all": True}),
+            ("Add a new file to the staging area", {"paths": ["docs/guide.md"]}),
+            ("Stage all modified files before committing", {"all": True}),
         ],
         permission=WRITE,
         notes=("Give `paths` or `all`, not both.",),
@@ -45,8 +47,8 @@ class GitAddTool(GitTool):
 class GitCommitTool(GitTool):
     descriptor = describe(
         "git_commit",
-        "Commit what is staged (or every tracked change with `all`) with a message and "
-        "optionally an author; returns the new commit's entry and files.",
+        "Commit what is staged (git commit; or every tracked change with `all`) with a "
+        "message and optionally an author; returns the new commit's entry and files.",
         properties={
             "message": {"type": "string", "minLength": 1},
             "author": {"type": "string", "description": "Name <email> (default: the repo's user)."},
@@ -66,6 +68,7 @@ class GitCommitTool(GitTool):
             ("Commit the staged changes", {"message": "Fix the retry delay"}),
             ("Commit every tracked change", {"message": "Update docs", "all": True}),
             ("Commit as someone", {"message": "Add tests", "author": "Alice <alice@example.com>"}),
+            ("Commit the work so far with a message", {"message": "Add the search page"}),
         ],
         permission=WRITE,
         notes=(
@@ -91,7 +94,8 @@ class GitBranchCreateTool(GitTool):
     revision_arguments = ("name", "start")
     descriptor = describe(
         "git_branch_create",
-        "Create a branch at a revision (default HEAD), optionally switching to it.",
+        "Create a branch (git branch NAME) at a revision (default HEAD), optionally "
+        "switching to it.",
         properties={
             "name": {"type": "string", "minLength": 1},
             "start": {"type": "string", "minLength": 1, "description": "Default: HEAD."},
@@ -104,12 +108,14 @@ class GitBranchCreateTool(GitTool):
         },
         required=("name",),
         examples=[
-            ("A feature branch here", {"name": "feature/retry"}),
+            ("Create a feature branch here", {"name": "feature/retry"}),
             (
-                "A branch from a tag, switched to",
+                "Create a branch from a tag and switch to it",
                 {"name": "hotfix", "start": "v1.0", "switch": True},
             ),
-            ("A branch two commits back", {"name": "before-refactor", "start": "HEAD~2"}),
+            ("Create a branch two commits back", {"name": "before-refactor", "start": "HEAD~2"}),
+            ("Start a new branch for a feature", {"name": "feature/search"}),
+            ("Make a branch from another branch", {"name": "fix/login", "start": "develop"}),
         ],
         permission=WRITE,
     )
@@ -128,8 +134,8 @@ class GitSwitchTool(GitTool):
     revision_arguments = ("branch",)
     descriptor = describe(
         "git_switch",
-        "Switch the working tree to a branch (or create it with `create`); refuses when "
-        "local changes would be overwritten.",
+        "Switch the working tree to a branch (git switch, or check out; create it with "
+        "`create`); refuses when local changes would be overwritten.",
         properties={
             "branch": {"type": "string", "minLength": 1},
             "create": {"type": "boolean", "default": False},
@@ -142,9 +148,10 @@ class GitSwitchTool(GitTool):
         returns={"head": {"type": ["string", "null"]}, "commit": {"type": "string"}},
         required=("branch",),
         examples=[
-            ("Back to main", {"branch": "main"}),
-            ("A new branch here", {"branch": "experiment", "create": True}),
-            ("Look at a tag", {"branch": "v1.0", "detach": True}),
+            ("Switch back to main", {"branch": "main"}),
+            ("Switch to a new branch made here", {"branch": "experiment", "create": True}),
+            ("Check out a tag to look at it", {"branch": "v1.0", "detach": True}),
+            ("Go to another branch", {"branch": "develop"}),
         ],
         permission=WRITE,
     )
@@ -169,8 +176,8 @@ class GitSwitchTool(GitTool):
 class GitStashTool(GitTool):
     descriptor = describe(
         "git_stash",
-        "Put local changes aside and bring them back: push (with a message, untracked "
-        "files too if asked), list, apply, pop or drop an entry.",
+        "Put local changes aside and bring them back (git stash): push (with a message, "
+        "untracked files too if asked), list, apply, pop or drop an entry.",
         properties={
             "action": {"enum": ["push", "list", "apply", "pop", "drop"], "default": "push"},
             "message": {"type": "string", "minLength": 1},
@@ -188,8 +195,10 @@ class GitStashTool(GitTool):
         },
         examples=[
             ("Set changes aside", {"action": "push", "message": "wip: parser"}),
-            ("What is stashed", {"action": "list"}),
-            ("Bring the newest back", {"action": "pop"}),
+            ("List what is stashed", {"action": "list"}),
+            ("Bring the newest stash back", {"action": "pop"}),
+            ("Save uncommitted work for later and clean the working tree", {"action": "push"}),
+            ("Apply a stash again", {"action": "apply", "index": 0}),
         ],
         permission=WRITE,
         notes=("Every action returns the stash list afterwards.",),

@@ -8,11 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from tests.plugins.conftest import EXAMPLES
 from toolrun.errors import DuplicateTool
 from toolrun.plugins.module import InvalidPlugin
 from toolrun.plugins.registry import REFRESH_S, PluginRegistry
+from toolrun.plugins.store import PluginStore
 from toolrun.plugins.tool import PluginTool, load_plugin_descriptor
 from toolrun.tools.registry import ToolRegistry
 
@@ -98,6 +100,26 @@ def test_find_checks_the_database_before_a_plugin_runs(
     assert worker.get("wordcount") is not None  # memory: still there until a refresh
     assert worker.find("wordcount") is None
     assert worker.find("read") is not None  # a built-in tool: from memory
+
+
+def test_find_runs_the_plugin_as_last_loaded_while_the_database_is_away(
+    tmp_path: Path, built: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's call is not lost (left running) to a database away for a moment."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    worker = registry(url)
+    descriptor, access = load_plugin_descriptor(described())
+    worker.store.register(descriptor, access, built["wordcount"])
+    assert isinstance(worker.find("wordcount"), PluginTool)
+
+    def away(_: object) -> int:
+        raise OperationalError("SELECT", {}, Exception("the database is away"))
+
+    monkeypatch.setattr(PluginStore, "generation", away)
+
+    assert isinstance(worker.find("wordcount"), PluginTool)
+    with pytest.raises(OperationalError):  # a miss cannot be answered from memory
+        worker.find("linefilter")
 
 
 def test_a_plugin_never_replaces_a_tool_that_is_not_one(

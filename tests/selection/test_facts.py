@@ -337,18 +337,24 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("we are using machine learning", []),  # no program a shell knows
         ("use find to locate it, using time wisely", []),  # English words, not programs
         ("use docker ps and the command pwd", ["docker ps", "pwd"]),
-        # … or after "with"; a phrase naming no program leaves the words after it
+        # … or after "with", alone or with an option or a path ("deal with ssh keys" is
+        # prose); a phrase naming no program leaves the words after it to the next
         ("run the linter with ruff check .", ["ruff check ."]),
         ("check the disk usage of this directory with du -sh", ["du -sh"]),
+        ("install the requests package with pip", ["pip"]),
+        ("please run tests using docker ps", ["docker ps"]),
         ("run pytest on the tests folder", ["pytest"]),  # "on" goes on to something else
-        # a program whose name is an English word too: run, or with an option or a path
+        ("deal with ssh keys", []),
+        ("help me with git merge conflicts", []),
+        # a program whose name is an English word too: with an option or a path
         ("build the project with cargo build --release", ["cargo build --release"]),
         ("using python3 -m venv .venv", ["python3 -m venv .venv"]),
-        ("run make test", ["make test"]),
+        ("run python script.py", ["python script.py"]),
         ("I am using python to build a web app", []),
-        ("help me with python", []),
-        ("make a branch with make", []),
-        ("measure how long the build takes with time make", []),
+        ("help me with python 3.12", []),  # a version is no path
+        ("compatible with node 18.x", []),
+        ("reduce the run time of the script.", []),
+        ("in the long run go home", []),
     ],
 )
 def test_a_command_given_after_the_word_command_is_read(task: str, given: list[str]) -> None:

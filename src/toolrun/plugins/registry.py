@@ -99,12 +99,21 @@ class PluginRegistry(ToolRegistry):
     def find(self, name: str, version: str | None = None) -> Tool | None:
         """The tool as the database holds it now: on a miss, and for a plugin or an
         imported MCP tool (removed a moment ago?), the sources are checked first (one
-        query when nothing changed); a built-in tool is answered from memory."""
+        query when nothing changed); a built-in tool is answered from memory. Where the
+        database cannot answer, a tool held in memory is the answer (as last loaded: a
+        call is not lost to a database away for a moment); a miss raises."""
         found = self.get(name, version)
-        if found is None or isinstance(found, (PluginTool, McpProxyTool)):
+        if found is None:
             self.refresh(within_s=0)
-            found = self.get(name, version)
-        return found
+        elif isinstance(found, (PluginTool, McpProxyTool)):
+            try:
+                self.refresh(within_s=0)
+            except Exception as exc:
+                log.warning("plugins not checked (%r); %s as last loaded", exc, name)
+                return found
+        else:
+            return found
+        return self.get(name, version)
 
     def _reload_if_changed(self, within_s: float) -> bool:
         now = time.monotonic()

@@ -120,14 +120,17 @@ _SHELL_PROGRAMS = frozenset(
     | {"lsof", "pytest", "ruff", "mypy", "tar", "gzip", "tail", "pnpm", "rustc"}
 )
 # Programs whose names are English words too ("I'm using python to build a web app",
-# "use find to locate it", "make a branch"): one only where the task runs or executes
-# it, or writes an option or a path after it ("with cargo build --release", "using
-# python3 -m venv", "with make -j4").
+# "use find to locate it", "make a branch", "the run time"): one only with an option or
+# a path after it ("with cargo build --release", "using python3 -m venv").
 _WORDLIKE_PROGRAMS = frozenset(
-    {"python", "node", "cargo", "make", "go", "yarn", "cat", "find", "time", "start", "head", "env"}
+    {"python", "node", "cargo", "make", "go", "yarn", "cat", "find", "time", "start", "head"}
+    | {"env"}
 )
-_RUNS = frozenset({"run", "execute"})
-_OPTION_OR_PATH = re.compile(r"-{1,2}\w[\w-]*(?:=\S*)?|\S*[/.\\]\S*")
+# An option ("-sh", "--release", "--out=x") or a path ("./build.sh", "src\\app", "main.c",
+# "."), not a version ("3.12", "18.x").
+_OPTION_OR_PATH = re.compile(
+    r"-{1,2}\w[\w-]*(?:=\S*)?|\S*[/\\]\S*|\.{1,2}|(?!\d+\.)[\w-]+\.[A-Za-z]\w*"
+)
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 # Words that say which command, not what it runs: "run the following command", "use the
 # same command", "the default command".
@@ -229,14 +232,15 @@ def _programs_used(text: str) -> list[re.Match[str]]:
 
 
 def _a_program(match: re.Match[str]) -> bool:
-    program = match["program"]
-    if program in _SHELL_PROGRAMS:
-        return True
-    if program not in _WORDLIKE_PROGRAMS:
+    """A program a shell knows, given alone, with an option or a path, or (but after
+    "with": "deal with ssh keys") with words; a word-like one with an option or a path."""
+    program, *rest = match["command"].split()
+    given = any(_OPTION_OR_PATH.fullmatch(word) for word in rest)
+    if program in _WORDLIKE_PROGRAMS:
+        return given
+    if program not in _SHELL_PROGRAMS:
         return False
-    if match["marker"].lower() in _RUNS:
-        return True
-    return any(_OPTION_OR_PATH.fullmatch(word) for word in match["command"].split()[1:])
+    return given or not rest or match["marker"].lower() != "with"
 
 
 def _a_command(words: str) -> bool:

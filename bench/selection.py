@@ -49,11 +49,10 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.bfcl_data import arguments_match, json_lines, question_text
-from bench.selection_judge import JUDGE_FILE, calibrate
+from bench.selection_judge import JUDGE_FILE, builtin_selector, calibrate
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.pipeline import Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder
-from toolrun.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
@@ -116,8 +115,7 @@ def seal(tools: Path, queries: Path, encoder: Encoder | None) -> dict[str, Any]:
 
 def registry(tasks: Path, encoder: Encoder | None) -> dict[str, Any]:
     """Selection over toolrun's built-in tools, as `toolrun select` does it."""
-    cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
-    selector = Selector(cards, encoder)
+    selector = builtin_selector(encoder)
     right = ranked_first = fitting = refused = 0
     times = []
     records = json_lines(tasks)

@@ -96,9 +96,8 @@ def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
                     made = first(selector, task, {})
                     names = frozenset(str(f["name"]) for f in tools)
                     judged.append(Judged(group, False, True, made, names, key))
-    cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
-    registry = Selector(cards, encoder)
-    built_in = frozenset(card.name for card in cards)
+    registry = builtin_selector(encoder)
+    built_in = frozenset(registry.by_name)
     for record in json_lines(REGISTRY_TASKS):
         right = record["tool"]
         answer = {} if right is None else {right: None}
@@ -108,6 +107,12 @@ def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
         key = right if right is not None else record["task"]
         judged.append(Judged(REGISTRY_SET, right is not None, False, candidates, built_in, key))
     return judged
+
+
+def builtin_selector(encoder: Encoder | None) -> Selector:
+    """A selector over toolrun's built-in tools, as the API's over the registry."""
+    cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
+    return Selector(cards, encoder)
 
 
 def first(selector: Selector, task: str, answer: dict[str, Any]) -> list[Seen]:

@@ -103,15 +103,14 @@ class PluginRegistry(ToolRegistry):
         database cannot answer, a tool held in memory is the answer (as last loaded: a
         call is not lost to a database away for a moment); a miss raises."""
         found = self.get(name, version)
-        if found is None:
+        if found is not None and not isinstance(found, (PluginTool, McpProxyTool)):
+            return found
+        try:
             self.refresh(within_s=0)
-        elif isinstance(found, (PluginTool, McpProxyTool)):
-            try:
-                self.refresh(within_s=0)
-            except Exception as exc:
-                log.warning("plugins not checked (%r); %s as last loaded", exc, name)
-                return found
-        else:
+        except Exception as exc:
+            if found is None:
+                raise
+            log.warning("plugins not checked (%r); %s as last loaded", exc, name)
             return found
         return self.get(name, version)
 

@@ -186,7 +186,8 @@ def commands(text: str, original: str) -> list[str]:
     quotes is none) gives after the word "command" ("using the command echo hi") or
     before it ("using the echo hi command"; not "the exact command shutdown /s", whose
     command comes after), or, for a program shells know, after a word of using it alone
-    ("using docker --version"), in the task's order, as `original` writes them."""
+    ("using docker --version", "with du -sh": `_programs_used`), in the task's order, as
+    `original` writes them."""
     used = _programs_used(text)
     if "ommand" not in text and not used:
         return []

@@ -35,6 +35,35 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
 
 
 @pytest.mark.parametrize(
+    ("task", "pair"),
+    [
+        ("change the port from 8000 to 9000 in config.yaml", ("8000", "9000")),
+        ("rename the variable tmp to buffer in utils.py", ("tmp", "buffer")),
+        ("correct the misspelled word \"adress\" to \"address\"", ("adress", "address")),
+        ("swap the import of json for orjson in api/views.py", ("json", "orjson")),
+        ("fix the bug for the admin page", None),  # "for" is swap's, and "the" no value
+        ("turn on the lights for me", None),
+        ("how do I change a tire", None),
+    ],
+)
+def test_what_a_task_changes_into_what_is_a_pair_its_values_left_in_the_task(
+    task: str, pair: tuple[str, str] | None
+) -> None:
+    facts = Facts.of(task)
+
+    assert facts.pair == pair
+    if pair == ("8000", "9000"):
+        assert [n.value for n in facts.numbers] == [8000, 9000]  # not blanked
+
+
+def test_a_pair_is_read_in_linear_time() -> None:
+    """What a change verb's pair may be is looked for at most 80 characters on."""
+    assert Facts.of("change " + "a " * 100_000 + "to b").pair is None
+    assert Facts.of("change a" + " to" * 100_000).pair is None  # "to" is no value
+    assert Facts.of("change " * 20_000).pair is None
+
+
+@pytest.mark.parametrize(
     ("task", "names"),
     [
         ("the freezing point of water at 10 kPa", []),
@@ -346,11 +375,21 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("run pytest on the tests folder", ["pytest"]),  # "on" goes on to something else
         ("deal with ssh keys", []),
         ("help me with git merge conflicts", []),
+        # … or with a subcommand ("deal with git problems" is prose)
+        ("start the dev server with npm run dev", ["npm run dev"]),
+        ("bring the stack up with docker compose up -d", ["docker compose up -d"]),
+        ("deal with git problems", []),
         # a program whose name is an English word too: with an option or a path
         ("build the project with cargo build --release", ["cargo build --release"]),
         ("using python3 -m venv .venv", ["python3 -m venv .venv"]),
         ("run python script.py", ["python script.py"]),
         ("I am using python to build a web app", []),
+        # … or a subcommand where it takes one, or for one that runs another, a program
+        ("compile it with cargo build", ["cargo build"]),
+        ("run the tests with go test", ["go test"]),
+        ("measure how long the build takes with time make", ["time make"]),
+        ("I need help with head start", []),  # "head" takes no subcommand
+        ("help me with start up costs", []),
         ("help me with python 3.12", []),  # a version is no path
         ("compatible with node 18.x", []),
         ("reduce the run time of the script.", []),

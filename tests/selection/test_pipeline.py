@@ -283,3 +283,30 @@ def test_the_shortlist_is_the_best_boosted_cards_of_all_however_few_are_weighed(
         every = selector._boosted(scores, tags, verbs, asked, limit=len(cards))
         assert selector._boosted(scores, tags, verbs, asked, limit=SHORTLIST) == every[:SHORTLIST]
         assert all(names[round_] != cards[index].name for _, index, _ in every)
+
+
+def test_a_task_that_writes_a_value_makes_the_tools_taking_one_candidates() -> None:
+    """ "compile main.c with gcc" shares no word with any built-in tool; the command it
+    writes makes bash (and terminal, which opens one) a candidate, and bash runs it; a
+    URL makes http_fetch one, a change from one value to another edit."""
+    selector = Selector([ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()])
+
+    selection = selector.select("compile main.c with gcc")
+
+    assert [c.name for c in selection.candidates] == ["bash", "terminal"]
+    assert selection.chosen == "bash"
+    assert selection.arguments == {"command": "gcc"}
+    fetched = selector.select("request https://httpbin.org/get and show the response")
+    assert [c.name for c in fetched.candidates] == ["http_fetch"]
+    assert fetched.arguments == {"url": "https://httpbin.org/get"}
+    # what to change into what makes edit (old_string, new_string) one
+    changed = selector.select("rename the variable tmp to buffer in utils.py")
+    assert changed.chosen == "edit"
+    assert changed.arguments == {
+        "file_path": "utils.py",
+        "old_string": "tmp",
+        "new_string": "buffer",
+    }
+    # … and a task that writes none of them has no candidate
+    assert selector.select("compile main.c").candidates == []
+    assert "http_fetch" not in [c.name for c in selector.select("request the server").candidates]

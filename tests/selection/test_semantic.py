@@ -13,7 +13,7 @@ import pytest
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import Judge, shipped
-from toolrun.selection.pipeline import SMALL_LIST, Selector
+from toolrun.selection.pipeline import MEANING_LIST, SMALL_LIST, Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
 from toolrun.tools import ToolRegistry
 
@@ -111,8 +111,8 @@ def test_meaning_keeps_a_tool_that_words_were_unsure_of(encoder: Encoder) -> Non
 
 
 def test_words_alone_decide_when_they_are_sure(encoder: Encoder) -> None:
-    # Over more than SMALL_LIST tools (a registry), meaning is weighed only on doubt.
-    others = [tool(f"unit_{n}", f"Convert lengths of kind {n}") for n in range(SMALL_LIST)]
+    # Over more than MEANING_LIST tools, meaning is weighed only on doubt.
+    others = [tool(f"unit_{n}", f"Convert lengths of kind {n}") for n in range(MEANING_LIST)]
     selector = Selector([WEATHER, RATING, *others], encoder)
 
     selection = selector.select("How well rated is the movie Alien?")
@@ -120,6 +120,27 @@ def test_words_alone_decide_when_they_are_sure(encoder: Encoder) -> None:
     assert selection.chosen == "get_movie_rating"
     assert selection.trace["3_matching_by"] == "words"
     assert selection.candidates[0].similarity is None  # nothing was embedded
+
+
+def test_a_registry_of_at_most_meaning_list_tools_is_weighed_by_meaning_for_every_task(
+    encoder: Encoder,
+) -> None:
+    """Words alone are sure of git_branches for "list the last 10 commits" (its
+    description says "List the branches … its last commit"); meaning, weighed over the
+    candidates words found, puts git_log first. A tool sharing no word with the task is
+    still no candidate."""
+    cards = [ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()]
+    assert SMALL_LIST < len(cards) <= MEANING_LIST
+    selector = Selector(cards, encoder)
+
+    selection = selector.select("list the last 10 commits")
+
+    assert selection.trace["3_matching_by"] == (
+        f"words and meaning (a registry of at most {MEANING_LIST} tools)"
+    )
+    assert selection.chosen == "git_log"
+    assert selection.arguments == {"max_count": 10}
+    assert all(c.similarity is not None and c.relevance > 0 for c in selection.candidates)
 
 
 CONVERTER = tool(
@@ -182,16 +203,17 @@ def test_a_lower_candidate_that_fits_is_chosen_over_a_top_one_that_does_not(
     by_similarity = Judge(("similarity",), 0.0, (10.0,), (0.3,), (1.0,))
     judges = {"words": shipped()["words"], "meaning": by_similarity}
 
-    selection = Selector(cards, encoder, judges).select("Find the definition of the function main")
+    task = "save my uncommitted work temporarily so I can switch tasks"
+    selection = Selector(cards, encoder, judges).select(task)
 
-    # By words, search ranks first, but its meaning is farther from the task than lsp's
-    # example, "Where is the function called on line 12 defined?".
-    [search, lsp] = selection.candidates[0], selection.candidates[1]
-    assert (search.name, lsp.name) == ("search", "lsp")
-    assert search.similarity is not None
-    assert lsp.similarity is not None
-    assert search.similarity < 0.3 <= lsp.similarity
-    assert selection.chosen == "lsp"
+    # By words ("tasks"), task ranks first, but its meaning is farther from the task than
+    # git_stash's example, "Save uncommitted work for later and clean the working tree".
+    [task_tool, stash] = selection.candidates[0], selection.candidates[1]
+    assert (task_tool.name, stash.name) == ("task", "git_stash")
+    assert task_tool.similarity is not None
+    assert stash.similarity is not None
+    assert task_tool.similarity < 0.3 <= stash.similarity
+    assert selection.chosen == "git_stash"
     assert "the best match that fits" in selection.reason
 
 
@@ -201,7 +223,7 @@ sys.modules[sys.argv[1]] = None
 from toolrun.api.app import create_app
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import Judge, shipped
-from toolrun.selection.pipeline import SMALL_LIST, Selector
+from toolrun.selection.pipeline import MEANING_LIST, SMALL_LIST, Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
 try:
     load_encoder()

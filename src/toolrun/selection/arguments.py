@@ -26,6 +26,7 @@ from toolrun.selection.asked import (
     subject_of,
     typed,
 )
+from toolrun.selection.bare import bare_named
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts
 from toolrun.selection.flags import flag
@@ -209,6 +210,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
         if value is not None:
             found[name] = (value, source)
             forget(facts, value)
+    found |= bare_named([p for p in free_text if p not in found], card, facts)
     # a role the task gives outweighs a value taken for want of better ("the first name left")
     guessed = [p for p in free_text if p not in found or found[p][1] in _LOOSE]
     found |= named_as(guessed, task, facts)

@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
 from toolrun.selection.facts import Facts
-from toolrun.selection.kinds import forget, own_words, range_end
+from toolrun.selection.kinds import forget, own_words, range_end, takes_command
 from toolrun.selection.options import MEANING, listed, named_option
 from toolrun.selection.placing import address, shows_place_with_region, takes_address, written_place
 from toolrun.selection.sorts import sort_of
@@ -55,6 +56,22 @@ class Asked:
     options: tuple[str, ...]
     meanings: tuple[tuple[str, str], ...]
     comma: bool
+
+
+WRITTEN = ("commands", "urls", "pair")  # the `Facts` of `takes_written`
+
+
+def takes_written(card: ToolCard) -> frozenset[str]:
+    """The values a task may write out that `card` has a parameter for, as the `Facts`
+    that hold them: "commands" (a command to run), "urls" (a URL), "pair" (what to
+    change into what: an old and a new value)."""
+    names = [own_words(name) for name in card.properties]
+    found = {"commands"} if takes_command(card) else set()
+    if any(words & URL_WORDS for words in names):
+        found.add("urls")
+    if any(words & _OLD for words in names) and any(words & _NEW for words in names):
+        found.add("pair")
+    return frozenset(found)
 
 
 @functools.lru_cache(maxsize=8192)

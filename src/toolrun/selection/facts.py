@@ -90,6 +90,16 @@ _REPLACE = re.compile(
     r"(?:with|by)\s+(?P<new>\"[^\"]+\"|'[^']+'|[^\s\"',;]+)",
     re.I,
 )
+# What a task changes into what without the word "replace" ("change the port from 8000
+# to 9000", "rename tmp to buffer", "correct 'adress' to 'address'", "swap json for
+# orjson"): a pair too, its words left in the task (each may be a value of its own).
+_VALUE_WORD = r"\"[^\"]+\"|'[^']+'|[^\s\"',;]+"
+_CHANGE = re.compile(
+    r"\b(?:(?:change|rename|correct|fix)\b(?P<to>[^.;:!?\n]{0,80}?)|"
+    r"swap\b(?P<for>[^.;:!?\n]{0,80}?))"
+    rf"(?:\bfrom\s+)?(?<!\w)(?P<old>{_VALUE_WORD})\s+(?(to)to|for)\s+(?P<new>{_VALUE_WORD})",
+    re.I,
+)
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
 _REPLACING = re.compile(r"replace|substitute", re.I)
@@ -163,11 +173,7 @@ class Facts:
         spans = address_spans(rest)
         addresses = [noted(start, rest[start:end]) for start, end in spans]
         rest = blanked(rest, spans)
-        pair = None
-        if _REPLACING.search(rest) and (replacing := _REPLACE.search(rest)):
-            pair = (_unquoted(replacing["old"]), _unquoted(replacing["new"]))
-            kept = replacing["verb"].ljust(replacing.end() - replacing.start())
-            rest = rest[: replacing.start()] + kept + rest[replacing.end() :]
+        pair, rest = _pair(rest)
         bracketed = "[" in rest or "(" in rest
         found, rest = _cut(_NESTED, rest, "[" in rest)
         lists = [_literal(m[0]) for m in found]
@@ -491,6 +497,25 @@ def _cut(
 def _blanked(text: str, found: list[re.Match[str]]) -> str:
     """`text` with the spans of `found` as spaces."""
     return blanked(text, [match.span() for match in found])
+
+
+def _pair(text: str) -> tuple[tuple[str, str] | None, str]:
+    """What `text` replaces with what ("replace A with B", the pair blanked from the text
+    but its verb), else what it changes into what (`_changed`, left in the text)."""
+    if _REPLACING.search(text) and (replacing := _REPLACE.search(text)):
+        kept = replacing["verb"].ljust(replacing.end() - replacing.start())
+        rest = text[: replacing.start()] + kept + text[replacing.end() :]
+        return (_unquoted(replacing["old"]), _unquoted(replacing["new"])), rest
+    return _changed(text), text
+
+
+def _changed(text: str) -> tuple[str, str] | None:
+    """What `text` changes into what (`_CHANGE`), neither a stop word."""
+    for found in _CHANGE.finditer(text):
+        old, new = _unquoted(found["old"]), _unquoted(found["new"])
+        if old.lower() not in STOP_WORDS and new.lower() not in STOP_WORDS:
+            return old, new
+    return None
 
 
 def _unquoted(text: str) -> str:

@@ -181,10 +181,22 @@ def commands(names: list[str], facts: Facts) -> Found:
     ("command_id", "command_timeout")."""
     found: Found = {}
     for name in names:
-        words = own_words(name)
-        if facts.commands and words & {"command", "cmd"} and not words & _ABOUT_A_COMMAND:
+        if facts.commands and _for_a_command(name):
             found[name] = (facts.commands.pop(0), COMMAND_GIVEN)
     return found
+
+
+def takes_command(card: ToolCard) -> bool:
+    """Whether `card` has a text parameter for a command to run (`commands`)."""
+    return any(
+        _for_a_command(name) and kind(spec) == "string" and "enum" not in spec
+        for name, spec in card.properties.items()
+    )
+
+
+def _for_a_command(name: str) -> bool:
+    words = own_words(name)
+    return bool(words & {"command", "cmd"}) and not words & _ABOUT_A_COMMAND
 
 
 def divisions(names: list[str], facts: Facts) -> Found:

@@ -71,7 +71,7 @@ def named_strings(names: list[str], card: ToolCard, facts: Facts) -> dict[str, t
         for n in facts.numbers
         if not (n.spelt or n.percent or n.in_clock)
     ]
-    heads = [_head(name) for name in names]
+    heads = [head_of(name) for name in names]
     alone = [heads.count(head) == 1 for head in heads]  # a head no other parameter has
     placed = [bool(name_words(name) & PLACES) for name in names]  # "Washington State": WA
     telling = _telling(card)
@@ -178,7 +178,7 @@ def _said(name: str, before: list[str], where: bool) -> float:
     them, with only linking words after it ("the subject is 'Hi'"; not "at" for a value
     it says where or when of, `where`); a name of stop words only ("to") says
     nothing."""
-    words, head = name_words(name), _head(name)
+    words, head = name_words(name), head_of(name)
     near = before[-_NEAR:]
     if not head or head not in near:
         return 0.0
@@ -213,7 +213,7 @@ def _first_sentence(description: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _head(name: str) -> str:
+def head_of(name: str) -> str:
     """The word of a parameter's name that says what it is: the last that is not generic
     ("date" of movie_date, "bot" of botId); none for a name of stop words ("to")."""
     words = name_words(name)

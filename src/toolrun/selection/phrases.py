@@ -128,6 +128,16 @@ _WORDLIKE_PROGRAMS = frozenset(
 )
 # An option ("-sh", "--release", "--out=x") or a path ("./build.sh", "src\\app", "main.c",
 # "."), not a version ("3.12", "18.x").
+# Subcommands of the programs that take one ("npm run dev", "docker compose up", "cargo
+# build", "go test"): after a program's name they make what follows a command, not prose
+# ("with npm run dev"; not "deal with git problems").
+_SUBCOMMANDS = words(
+    """run install ci start test build exec compose ps logs get apply describe
+    status log diff add commit push pull fetch clone init list show uninstall update
+    upgrade freeze check fmt clippy vet tidy lint serve dev publish"""
+)
+_RUNNING = frozenset({"time", "env"})  # programs that run another: "time make"
+_SUBCOMMANDED = frozenset({"cargo", "go", "yarn", "make"})  # word-like ones that take one
 _OPTION_OR_PATH = re.compile(
     r"-{1,2}\w[\w-]*(?:=\S*)?|\S*[/\\]\S*|\.{1,2}|(?!\d+\.)[\w-]+\.[A-Za-z]\w*"
 )
@@ -233,12 +243,18 @@ def _programs_used(text: str) -> list[re.Match[str]]:
 
 
 def _a_program(match: re.Match[str]) -> bool:
-    """A program a shell knows, given alone, with an option or a path, or (but after
-    "with": "deal with ssh keys") with words; a word-like one with an option or a path."""
+    """A program a shell knows, given alone, with an option, a path or a subcommand
+    ("with npm run dev"), or (but after "with": "deal with ssh keys") with words; a
+    word-like one with an option, a path or a subcommand ("with cargo build"), or, for
+    one that runs another, that program ("with time make")."""
     program, *rest = match["command"].split()
+    first = rest[0] if rest else ""
     given = any(_OPTION_OR_PATH.fullmatch(word) for word in rest)
+    if program in _RUNNING:
+        given = given or first in _SHELL_PROGRAMS | _WORDLIKE_PROGRAMS
     if program in _WORDLIKE_PROGRAMS:
-        return given
+        return given or (program in _SUBCOMMANDED and first in _SUBCOMMANDS)
+    given = given or first in _SUBCOMMANDS
     if program not in _SHELL_PROGRAMS:
         return False
     return given or not rest or match["marker"].lower() != "with"

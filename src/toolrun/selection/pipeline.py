@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import ToolExecutionError
 from toolrun.selection.arguments import Filled, checked, fill
+from toolrun.selection.asked import WRITTEN, takes_written
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.evaluation import (
     history_reasons,
@@ -39,7 +40,7 @@ from toolrun.selection.evaluation import (
     weigh_missing,
     with_history,
 )
-from toolrun.selection.facts import without_values
+from toolrun.selection.facts import Facts, without_values
 from toolrun.selection.guesses import guessed
 from toolrun.selection.judge import (
     DEFAULT_CONFIDENCE,
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
 # The relevance by words (`LexicalIndex.relevance`, 0 to 2.5) at which a whitelisted tool
 # matches a task.
 MIN_RELEVANCE = 0.69
-SIMILARITY_RANK = 0.5  # weight of similarity against the normalised lexical score
+SIMILARITY_RANK = 1.0  # weight of similarity against the normalised lexical score
 # Relevance at which words alone decide; below it (and with a model) meaning is weighed
 # too — embedding the task costs about 10-17 ms, so it is done where it pays.
 SURE_RELEVANCE = 1.2
@@ -69,6 +70,13 @@ SURE_RELEVANCE = 1.2
 # candidate (embedding a handful of short texts costs a few ms, and words alone misjudge
 # near misses); a larger one (a registry) only where words leave doubt.
 SMALL_LIST = 16
+# A registry of at most this many tools is weighed by meaning for every task, over the
+# candidates its words find: the task's embedding (10-17 ms) is what it costs once the
+# tools' texts are embedded, and words alone rank a tool whose description says a word of
+# the task in another sense (git_branches, "its last commit", for "list the last 10
+# commits") over the one it means. A larger one is weighed so only where words leave
+# doubt (`SURE_RELEVANCE`).
+MEANING_LIST = 200
 FIT_DEPTH = 3  # with meaning weighed, the first of this many candidates that fits is chosen
 JUDGED = 5  # candidates whose confidence is judged (FIT_DEPTH of them may be chosen)
 SCENARIO_BOOST = 0.15  # score a candidate gains for serving the task's scenario
@@ -168,6 +176,13 @@ class Selector:
         self.parameter_names = {name for card in self.cards for name in card.properties}
         self.encoder = encoder
         self.small = len(self.cards) <= SMALL_LIST
+        # The tools that take a value a task may write out, by index: a command ("compile
+        # main.c with gcc"), a URL ("request https://httpbin.org/get"), what to change
+        # into what. Only in a list or registry weighed by meaning for every task: in a
+        # larger one, hundreds taking a URL would crowd out the tools words find.
+        modest = len(self.cards) <= MEANING_LIST
+        taken = [takes_written(card) if modest else frozenset() for card in self.cards]
+        self.takers = {index: kinds for index, kinds in enumerate(taken) if kinds}
         self._vectors: dict[int, Matrix] = {}  # each card's texts embedded, once
 
     def select(
@@ -198,11 +213,13 @@ class Selector:
         found_intents, intents_by = _intents(task, model)
         asked = Asked(task, context, history or {}, whitelist, excluded)
         tried: dict[str, Filled] = {}
-        always = self.encoder is not None and self.small
+        always = self.encoder is not None and len(self.cards) <= MEANING_LIST
         top = self.rank(asked, found_scenarios, found_intents, top_k, always, tried)
         matching_by = "words"
-        if always:
+        if always and self.small:
             matching_by = f"words and meaning (a list of at most {SMALL_LIST} tools)"
+        elif always:
+            matching_by = f"words and meaning (a registry of at most {MEANING_LIST} tools)"
         elif self.encoder is not None and top and not self._sure(top[0], task):
             top = self.rank(asked, found_scenarios, found_intents, top_k, True, tried)
             matching_by = (
@@ -270,6 +287,7 @@ class Selector:
         if by_meaning and self.small:  # a tool sharing no word can still mean the task
             for index in range(len(self.cards)):
                 scores.setdefault(index, 0.0)
+        self._take_written(task, scores)
         parts = clauses(wording)
         if len(parts) > 1:  # each part's best two come forward too
             top_score = max(scores.values(), default=0.0)
@@ -293,6 +311,21 @@ class Selector:
         if by_meaning and self.encoder is not None:
             self._weigh_meaning(self.encoder, task, shortlist, [i for _, i, _ in listed])
         return self._weigh(shortlist, asked, {} if tried is None else tried)[:top_k]
+
+    def _take_written(self, task: str, scores: dict[int, float]) -> None:
+        """A tool that takes a value the task writes out (a command, a URL, what to change
+        into what) is a candidate, scored as the best by words (it may share no word with
+        the task)."""
+        if not self.takers:
+            return
+        facts = Facts.of(task)
+        written = {kind for kind in WRITTEN if getattr(facts, kind)}
+        if not written:
+            return
+        top_score = max(scores.values(), default=0.0) or 1.0
+        for index, kinds in self.takers.items():
+            if kinds & written:
+                scores[index] = max(scores.get(index, 0.0), top_score)
 
     def _boosted(
         self,

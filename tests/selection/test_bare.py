@@ -45,9 +45,7 @@ CREATE = ToolCard.parse(
         ("switch to the develop branch, please", "develop"),
     ],
 )
-def test_a_word_the_task_names_by_the_parameters_noun_is_its_value(
-    task: str, branch: str
-) -> None:
+def test_a_word_the_task_names_by_the_parameters_noun_is_its_value(task: str, branch: str) -> None:
     filled = fill(SWITCH, task)
 
     assert filled.arguments == {"branch": branch}

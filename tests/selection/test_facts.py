@@ -39,7 +39,7 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
     [
         ("change the port from 8000 to 9000 in config.yaml", ("8000", "9000")),
         ("rename the variable tmp to buffer in utils.py", ("tmp", "buffer")),
-        ("correct the misspelled word \"adress\" to \"address\"", ("adress", "address")),
+        ('correct the misspelled word "adress" to "address"', ("adress", "address")),
         ("swap the import of json for orjson in api/views.py", ("json", "orjson")),
         ("fix the bug for the admin page", None),  # "for" is swap's, and "the" no value
         ("turn on the lights for me", None),

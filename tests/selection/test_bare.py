@@ -61,6 +61,9 @@ def test_a_word_the_task_names_by_the_parameters_noun_is_its_value(task: str, br
         "switch the branch now",  # a plain word after the noun is prose, not a name
         "switch branch to it",
         "switch branches",
+        "merge the two branches",  # a plural names no one value, a number word none
+        "switch to the git branch",
+        "switch to the branch named after the ticket",
     ],
 )
 def test_a_word_that_names_no_value_is_not_taken(task: str) -> None:
@@ -68,17 +71,24 @@ def test_a_word_that_names_no_value_is_not_taken(task: str) -> None:
 
 
 def test_a_generic_name_is_named_by_the_tools_subject_after_called() -> None:
-    assert fill(CREATE, "create a branch called experiment").arguments == {"name": "experiment"}
-    assert fill(CREATE, "make branch hotfix-42").arguments == {"name": "hotfix-42"}
+    filled = fill(CREATE, "create a branch called experiment")
+
+    assert filled.arguments == {"name": "experiment"}
+    assert filled.sources["name"] == "named by its noun in the task"
     # … not by the word before it ("the login branch" names the branch, not its name)
     assert fill(CREATE, "create the login branch").missing == ["name"]
 
 
 def test_an_optional_parameter_takes_no_bare_word() -> None:
-    # "start" is optional: "off the develop branch" is left to a model
-    assert fill(CREATE, "create a branch called experiment off the develop branch").arguments == {
-        "name": "experiment"
-    }
+    optional = ToolCard.parse(
+        {
+            "name": "push",
+            "description": "Push a branch.",
+            "parameters": {"type": "object", "properties": {"branch": {"type": "string"}}},
+        }
+    )
+    assert fill(optional, "push the develop branch").arguments == {}
+    assert fill(SWITCH, "switch to the develop branch").arguments == {"branch": "develop"}
 
 
 def test_a_long_task_is_read_in_linear_time() -> None:

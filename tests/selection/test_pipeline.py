@@ -307,6 +307,12 @@ def test_a_task_that_writes_a_value_makes_the_tools_taking_one_candidates() -> N
         "old_string": "tmp",
         "new_string": "buffer",
     }
+    # … not a tool with a source and a target (a translation's), which changes no text
+    translate = tool("translate", "Translate a text", source_language="string", target="string")
+    over = Selector([translate, *selector.cards])
+    assert "translate" not in [
+        c.name for c in over.select("rename the variable tmp to buffer in utils.py").candidates
+    ]
     # … and a task that writes none of them has no candidate
     assert selector.select("compile main.c").candidates == []
     assert "http_fetch" not in [c.name for c in selector.select("request the server").candidates]

@@ -136,7 +136,7 @@ def test_a_registry_of_at_most_meaning_list_tools_is_weighed_by_meaning_for_ever
     selection = selector.select("list the last 10 commits")
 
     assert selection.trace["3_matching_by"] == (
-        f"words and meaning (a registry of at most {MEANING_LIST} tools)"
+        f"words and meaning (a list of at most {MEANING_LIST} tools)"
     )
     assert selection.chosen == "git_log"
     assert selection.arguments == {"max_count": 10}

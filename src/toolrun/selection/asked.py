@@ -59,6 +59,10 @@ class Asked:
 
 
 WRITTEN = ("commands", "urls", "pair")  # the `Facts` of `takes_written`
+# The words of the parameters of a tool that changes text: old_string and new_string (not
+# a translation's source and target, nor a search's terms).
+_CHANGED_FROM = frozenset({"old", "original"})
+_CHANGED_TO = frozenset({"new", "replacement"})
 
 
 def takes_written(card: ToolCard) -> frozenset[str]:
@@ -69,7 +73,9 @@ def takes_written(card: ToolCard) -> frozenset[str]:
     found = {"commands"} if takes_command(card) else set()
     if any(words & URL_WORDS for words in names):
         found.add("urls")
-    if any(words & _OLD for words in names) and any(words & _NEW for words in names):
+    if any(words & _CHANGED_FROM for words in names) and any(
+        words & _CHANGED_TO for words in names
+    ):
         found.add("pair")
     return frozenset(found)
 

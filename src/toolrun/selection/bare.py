@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from toolrun.selection.asked import PATH_WORDS, URL_WORDS, subject_of
+from toolrun.selection.asked import PATH_WORDS, URL_WORDS
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts
 from toolrun.selection.kinds import forget, own_words
 from toolrun.selection.naming import GENERIC, head_of
-from toolrun.selection.text import STOP_WORDS, stem, words
+from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, split_words, stem, words
 
 # A value as written: a word, with the marks names of branches, remotes and revisions
 # carry ("release/2.0", "HEAD~2", "v1.0", "feature-x").
@@ -26,7 +26,7 @@ _NOT_VALUES = words(
     another own given separate right wrong feature topic tracking upstream working old
     latest recent active checked right now again here there too back off away out up down
     over instead already later locally remotely first one ones name names list each every
-    both following above below"""
+    both following above below after before like about into onto without git"""
 )
 _MARKED = re.compile(r"[\d./~^@_-]")  # "feature-x", "v2", "release/2.0": a name, not a word
 _CALLED = frozenset({"called", "named"})  # "a branch called experiment"
@@ -44,8 +44,7 @@ def bare_named(names: list[str], card: ToolCard, facts: Facts) -> dict[str, tupl
     found: dict[str, tuple[Any, str]] = {}
     task = facts.whole
     for name in [n for n in names if n in card.required and not _for_a_place(n, card)]:
-        head = head_of(name)
-        own = frozenset({head}) if head and head not in GENERIC else frozenset()
+        own = _own_nouns(name)
         value = _after_noun(task, own or _subject(card))
         if value is None and own:
             value = _before_noun(task, own)
@@ -63,25 +62,38 @@ def _for_a_place(name: str, card: ToolCard) -> bool:
     return bool(own_words(name) & (PATH_WORDS | URL_WORDS) or opening & PATH_WORDS)
 
 
+def _own_nouns(name: str) -> frozenset[str]:
+    """The parameter's head word as written, singular ("branch"; none for a generic
+    name): a plural names no one value ("merge the two branches")."""
+    head = head_of(name)
+    if not head or head in GENERIC:
+        return frozenset()
+    return frozenset(word for word in own_words(name) if stem(word) == head)
+
+
 def _subject(card: ToolCard) -> frozenset[str]:
-    return subject_of(card.name) - GENERIC
+    """The words of the tool's name as written, generic ones aside."""
+    return frozenset(w for w in split_words(card.name) if stem(w) not in GENERIC)
 
 
 def _after_noun(task: str, nouns: frozenset[str]) -> str | None:
     for match in re.finditer(rf"\b([A-Za-z]+)(?=\s+(?:(called|named)\s+)?({_VALUE}))", task):
         marked = match[2] or _MARKED.search(match[3])
-        if stem(match[1].lower()) in nouns and marked and _a_value(match[3]):
+        if match[1].lower() in nouns and marked and _a_value(match[3]):
             return match[3]
     return None
 
 
 def _before_noun(task: str, nouns: frozenset[str]) -> str | None:
     for match in re.finditer(rf"\b{_DETERMINERS}\s+(?=({_VALUE})\s+([A-Za-z]+)\b)", task, re.I):
-        if stem(match[2].lower()) in nouns and _a_value(match[1]):
+        if match[2].lower() in nouns and _a_value(match[1]):
             return match[1]
     return None
 
 
+_NOT_A_VALUE = STOP_WORDS | _NOT_VALUES | _CALLED | frozenset(NUMBER_WORDS)
+
+
 def _a_value(word: str) -> bool:
     lowered = word.lower()
-    return lowered not in STOP_WORDS and lowered not in _NOT_VALUES and lowered not in _CALLED
+    return lowered not in _NOT_A_VALUE

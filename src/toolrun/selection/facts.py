@@ -91,15 +91,18 @@ _REPLACE = re.compile(
     re.I,
 )
 # What a task changes into what without the word "replace" ("change the port from 8000
-# to 9000", "rename tmp to buffer", "correct 'adress' to 'address'", "swap json for
-# orjson"): a pair too, its words left in the task (each may be a value of its own).
-_VALUE_WORD = r"\"[^\"]+\"|'[^']+'|[^\s\"',;]+"
-_CHANGE = re.compile(
-    r"\b(?:(?:change|rename|correct|fix)\b(?P<to>[^.;:!?\n]{0,80}?)|"
-    r"swap\b(?P<for>[^.;:!?\n]{0,80}?))"
-    rf"(?:\bfrom\s+)?(?<!\w)(?P<old>{_VALUE_WORD})\s+(?(to)to|for)\s+(?P<new>{_VALUE_WORD})",
-    re.I,
-)
+# to 9000", "rename the variable tmp to buffer", "correct 'adress' to 'address'", "swap
+# json for orjson"): a pair too, its words left in the task (each may be a value of its
+# own). Read in the 120 characters after the verb, up to the sentence's end.
+_CHANGE_VERB = re.compile(r"\b(change|rename|correct|fix|swap)\b", re.I)
+_CHANGE_SPAN = 120
+_CHANGE_WORD = re.compile(r"\"[^\"]*\"|'[^']*'|[^\s\"']+")
+_SENTENCE_END = re.compile(r"[.;:!?](?:\s|$)|\n")
+# Words before a value that say it is not one ("change the theme to dark", "change my
+# flight to Paris"), or that make "A to B" a span ("lines 10 to 20").
+_DETERMINERS = frozenset({"the", "a", "an", "my", "your", "our", "this", "that", "its", "their"})
+_SPANNED = frozenset({"line", "lines", "page", "pages", "row", "rows", "column", "columns"})
+_MARKED_VALUE = re.compile(r"[\d_./=-]|[a-z][A-Z]")  # 8000, parse_args, v1.0, x=1, camelCase
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
 _REPLACING = re.compile(r"replace|substitute", re.I)
@@ -510,12 +513,41 @@ def _pair(text: str) -> tuple[tuple[str, str] | None, str]:
 
 
 def _changed(text: str) -> tuple[str, str] | None:
-    """What `text` changes into what (`_CHANGE`), neither a stop word."""
-    for found in _CHANGE.finditer(text):
-        old, new = _unquoted(found["old"]), _unquoted(found["new"])
-        if old.lower() not in STOP_WORDS and new.lower() not in STOP_WORDS:
-            return old, new
+    """What `text` changes into what: after a change verb, the words either side of "to"
+    ("for" after swap), the old one quoted, written as a value (a number, a path, an
+    identifier), after "from", or after a word that is not a determiner ("the variable
+    tmp"; not "the theme", "my flight", nor the verb itself: "correct answer to"), or
+    two assignments whole ("DEBUG = True to DEBUG = False"); not a span ("lines 10 to
+    20"), a file renamed ("rename notes.txt to report.txt") or a stop word."""
+    for verb in _CHANGE_VERB.finditer(text):
+        window = text[verb.end() : verb.end() + _CHANGE_SPAN]
+        if ended := _SENTENCE_END.search(window):
+            window = window[: ended.start()]
+        joining = "for" if verb[1].lower() == "swap" else "to"
+        words = _CHANGE_WORD.findall(window)
+        for place in range(len(words) - 2):
+            if words[place + 1].lower() != joining:
+                continue
+            old, new = words[place], words[place + 2]
+            before = words[place - 1].lower() if place else ""
+            if before == "=" and place >= 2 and words[place + 3 : place + 4] == ["="]:
+                return " ".join(words[place - 2 : place + 1]), " ".join(
+                    words[place + 2 : place + 5]
+                ).rstrip(",.!?:")  # "change DEBUG = True to DEBUG = False"
+            if _changes(verb[1].lower(), old, before) and new.lower() not in STOP_WORDS:
+                return _unquoted(old), _unquoted(new.rstrip(",.!?:"))
     return None
+
+
+def _changes(verb: str, old: str, before: str) -> bool:
+    """Whether `old`, after the word `before`, is a value the verb changes."""
+    quoted = old[:1] in "'\""
+    if old.lower() in STOP_WORDS or before in _SPANNED:
+        return False
+    if verb == "rename" and not quoted and "." in old:
+        return False  # a file renamed is no text edited
+    marked = quoted or bool(_MARKED_VALUE.search(old))
+    return marked or before == "from" or (before != "" and before not in _DETERMINERS)
 
 
 def _unquoted(text: str) -> str:

@@ -243,21 +243,22 @@ def _programs_used(text: str) -> list[re.Match[str]]:
 
 
 def _a_program(match: re.Match[str]) -> bool:
-    """A program a shell knows, given alone, with an option, a path or a subcommand
-    ("with npm run dev"), or (but after "with": "deal with ssh keys") with words; a
-    word-like one with an option, a path or a subcommand ("with cargo build"), or, for
-    one that runs another, that program ("with time make")."""
+    """A program a shell knows, given alone, with an option or a path, with subcommands
+    only ("with npm run dev"; not "errors with npm install failing"), or (but after
+    "with": "deal with ssh keys") with words; a word-like one with an option or a path,
+    subcommands where it takes them ("with cargo build"), or, for one that runs another,
+    that program ("with time make")."""
     program, *rest = match["command"].split()
-    first = rest[0] if rest else ""
-    given = any(_OPTION_OR_PATH.fullmatch(word) for word in rest)
-    if program in _RUNNING:
-        given = given or first in _SHELL_PROGRAMS | _WORDLIKE_PROGRAMS
+    optioned = any(_OPTION_OR_PATH.fullmatch(word) for word in rest)
+    first, *tail = rest or [""]
+    known_tail = all(word in _SUBCOMMANDS or _OPTION_OR_PATH.fullmatch(word) for word in tail)
+    subcommanded = first in _SUBCOMMANDS and known_tail
+    running = program in _RUNNING and first in _SHELL_PROGRAMS | _WORDLIKE_PROGRAMS
     if program in _WORDLIKE_PROGRAMS:
-        return given or (program in _SUBCOMMANDED and first in _SUBCOMMANDS)
-    given = given or first in _SUBCOMMANDS
+        return optioned or (running and known_tail) or (program in _SUBCOMMANDED and subcommanded)
     if program not in _SHELL_PROGRAMS:
         return False
-    return given or not rest or match["marker"].lower() != "with"
+    return optioned or subcommanded or not rest or match["marker"].lower() != "with"
 
 
 def _a_command(words: str) -> bool:

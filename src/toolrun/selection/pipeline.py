@@ -70,12 +70,12 @@ SURE_RELEVANCE = 1.2
 # candidate (embedding a handful of short texts costs a few ms, and words alone misjudge
 # near misses); a larger one (a registry) only where words leave doubt.
 SMALL_LIST = 16
-# A registry of at most this many tools is weighed by meaning for every task, over the
-# candidates its words find: the task's embedding (10-17 ms) is what it costs once the
-# tools' texts are embedded, and words alone rank a tool whose description says a word of
-# the task in another sense (git_branches, "its last commit", for "list the last 10
-# commits") over the one it means. A larger one is weighed so only where words leave
-# doubt (`SURE_RELEVANCE`).
+# A list of at most this many tools (the registry, or a supplied one) is weighed by
+# meaning for every task, over the candidates its words find: the task's embedding (10-17
+# ms) is what it costs once the tools' texts are embedded, and words alone rank a tool
+# whose description says a word of the task in another sense (git_branches, "its last
+# commit", for "list the last 10 commits") over the one it means. A larger one is
+# weighed so only where words leave doubt (`SURE_RELEVANCE`).
 MEANING_LIST = 200
 FIT_DEPTH = 3  # with meaning weighed, the first of this many candidates that fits is chosen
 JUDGED = 5  # candidates whose confidence is judged (FIT_DEPTH of them may be chosen)
@@ -178,8 +178,8 @@ class Selector:
         self.small = len(self.cards) <= SMALL_LIST
         # The tools that take a value a task may write out, by index: a command ("compile
         # main.c with gcc"), a URL ("request https://httpbin.org/get"), what to change
-        # into what. Only in a list or registry weighed by meaning for every task: in a
-        # larger one, hundreds taking a URL would crowd out the tools words find.
+        # into what. Only in a list of at most MEANING_LIST tools (by words alone too): in
+        # a larger one, hundreds taking a URL would crowd out the tools words find.
         modest = len(self.cards) <= MEANING_LIST
         taken = [takes_written(card) if modest else frozenset() for card in self.cards]
         self.takers = {index: kinds for index, kinds in enumerate(taken) if kinds}
@@ -219,7 +219,7 @@ class Selector:
         if always and self.small:
             matching_by = f"words and meaning (a list of at most {SMALL_LIST} tools)"
         elif always:
-            matching_by = f"words and meaning (a registry of at most {MEANING_LIST} tools)"
+            matching_by = f"words and meaning (a list of at most {MEANING_LIST} tools)"
         elif self.encoder is not None and top and not self._sure(top[0], task):
             top = self.rank(asked, found_scenarios, found_intents, top_k, True, tried)
             matching_by = (

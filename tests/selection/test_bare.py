@@ -61,7 +61,9 @@ def test_a_word_the_task_names_by_the_parameters_noun_is_its_value(task: str, br
         "switch the branch now",  # a plain word after the noun is prose, not a name
         "switch branch to it",
         "switch branches",
-        "merge the two branches",  # a plural names no one value, a number word none
+        "merge the staging branches",  # a plural names no one value
+        "switch to the branch called seven",  # nor a number word
+        "switch to a different branch",
         "switch to the git branch",
         "switch to the branch named after the ticket",
     ],

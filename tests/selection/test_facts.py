@@ -52,6 +52,19 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
         ("change the theme to dark mode", None),
         ("change your password to something stronger", None),
         ("the correct answer to the question", None),
+        ('correct "teh" to "Done. Next"', ("teh", "Done. Next")),  # a quote whole
+        ('change "key: value" to "key: other"', ("key: value", "key: other")),
+        ("correct \u201cadress\u201d to \u201caddress\u201d", ("adress", "address")),
+        ("fix the user's typo 'teh' to 'the'", ("teh", "the")),  # a quoted stop word is one
+        ("(change tmp_a to tmp_b)", ("tmp_a", "tmp_b")),
+        ("swap json for orjson", ("json", "orjson")),  # rename's and swap's first word
+        ("rename tmp to buffer", ("tmp", "buffer")),
+        ('change "" to "N/A"', None),
+        ("change the background color to blue", None),  # no word for a value before it
+        ("fix the bug in production to unblock users", None),
+        ("push the branch fix-123 to origin", None),  # no verb inside a name
+        ("fix chapters 3 to 5", None),
+        ("rename src/ to lib/", None),
     ],
 )
 def test_what_a_task_changes_into_what_is_a_pair_its_values_left_in_the_task(
@@ -65,7 +78,8 @@ def test_what_a_task_changes_into_what_is_a_pair_its_values_left_in_the_task(
 
 
 def test_a_pair_is_read_in_linear_time() -> None:
-    """What a change verb's pair may be is looked for at most 80 characters on."""
+    """What a change verb's pair may be is looked for at most 120 characters on, a
+    quote at most 200 long."""
     assert Facts.of("change " + "a " * 100_000 + "to b").pair is None
     assert Facts.of("change a" + " to" * 100_000).pair is None  # "to" is no value
     assert Facts.of("change " * 20_000).pair is None
@@ -389,6 +403,7 @@ def test_the_name_the_user_gives_as_their_own(task: str, own: str | None) -> Non
         ("bring the stack up with docker compose up -d", ["docker compose up -d"]),
         ("deal with git problems", []),
         ("I am getting errors with npm install failing", []),  # only subcommands after it
+        ("bring the stack up with docker compose up", ["docker compose up"]),
         ("help me with git push errors", []),
         # a program whose name is an English word too: with an option or a path
         ("build the project with cargo build --release", ["cargo build --release"]),

@@ -26,7 +26,8 @@ _NOT_VALUES = words(
     another own given separate right wrong feature topic tracking upstream working old
     latest recent active checked right now again here there too back off away out up down
     over instead already later locally remotely first one ones name names list each every
-    both following above below after before like about into onto without git"""
+    both following above below after before like about into onto without git different
+    correct proper specific through"""
 )
 _MARKED = re.compile(r"[\d./~^@_-]")  # "feature-x", "v2", "release/2.0": a name, not a word
 _CALLED = frozenset({"called", "named"})  # "a branch called experiment"

@@ -93,16 +93,32 @@ _REPLACE = re.compile(
 # What a task changes into what without the word "replace" ("change the port from 8000
 # to 9000", "rename the variable tmp to buffer", "correct 'adress' to 'address'", "swap
 # json for orjson"): a pair too, its words left in the task (each may be a value of its
-# own). Read in the 120 characters after the verb, up to the sentence's end.
-_CHANGE_VERB = re.compile(r"\b(change|rename|correct|fix|swap)\b", re.I)
-_CHANGE_SPAN = 120
-_CHANGE_WORD = re.compile(r"\"[^\"]*\"|'[^']*'|[^\s\"']+")
-_SENTENCE_END = re.compile(r"[.;:!?](?:\s|$)|\n")
-# Words before a value that say it is not one ("change the theme to dark", "change my
-# flight to Paris"), or that make "A to B" a span ("lines 10 to 20").
-_DETERMINERS = frozenset({"the", "a", "an", "my", "your", "our", "this", "that", "its", "their"})
-_SPANNED = frozenset({"line", "lines", "page", "pages", "row", "rows", "column", "columns"})
+# own). Read word by word from the verb, up to the sentence's end or 120 characters on.
+_CHANGE_VERB = re.compile(r"(?<![\w/-])(change|rename|correct|fix|swap)(?![\w/-])", re.I)
+_CHANGE_SPAN = 120  # characters after the verb where the old value may start
+_QUOTE_SPAN = 200  # characters a quoted value may hold
+_CHANGE_WORD = re.compile(
+    rf"\"[^\"\n]{{1,{_QUOTE_SPAN}}}\"|'[^'\n]{{1,{_QUOTE_SPAN}}}'"
+    rf"|\u201c[^\u201d\n]{{1,{_QUOTE_SPAN}}}\u201d|\u2018[^\u2019\n]{{1,{_QUOTE_SPAN}}}\u2019"
+    r"|[^\s\"\u201c\u201d]+"
+)
+_QUOTE_MARKS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
+_TRAILING = ",.;:!?)"  # marks after an unquoted value that are not its own
+# The words before an unquoted, unmarked value that say it is one: what code, text or a
+# setting calls it ("the variable tmp", "the word adress", "the import of json"), or
+# "from" ("from staging to main").
+_VALUE_NOUNS = frozenset(
+    {"variable", "function", "method", "class", "import", "word", "string", "key", "port"}
+    | {"value", "constant", "field", "parameter", "argument", "setting", "flag", "option"}
+    | {"typo", "version", "comment", "label", "title", "header", "message", "module"}
+    | {"package", "dependency", "tag", "text", "name", "identifier", "from", "of"}
+)
+_SPANNED = frozenset(  # "lines 10 to 20": a span, not a change
+    {"line", "lines", "page", "pages", "row", "rows", "column", "columns", "chapter"}
+    | {"chapters", "section", "sections", "item", "items", "step", "steps", "slide", "slides"}
+)
 _MARKED_VALUE = re.compile(r"[\d_./=-]|[a-z][A-Z]")  # 8000, parse_args, v1.0, x=1, camelCase
+_FIRST_WORD_CHANGED = frozenset({"rename", "swap"})  # "rename tmp to buffer"
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
 _REPLACING = re.compile(r"replace|substitute", re.I)
@@ -515,39 +531,66 @@ def _pair(text: str) -> tuple[tuple[str, str] | None, str]:
 def _changed(text: str) -> tuple[str, str] | None:
     """What `text` changes into what: after a change verb, the words either side of "to"
     ("for" after swap), the old one quoted, written as a value (a number, a path, an
-    identifier), after "from", or after a word that is not a determiner ("the variable
-    tmp"; not "the theme", "my flight", nor the verb itself: "correct answer to"), or
-    two assignments whole ("DEBUG = True to DEBUG = False"); not a span ("lines 10 to
-    20"), a file renamed ("rename notes.txt to report.txt") or a stop word."""
+    identifier), after a word for a value ("the variable tmp", "from 8000") or, after
+    rename and swap, the verb's first word ("rename tmp to buffer"); or two assignments
+    whole ("DEBUG = True to DEBUG = False"). Not a span ("lines 10 to 20"), a file
+    renamed ("rename notes.txt to report.txt") or a stop word."""
     for verb in _CHANGE_VERB.finditer(text):
-        window = text[verb.end() : verb.end() + _CHANGE_SPAN]
-        if ended := _SENTENCE_END.search(window):
-            window = window[: ended.start()]
-        joining = "for" if verb[1].lower() == "swap" else "to"
-        words = _CHANGE_WORD.findall(window)
+        words = _words_after(text, verb.end())
+        verbed = verb[1].lower()
+        joining = "for" if verbed == "swap" else "to"
         for place in range(len(words) - 2):
             if words[place + 1].lower() != joining:
                 continue
-            old, new = words[place], words[place + 2]
-            before = words[place - 1].lower() if place else ""
-            if before == "=" and place >= 2 and words[place + 3 : place + 4] == ["="]:
+            before = words[place - 1].lower() if place else verbed
+            if before == "=" and place >= 2 and len(words) > place + 4 and words[place + 3] == "=":
                 return " ".join(words[place - 2 : place + 1]), " ".join(
                     words[place + 2 : place + 5]
-                ).rstrip(",.!?:")  # "change DEBUG = True to DEBUG = False"
-            if _changes(verb[1].lower(), old, before) and new.lower() not in STOP_WORDS:
-                return _unquoted(old), _unquoted(new.rstrip(",.!?:"))
+                )
+            old, new = _value(words[place]), _value(words[place + 2])
+            if (
+                old
+                and new
+                and (new.lower() not in STOP_WORDS or words[place + 2][:1] in _QUOTE_MARKS)
+                and _changes(verbed, words[place], before)
+            ):
+                return old, new
     return None
 
 
+def _words_after(text: str, start: int) -> list[str]:
+    """The words of `text` from `start` (a quote one word) up to the sentence's end, the
+    first within `_CHANGE_SPAN` characters; a word cut where the text read ends is left
+    out."""
+    end = min(len(text), start + _CHANGE_SPAN + _QUOTE_SPAN + 2)
+    found = []
+    for word in _CHANGE_WORD.finditer(text, start, end):
+        if word.start() - start > _CHANGE_SPAN or (word.end() == end < len(text)):
+            break
+        found.append(word[0])
+        if word[0][-1] in ".;:!?" and word[0][:1] not in _QUOTE_MARKS:
+            break  # the sentence ends with it
+    return found
+
+
+def _value(word: str) -> str:
+    """A word as a value: a quote's text, else without the marks after it."""
+    close = _QUOTE_MARKS.get(word[:1])
+    if close and len(word) > 1 and word.endswith(close):
+        return word[1:-1]
+    return word.rstrip(_TRAILING)
+
+
 def _changes(verb: str, old: str, before: str) -> bool:
-    """Whether `old`, after the word `before`, is a value the verb changes."""
-    quoted = old[:1] in "'\""
+    """Whether `old`, as written after the word `before`, is a value the verb changes."""
+    quoted = old[:1] in _QUOTE_MARKS
     if old.lower() in STOP_WORDS or before in _SPANNED:
         return False
-    if verb == "rename" and not quoted and "." in old:
+    if verb == "rename" and not quoted and ("/" in old or re.search(r"\.[a-z]\w{0,4}$", old)):
         return False  # a file renamed is no text edited
-    marked = quoted or bool(_MARKED_VALUE.search(old))
-    return marked or before == "from" or (before != "" and before not in _DETERMINERS)
+    if quoted or _MARKED_VALUE.search(old.rstrip(_TRAILING)):
+        return True
+    return before in _VALUE_NOUNS or (before == verb and verb in _FIRST_WORD_CHANGED)
 
 
 def _unquoted(text: str) -> str:

@@ -126,18 +126,18 @@ _WORDLIKE_PROGRAMS = frozenset(
     {"python", "node", "cargo", "make", "go", "yarn", "cat", "find", "time", "start", "head"}
     | {"env"}
 )
-# An option ("-sh", "--release", "--out=x") or a path ("./build.sh", "src\\app", "main.c",
-# "."), not a version ("3.12", "18.x").
 # Subcommands of the programs that take one ("npm run dev", "docker compose up", "cargo
 # build", "go test"): after a program's name they make what follows a command, not prose
 # ("with npm run dev"; not "deal with git problems").
 _SUBCOMMANDS = words(
-    """run install ci start test build exec compose ps logs get apply describe
-    status log diff add commit push pull fetch clone init list show uninstall update
-    upgrade freeze check fmt clippy vet tidy lint serve dev publish"""
+    """run install ci start test build exec compose ps logs get apply describe up down
+    restart stop status log diff add commit push pull fetch clone init list show
+    uninstall update upgrade freeze check fmt clippy vet tidy lint serve dev publish"""
 )
 _RUNNING = frozenset({"time", "env"})  # programs that run another: "time make"
 _SUBCOMMANDED = frozenset({"cargo", "go", "yarn", "make"})  # word-like ones that take one
+# An option ("-sh", "--release", "--out=x") or a path ("./build.sh", "src\\app", "main.c",
+# "."), not a version ("3.12", "18.x").
 _OPTION_OR_PATH = re.compile(
     r"-{1,2}\w[\w-]*(?:=\S*)?|\S*[/\\]\S*|\.{1,2}|(?!\d+\.)[\w-]+\.[A-Za-z]\w*"
 )

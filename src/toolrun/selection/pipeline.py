@@ -180,8 +180,8 @@ class Selector:
         # main.c with gcc"), a URL ("request https://httpbin.org/get"), what to change
         # into what. Only in a list of at most MEANING_LIST tools (by words alone too): in
         # a larger one, hundreds taking a URL would crowd out the tools words find.
-        modest = len(self.cards) <= MEANING_LIST
-        taken = [takes_written(card) if modest else frozenset() for card in self.cards]
+        self.modest = len(self.cards) <= MEANING_LIST  # weighed by meaning for every task
+        taken = [takes_written(card) if self.modest else frozenset() for card in self.cards]
         self.takers = {index: kinds for index, kinds in enumerate(taken) if kinds}
         self._vectors: dict[int, Matrix] = {}  # each card's texts embedded, once
 
@@ -213,7 +213,7 @@ class Selector:
         found_intents, intents_by = _intents(task, model)
         asked = Asked(task, context, history or {}, whitelist, excluded)
         tried: dict[str, Filled] = {}
-        always = self.encoder is not None and len(self.cards) <= MEANING_LIST
+        always = self.encoder is not None and self.modest
         top = self.rank(asked, found_scenarios, found_intents, top_k, always, tried)
         matching_by = "words"
         if always and self.small:

@@ -2327,3 +2327,97 @@ def test_a_language_by_its_code_and_none_that_is_no_language() -> None:
         sides = fill(tool, "Translate 'Hi' into French").sources
         assert sides.get(side) != "language in the task"
     assert "programming_language" not in fill(coder, "write hello world in Spanish").arguments
+
+
+def test_a_parameter_a_schema_rule_requires_of_the_values_found_is_missing() -> None:
+    """A terminal's `send` needs a session: "send an email" names the operation and
+    leaves the session open, which a task the terminal fits would not."""
+    operation = {"enum": ["open", "send"]}
+    rule = {
+        "if": {"properties": {"operation": {"const": "send"}}, "required": ["operation"]},
+        "then": {"required": ["session"]},
+    }
+    schema = {
+        "type": "object",
+        "properties": {"operation": operation, "session": {"type": "string"}},
+        "required": ["operation"],
+        "allOf": [rule],
+    }
+    terminal = ToolCard.parse({"name": "terminal", "description": "d", "parameters": schema})
+
+    filled = fill(terminal, "send an email to the team about the outage")
+    opened = fill(terminal, "open a session")
+
+    assert filled.arguments == {"operation": "send"}
+    assert filled.missing == ["session"]
+    assert (opened.missing, opened.errors) == ([], [])
+
+
+def test_a_directory_parameter_takes_no_files_name_nor_a_branch() -> None:
+    tool = card({"repo": {"type": "string", "description": "A directory inside the repo."}})
+
+    assert fill(tool, "let me see what is in package.json").arguments == {}
+    assert fill(tool, "move to branch release/2.0").arguments == {}
+    assert fill(tool, "list every Dockerfile").arguments == {}
+    assert fill(tool, "the status of vendor/lib").arguments == {"repo": "vendor/lib"}
+
+
+def test_what_to_change_into_what_is_a_form_an_editor_takes() -> None:
+    editor = card(
+        {"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}},
+        ["path", "old", "new"],
+    )
+    writer = card({"path": {"type": "string"}, "content": {"type": "string"}}, ["path"])
+    task = 'in docker-compose.yml change the port mapping "8080:80" to "3000:80"'
+
+    edited = fill(editor, task)
+
+    assert (edited.arguments["old"], edited.arguments["new"]) == ("8080:80", "3000:80")
+    assert edited.formed == 1.0
+    assert fill(writer, task).formed == 0.0
+
+
+@pytest.mark.parametrize(
+    ("task", "query"),
+    [
+        ("where in the project do we handle user authentication", "user authentication"),
+        ("find the code that deals with rate limiting", "rate limiting"),
+        ("I'm looking for whatever calculates shipping costs", "calculates shipping costs"),
+        ("I\u2019m looking for the session\u2019s expiry", "session\u2019s expiry"),
+        ('search for "retry policy"', "retry policy"),  # a quote first
+        ("find the parse_config function", "parse_config"),  # an identifier first
+    ],
+)
+def test_a_search_takes_the_words_the_task_looks_for(task: str, query: str) -> None:
+    search = card({"query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"])
+
+    assert fill(search, task).arguments == {"query": query}
+
+
+def test_a_task_that_looks_for_nothing_gives_a_search_no_words() -> None:
+    search = card({"query": {"type": "string"}}, ["query"])
+    other = card({"title": {"type": "string"}}, ["title"])
+
+    assert fill(search, "book a table for two").missing == ["query"]
+    assert fill(search, "where is it?").missing == ["query"]  # where, but nothing sought
+    assert fill(other, "find the code that deals with rate limiting").missing == ["title"]
+
+
+@pytest.mark.parametrize(
+    ("task", "pattern", "glob"),
+    [
+        ("find every yaml file under deploy/", "**/*.yaml", "*.yaml"),
+        ("which .yml files are there in .github/workflows?", "**/*.yml", "*.yml"),
+        ("search for TODO in all python files", "**/*.py", "*.py"),
+        ("list the TypeScript test files", "**/*.ts", "*.ts"),
+        ("list every Dockerfile in this repo", "**/Dockerfile", "Dockerfile"),
+    ],
+)
+def test_a_glob_takes_the_kind_of_file_the_task_names(task: str, pattern: str, glob: str) -> None:
+    finder = card({"pattern": {"type": "string", "description": "Glob, e.g. `**/*.py`."}})
+    searcher = card({"pattern": {"type": "string"}, "glob": {"type": "string"}})
+
+    assert fill(finder, task).arguments["pattern"] == pattern
+    assert fill(searcher, task).arguments.get("glob") == glob
+    assert "pattern" not in fill(searcher, "find every yaml file").arguments  # a regex's
+    assert fill(finder, "list python files in src/*.rs").arguments == {"pattern": "src/*.rs"}

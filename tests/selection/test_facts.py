@@ -821,3 +821,54 @@ def test_a_list_ends_at_a_sentences_period_not_at_one_before_a_number() -> None:
     described = "The title of the piece (e.g., Symphony No. 9, Moonlight Sonata)"
     assert listed(described) == ("Symphony No. 9", "Moonlight Sonata")  # not "Symphony No"
     assert listed("The mode, e.g. fast or safe. Others are refused.") == ("fast", "safe")
+
+
+@pytest.mark.parametrize(
+    ("task", "given"),
+    [
+        # quoted after a word of running it
+        ("run `pytest -x tests/unit` and tell me what fails", ["pytest -x tests/unit"]),
+        ('execute "npm test"', ["npm test"]),
+        ("run the command `ls -la`", ["ls -la"]),
+        ("use `docker ps` to list the containers", ["docker ps"]),
+        ("try running `make test`", ["make test"]),
+        ("with 'grep the logs'", []),  # after "with": subcommands, options, paths only
+        ('the message "ls is great"', []),  # no word of running it
+        ("run `version = 1.4.2`", []),  # no program
+        # the task itself starts with one
+        ("npm install axios@1.6.2 --save", ["npm install axios@1.6.2 --save"]),
+        ("pytest -x tests/unit and tell me what fails", ["pytest -x tests/unit"]),
+        ('find . -name "*.py"', ['find . -name "*.py"']),
+        ("please ls -la src", ["ls -la src"]),
+        ("docker compose up -d", ["docker compose up -d"]),
+        ("ls", ["ls"]),
+        # … not prose that starts with a program's name
+        ("find every yaml file under deploy/", []),
+        ("find every call site of UserRepository.save", []),
+        ("make sure the tests pass", []),
+        ("grep the logs for errors", []),
+        ("git push origin main", []),  # a word after the subcommand: git_push's, not prose
+        ("head over to docs/index.md", []),
+    ],
+)
+def test_a_quoted_command_or_a_task_that_is_one_is_read(task: str, given: list[str]) -> None:
+    assert Facts.of(task).commands == given
+
+
+@pytest.mark.parametrize(
+    ("task", "paths"),
+    [
+        ("what's in .env.example?", [".env.example"]),
+        ("I need a .nvmrc at the repo root", [".nvmrc"]),
+        ("add it to .gitignore", [".gitignore"]),
+        ("let me see the contents of the Dockerfile", ["Dockerfile"]),
+        ("edit the Makefile.", ["Makefile"]),
+        ("which .yml files are in the project", []),  # an extension, not a dotfile
+        ("all the images (*.png) in assets", []),  # a glob's
+        ("the case 'Roe v. Wade'.Include dissent", []),
+        ("it costs .5 dollars", []),
+        ("my Profile page and the Dockerfiles", []),
+    ],
+)
+def test_a_dotfile_or_a_build_file_is_a_path(task: str, paths: list[str]) -> None:
+    assert Facts.of(task).paths == paths

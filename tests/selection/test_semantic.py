@@ -143,6 +143,58 @@ def test_a_registry_of_at_most_meaning_list_tools_is_weighed_by_meaning_for_ever
     assert all(c.similarity is not None and c.relevance > 0 for c in selection.candidates)
 
 
+@pytest.fixture(scope="module")
+def builtins(encoder: Encoder) -> Selector:
+    return Selector(
+        [ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()], encoder
+    )
+
+
+@pytest.mark.parametrize(
+    ("task", "chosen", "arguments"),
+    [
+        # a command the task quotes or starts with is bash's
+        (
+            "run `pytest -x tests/unit` and tell me what fails",
+            "bash",
+            {"command": "pytest -x tests/unit"},
+        ),
+        ("npm install axios@1.6.2 --save", "bash", {"command": "npm install axios@1.6.2 --save"}),
+        # the kind of file it names is a glob's pattern
+        (
+            "which .yml files are there in .github/workflows?",
+            "glob",
+            {"pattern": "**/*.yml", "path": ".github/workflows"},
+        ),
+        # what to change into what is an editor's, quoted values and all
+        (
+            'in docker-compose.yml change the port mapping "8080:80" to "3000:80"',
+            "edit",
+            {"file_path": "docker-compose.yml", "old_string": "8080:80", "new_string": "3000:80"},
+        ),
+    ],
+)
+def test_the_registry_takes_the_values_a_task_writes_as_its_tools_want_them(
+    builtins: Selector, task: str, chosen: str, arguments: dict[str, object]
+) -> None:
+    selection = builtins.select(task)
+
+    assert (selection.chosen, selection.arguments) == (chosen, arguments)
+
+
+@pytest.mark.parametrize(
+    "task", ["send an email to the team about the outage", "send a text message to my mother"]
+)
+def test_an_operation_named_without_what_it_needs_is_no_fit(builtins: Selector, task: str) -> None:
+    """The terminal's `send` names the task's verb; its schema asks a session of it, which
+    the task has not: no tool fits."""
+    selection = builtins.select(task)
+
+    assert selection.chosen is None
+    [terminal] = [c for c in selection.candidates if c.name == "terminal"]
+    assert "cannot fill session" in terminal.why
+
+
 CONVERTER = tool(
     "currency_converter",
     "Convert an amount of money from one currency to another",
@@ -199,21 +251,22 @@ def test_a_lower_candidate_that_fits_is_chosen_over_a_top_one_that_does_not(
 ) -> None:
     cards = [ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()]
 
-    # A judge by meaning alone: a candidate fits where its similarity is at least 0.3.
-    by_similarity = Judge(("similarity",), 0.0, (10.0,), (0.3,), (1.0,))
+    # A judge by meaning alone: a candidate fits where its similarity is at least 0.42.
+    by_similarity = Judge(("similarity",), 0.0, (10.0,), (0.42,), (1.0,))
     judges = {"words": shipped()["words"], "meaning": by_similarity}
 
-    task = "save my uncommitted work temporarily so I can switch tasks"
+    task = "what changed in the working tree against the index"
     selection = Selector(cards, encoder, judges).select(task)
 
-    # By words ("tasks"), task ranks first, but its meaning is farther from the task than
-    # git_stash's example, "Save uncommitted work for later and clean the working tree".
-    [task_tool, stash] = selection.candidates[0], selection.candidates[1]
-    assert (task_tool.name, stash.name) == ("task", "git_stash")
-    assert task_tool.similarity is not None
-    assert stash.similarity is not None
-    assert task_tool.similarity < 0.3 <= stash.similarity
-    assert selection.chosen == "git_stash"
+    # By words ("changed", "index") git_diff ranks first, but its meaning is farther from
+    # the task than git_status's ("the working tree's status … per changed path, its
+    # index and worktree state").
+    [diff, status] = selection.candidates[0], selection.candidates[1]
+    assert (diff.name, status.name) == ("git_diff", "git_status")
+    assert diff.similarity is not None
+    assert status.similarity is not None
+    assert diff.similarity < 0.42 <= status.similarity
+    assert selection.chosen == "git_status"
     assert "the best match that fits" in selection.reason
 
 

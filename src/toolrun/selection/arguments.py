@@ -15,6 +15,7 @@ from typing import Any
 from toolrun.selection.arrays import ONE_ITEM, array
 from toolrun.selection.asked import (
     EMAIL_GIVEN,
+    PAIR_GIVEN,
     PATH_WORDS,
     URL_GIVEN,
     URL_WORDS,
@@ -59,6 +60,7 @@ from toolrun.selection.placing import (
 )
 from toolrun.selection.quotes import quoted_strings
 from toolrun.selection.roles import named_as
+from toolrun.selection.searched import SEARCH_WORDS, searched_words
 from toolrun.selection.text import split_words
 from toolrun.selection.units import measured, unit_parameters
 from toolrun.selection.urls import HOST_WORDS, host_filled, templated_url
@@ -67,6 +69,7 @@ from toolrun.tools.validation import argument_errors
 
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _LANGUAGE_WORDS = frozenset({"language", "languages", "lang", "locale"})
+_A_PATH = re.compile(r"[^\s'\"`]*[./\\][^\s'\"`]*")  # a quoted path: "a b.txt" is a sentence
 _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _PLAYED = frozenset({"song", "track", "title", "query", "tune", "music", "media"})
@@ -76,12 +79,14 @@ _COUNTY = "counti"
 # required number, the whole task, the schema's default.
 _ANY_NAME = "name in the task"
 _WHOLE_TASK = "the task itself"
+LOOKED_FOR = "the words the task looks for"
 _DEFAULT = "default"
 _CONTEXT = "context"
-_LOOSE = frozenset({_ANY_NAME, LEFT_NUMBER, _WHOLE_TASK, _DEFAULT})
+_LOOSE = frozenset({_ANY_NAME, LEFT_NUMBER, _WHOLE_TASK, _DEFAULT, LOOKED_FOR})
 # Sources of a value in a form that only tools of one kind take: a command (a shell's), a
-# URL or a website (a web client's), an e-mail address (a mailer's).
-_FORMS = frozenset({COMMAND_GIVEN, URL_GIVEN, WEBSITE_GIVEN, EMAIL_GIVEN})
+# URL or a website (a web client's), an e-mail address (a mailer's), what to change into
+# what (an editor's).
+_FORMS = frozenset({COMMAND_GIVEN, URL_GIVEN, WEBSITE_GIVEN, EMAIL_GIVEN, PAIR_GIVEN})
 # A parameter for what the user says, which takes the whole task where nothing else fits.
 _SAYING = frozenset({"message", "statement", "question", "utterance", "sentence", "prompt"})
 # A text parameter that takes text the task gives as written where no name says whose.
@@ -132,7 +137,9 @@ class Filled:
 
 def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Filled:
     """Arguments for `card` from `task` and `context` (values by parameter name win);
-    a required parameter the task leaves open takes its schema default."""
+    a required parameter the task leaves open takes its schema default. Missing: the
+    required parameters left open, and those a rule of the schema requires of the
+    values found (an operation's own)."""
     facts = Facts.of(task)
     facts.identifiers = [found for found in facts.identifiers if found not in card.properties]
     facts.codes = [found for found in facts.codes if found not in card.properties]
@@ -154,7 +161,19 @@ def fill(card: ToolCard, task: str, context: dict[str, Any] | None = None) -> Fi
     problems = argument_errors(card.validator, filled.arguments)
     if problems:
         filled.errors.append(problems)
+        filled.missing += _required_by_rules(card, filled.arguments)
     return filled
+
+
+def _required_by_rules(card: ToolCard, arguments: dict[str, Any]) -> list[str]:
+    """The parameters a rule of the schema requires of these arguments beyond its
+    required ones (a terminal's `send` needs a session), that the task leaves open."""
+    found: list[str] = []
+    for error in card.validator.iter_errors(arguments):
+        if error.validator == "required" and not error.path:
+            names = error.validator_value if isinstance(error.validator_value, list) else []
+            found += [n for n in names if n not in arguments and n not in card.required]
+    return list(dict.fromkeys(found))
 
 
 def checked(
@@ -185,7 +204,7 @@ def _found(card: ToolCard, task: str, facts: Facts) -> dict[str, tuple[Any, str]
     found |= assign_numbers(card, facts, worded_numbers(card, task) | meant_numbers(card, task))
     found |= times_of_day(free_text, card, facts)
     found |= asker_name(free_text, facts)
-    found |= commands(free_text, facts)
+    found |= _used(commands(free_text, facts), facts)  # a quoted one is no other's quote
     units = unit_parameters([p for p in free_text if p not in found], card, task, written_numbers)
     found |= _used(units, facts)
     found |= _used(measured([p for p in free_text if p not in found], card, task), facts)
@@ -400,11 +419,15 @@ def _first(
     """The first quoted string left; for what the user says (a message, a question) the
     task itself; the first identifier, code or (if `names`: an optional parameter takes
     none, they are too loose a guess) capitalised name left; a path takes only a quoted
-    one; text the task gives as written before all of them, for a parameter for text (a
-    message, content, a note)."""
+    path (with a dot, a slash or a backslash, no space); text the task gives as written
+    before all of them, for a parameter for text (a message, content, a note)."""
     if facts.verbatim and asked.own & (_SAYING | _TEXTS):
         return facts.verbatim.pop(0), "given as written in the task"
-    if facts.quoted:
+    if asked.own & PATH_WORDS:  # a quoted path, not "connection refused" nor 'lodash'
+        if quoted_path := next(filter(_A_PATH.fullmatch, facts.quoted), None):
+            facts.quoted.remove(quoted_path)
+            return quoted_path, "quoted in the task"
+    elif facts.quoted:
         return facts.quoted.pop(0), "quoted in the task"
     if names and asked.own & _SAYING and facts.whole:  # "Hey, how are you?" as a message
         return facts.whole, _WHOLE_TASK
@@ -414,6 +437,8 @@ def _first(
         return facts.identifiers.pop(0), "identifier in the task"
     if facts.codes:
         return facts.codes.pop(0), "code in the task"
+    if names and asked.own & SEARCH_WORDS and (looked := searched_words(facts.whole)):
+        return looked, LOOKED_FOR
     if facts.names and names:
         return place_name(name, facts, description), _ANY_NAME
     return None, ""

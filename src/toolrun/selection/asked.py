@@ -14,7 +14,8 @@ from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
-from toolrun.selection.facts import Facts
+from toolrun.selection.facts import BUILD_FILES, Facts
+from toolrun.selection.filekinds import FILE_EXTENSIONS, file_pattern, globs
 from toolrun.selection.kinds import forget, own_words, range_end, takes_command
 from toolrun.selection.options import MEANING, listed, named_option
 from toolrun.selection.placing import address, shows_place_with_region, takes_address, written_place
@@ -25,6 +26,10 @@ PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"
 URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 _DIRECTORY_WORDS = frozenset({"directory", "folder", "dir"})
 _FILE_WORDS = frozenset({"file", "filename"})
+# What a directory is not: a path the word before calls so, a file's name by its
+# extension (a known kind's, `filekinds`) or a build file's.
+_NOT_A_DIRECTORY = frozenset({"file", "branch", "tag", "commit", "revision"})
+_A_FILE = re.compile(rf"(?:{BUILD_FILES})file|.+\.(?:{FILE_EXTENSIONS})", re.I)
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
@@ -34,6 +39,7 @@ _PATTERN_WORDS = frozenset({"pattern", "glob"})
 # Sources of values in a form only some tools take (`Filled.formed`).
 URL_GIVEN = "URL in the task"
 EMAIL_GIVEN = "e-mail address in the task"
+PAIR_GIVEN = "what to replace in the task"
 WEBSITE_GIVEN = "website in the task"  # a URL's parameter given a domain ("Foodnetwork.com")
 _DATE_WORDS = frozenset({"date", "day", "when", "time"})
 # A website named by its domain alone, which `facts` reads as a path ("Foodnetwork.com",
@@ -148,14 +154,15 @@ def an_address_only(description: str) -> bool:
 def typed(asked: Asked, description: str, facts: Facts) -> tuple[Any, str]:
     """The kind of value the parameter's name or description asks for, where the task
     has one: what to replace, a currency's code (of its side: "from", "to"), a URL (or
-    a website's domain: "Foodnetwork.com"), an e-mail address, a pattern, a path, a
-    date (in the format asked), a year, a math expression."""
+    a website's domain: "Foodnetwork.com"), an e-mail address, a pattern (for a glob,
+    the kind of file the task names: "python files"), a path, a date (in the format
+    asked), a year, a math expression."""
     own, words = asked.own, asked.words
     if "currency" in own and (mention := chosen(own, facts.currencies)):
         facts.currencies.remove(mention)
         return mention.code, "currency in the task"
     if facts.pair and own & (_OLD | _NEW):
-        return facts.pair[0 if own & _OLD else 1], "what to replace in the task"
+        return facts.pair[0 if own & _OLD else 1], PAIR_GIVEN
     kinds: list[tuple[frozenset[str], list[Any], str]] = [
         (URL_WORDS, facts.urls, URL_GIVEN),
         (_EMAIL_WORDS, facts.emails, EMAIL_GIVEN),
@@ -170,6 +177,9 @@ def typed(asked: Asked, description: str, facts: Facts) -> tuple[Any, str]:
             value = fitting[0]
             pool.remove(value)
             return value, source
+    globbed = "glob" in own or (own & _PATTERN_WORDS and globs(description))
+    if globbed and (pattern := file_pattern(facts.whole, description)):
+        return pattern, "the kind of file the task names"
     if own & URL_WORDS and (domain := next(filter(_DOMAIN.fullmatch, facts.paths), None)):
         facts.paths.remove(domain)  # "from Foodnetwork.com": a website named by its domain
         return domain, WEBSITE_GIVEN
@@ -190,8 +200,14 @@ def typed(asked: Asked, description: str, facts: Facts) -> tuple[Any, str]:
 
 def _for_a_directory(paths: list[str], words: frozenset[str], facts: Facts) -> list[str]:
     """The paths a parameter whose words ask for a directory (not a file) may take: none
-    the word just before calls a file ("delete the file build/out.log"; "/etc/init.d",
-    "move the file to /tmp/backup" may)."""
+    the word just before calls a file, a branch or a tag ("delete the file
+    build/out.log", "the branch release/2.0"; "/etc/init.d", "move the file to
+    /tmp/backup" may), nor a file's name ("package.json", "Dockerfile")."""
     if words & _DIRECTORY_WORDS and not words & _FILE_WORDS:
-        return [path for path in paths if facts.before.get(path, [])[-1:] != ["file"]]
+        return [
+            path
+            for path in paths
+            if not set(facts.before.get(path, [])[-1:]) & _NOT_A_DIRECTORY
+            and not _A_FILE.fullmatch(path.rsplit("/", 1)[-1])
+        ]
     return paths

@@ -63,7 +63,7 @@ def weigh_latency(candidates: Sequence[Candidate], history: Mapping[str, Record]
 def weigh_missing(candidate: Candidate, card: ToolCard, missing: Sequence[str]) -> None:
     """A candidate whose required parameters the task cannot fill ranks lower."""
     if missing and card.required:
-        share = len(missing) / len(card.required)
+        share = min(1.0, len(missing) / len(card.required))
         candidate.factors["missing"] = round(1 - MISSING_WEIGHT * share, 3)
         candidate.why.append(f"cannot fill {', '.join(missing)}")
 

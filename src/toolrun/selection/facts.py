@@ -36,9 +36,15 @@ from toolrun.selection.wordlists import word_lists
 
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# A path: with a directory ("src/app.py", "~/x", "C:\\y", "deploy/"), a name with an extension
+# ("main.py"), a dotfile (".env", ".env.example", ".nvmrc"; not an extension: ".yml
+# files") or a build file known by its name alone ("Dockerfile", "Makefile").
+BUILD_FILES = "Docker|Make|Proc|Jenkins|Gem|Vagrant|Rake|Pip|Brew|Container|Just"
 _PATH = re.compile(
-    r"(?<![\w/~.-])(?:~/|[A-Za-z]:[/\\]|\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+"
+    r"(?<![\w/~.-])(?:~/|[A-Za-z]:[/\\]|\.{0,2}/)?(?:[\w.-]+/)+(?:[\w.-]+|(?=[\s,;:!?)]|$))"
     r"|(?<![\w/.-])\.?[\w-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,5}\b"
+    r"|(?<![\w/.*-])\.[a-z][\w-]*(?:\.[\w-]+)*(?![\w.-]|[ \t]+files\b)"
+    rf"|(?<![\w/.-])(?:{BUILD_FILES})file\b(?!\.\w)"
 )
 # *.md, src/**/*.py, file?.txt; a "?" ending a word ("defined?") asks, it is no wildcard.
 _GLOB = re.compile(r"(?<!\S)[\w./-]*(?:\*|\?(?=[\w/*?{-]|\.\w))[\w./*?{},-]*")
@@ -372,7 +378,9 @@ def without_values(task: str, keep: Collection[str] = ()) -> str:
 
 def _is_path(text: str) -> bool:
     """Not a number ("3.5", "1.75m") nor an abbreviation ("D.C")."""
-    return not re.fullmatch(r"[\d.]+(?:e[-+]?\d+)?[A-Za-z]*|(?:[A-Za-z]\.)+[A-Za-z]?", text)
+    return not re.fullmatch(
+        r"(?=\.?\d)[\d.]+(?:e[-+]?\d+)?[A-Za-z]*|(?:[A-Za-z]\.)+[A-Za-z]?", text
+    )
 
 
 def _is_code(text: str) -> bool:

@@ -159,7 +159,7 @@ def signals(
         "name_covered": _share(name_words, task_words),
         "description_covered": _share(description_words, task_words),
         "task_length": math.log1p(len(task_words)),
-        "missing": len(missing) / len(required) if required else 0.0,
+        "missing": min(1.0, len(missing) / len(required)) if required else 0.0,
         "recognised": recognised,
         "formed": formed,
         "sought_missing": sought_missing,

@@ -7,9 +7,11 @@ quote must win, and returns the spans (or values) it found."""
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from toolrun.selection.languages import NAMES_PATTERN as LANGUAGE_NAMES
 from toolrun.selection.places import gazetteer
+from toolrun.selection.quotes import QUOTED, quote
 from toolrun.selection.text import NUMBER_WORDS, STOP_WORDS, words
 
 # Text to take as written, after a marker and a colon or dash: "with the following words
@@ -108,6 +110,19 @@ _PROGRAM_USED = re.compile(
     rf"(?:[ \t]+(?!(?:{_GOES_ON}|command)\b)[^\s\"'`,;]+){{0,5}})"
     rf"(?=[ \t]*(?:[,;\n]|[.!?](?:\s|$)|$)|[ \t]+{_GOES_ON}\b)"
 )
+# A quoted command after a word of running it ("run `pytest -x tests`", 'execute "npm
+# test"', "use `docker ps` to list them", "try running `make test`"), in the characters
+# just before the quote.
+_RUN_BEFORE = re.compile(
+    r"\b(?P<marker>run|running|execute|executing|use|using|via|with|try)[ \t]+"
+    r"(?:the[ \t]+)?(?:command[ \t]*:?[ \t]*)?\Z",
+    re.I,
+)
+_BEFORE_QUOTE = 40
+# A task that starts with a command ("npm install axios --save", "pytest -x tests/unit
+# and tell me what fails", "please ls -la src"): a program's line up to a comma, a
+# sentence's end or a word that goes on to something else (`_LEADING_END`).
+_LEADING = re.compile(r"\A[ \t]*(?:(?i:please|pls)[ \t,]+)?(?=[a-z])")
 # Programs a shell knows by these names, none of them a word a task would write after
 # "using" or "with" for something else (`_WORDLIKE_PROGRAMS` are).
 _SHELL_PROGRAMS = frozenset(
@@ -159,6 +174,7 @@ _JOINING = re.compile(
     r"|execute|with|the|a|an)\b)*[ \t,;]*\Z",
     re.I,
 )
+_LEADING_END = re.compile(rf"[,;\n]|{_COMMAND_END.pattern}|[ \t]+{_GOES_ON}\b")
 # What ends a command's sentence ("ls -la ./src.", "echo hi..."), not a directory of its
 # own ("cd ..", "ls .").
 _LAST_STOP = re.compile(r"(?<![\s/.])\.+\Z|[?!]+\Z")
@@ -198,9 +214,10 @@ def commands(text: str, original: str) -> list[str]:
     command comes after), or, for a program shells know, after a word of using it alone
     ("using docker --version", "with du -sh": `_programs_used`), in the task's order, as
     `original` writes them."""
+    written = _quoted_commands(original) + _leading_command(text, original)
     used = _programs_used(text)
     if "ommand" not in text and not used:
-        return []
+        return [command for _, command in sorted(written)][:_MOST_COMMANDS]
     markers = [m for m in _COMMAND.finditer(text) if m["program"].lower() not in _NOT_PROGRAMS]
     after = {m.start() for m in markers}
     named = [
@@ -224,7 +241,39 @@ def commands(text: str, original: str) -> list[str]:
         if following is not None:
             said = _JOINING.sub("", said)
         found.append((match.start(), _LAST_STOP.sub("", said.rstrip(" \t"))))
-    return [command for _, command in sorted(found)][:_MOST_COMMANDS]
+    return [command for _, command in sorted(found + written)][:_MOST_COMMANDS]
+
+
+def _quoted_commands(task: str) -> list[tuple[int, str]]:
+    """The quoted commands of `task` after a word of running them ("run `pytest -x`"),
+    by where each starts: what a quote holds that is a program's line (strictly after
+    "with": "with 'ls -la'", not "with 'grep the logs'")."""
+    found = []
+    for match in islice(QUOTED.finditer(task), _MOST_COMMANDS):
+        marker = _RUN_BEFORE.search(task, max(0, match.start() - _BEFORE_QUOTE), match.start())
+        held = quote(match, task).strip()
+        strict = marker is not None and marker["marker"].lower() == "with"
+        if marker is not None and held and _a_command_line(held, strict=strict):
+            found.append((match.start(), held))
+    return found
+
+
+def _leading_command(text: str, original: str) -> list[tuple[int, str]]:
+    """The command `original` starts with (`text`: its quotes blanked), if it starts with
+    a program's line, strictly, its first word after the program a subcommand, an option
+    or a path ("npm install axios --save", "ls -la src"; not "make sure …", "grep the
+    logs …", "find every yaml file under deploy/", "git push origin main")."""
+    start = _LEADING.match(text)
+    if start is None:
+        return []
+    bound = _LEADING_END.search(text, start.end(), start.end() + _LONGEST_COMMAND)
+    end = bound.start() if bound is not None else min(len(text), start.end() + _LONGEST_COMMAND)
+    line = text[start.end() : end]
+    _program, *rest = line.split() or [""]
+    led = not rest or rest[0] in _SUBCOMMANDS or bool(_OPTION_OR_PATH.fullmatch(rest[0]))
+    if not line.strip() or not led or not _a_command_line(line, strict=True):
+        return []
+    return [(start.end(), _LAST_STOP.sub("", original[start.end() : end].rstrip(" \t")))]
 
 
 def _programs_used(text: str) -> list[re.Match[str]]:
@@ -248,7 +297,13 @@ def _a_program(match: re.Match[str]) -> bool:
     "with": "deal with ssh keys") with words; a word-like one with an option or a path,
     subcommands where it takes them ("with cargo build"), or, for one that runs another,
     that program ("with time make")."""
-    program, *rest = match["command"].split()
+    return _a_command_line(match["command"], strict=match["marker"].lower() == "with")
+
+
+def _a_command_line(command: str, *, strict: bool) -> bool:
+    """Whether `command` is a program's command line (`_a_program`); if `strict`, a
+    program a shell knows takes no words but subcommands, options and paths."""
+    program, *rest = command.split()
     optioned = any(_OPTION_OR_PATH.fullmatch(word) for word in rest)
     first, *tail = rest or [""]
     known_tail = all(word in _SUBCOMMANDS or _OPTION_OR_PATH.fullmatch(word) for word in tail)
@@ -258,7 +313,7 @@ def _a_program(match: re.Match[str]) -> bool:
         return optioned or (running and known_tail) or (program in _SUBCOMMANDED and subcommanded)
     if program not in _SHELL_PROGRAMS:
         return False
-    return optioned or subcommanded or not rest or match["marker"].lower() != "with"
+    return optioned or subcommanded or not rest or not strict
 
 
 def _a_command(words: str) -> bool:

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 # The relevance by words (`LexicalIndex.relevance`, 0 to 2.5) at which a whitelisted tool
 # matches a task.
 MIN_RELEVANCE = 0.69
-SIMILARITY_RANK = 1.0  # weight of similarity against the normalised lexical score
+SIMILARITY_RANK = 3.0  # weight of similarity against the normalised lexical score
 # Relevance at which words alone decide; below it (and with a model) meaning is weighed
 # too — embedding the task costs about 10-17 ms, so it is done where it pays.
 SURE_RELEVANCE = 1.2

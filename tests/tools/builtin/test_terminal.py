@@ -271,3 +271,24 @@ def test_a_shared_temporary_directory_is_refused(
             host_socket(Settings(workspace=workspace, home=tmp_path / ("x" * 120)))
     finally:
         tempfile.tempdir = None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "missing"),
+    [
+        ({"operation": "open"}, "command"),
+        ({"operation": "send", "text": "1+1"}, "session"),
+        ({"operation": "read"}, "session"),
+        ({"operation": "wait_for", "session": "m1-0123456789abcdef"}, "pattern"),
+        ({"operation": "close"}, "session"),
+    ],
+)
+def test_what_an_operation_needs_is_checked_before_it_runs(
+    call_tool: CallTool, arguments: dict[str, Any], missing: str
+) -> None:
+    """The schema says what each operation needs, so a call without it is refused with
+    the parameter named before it runs (the API answers 422), not by the terminal host."""
+    result = call_tool("terminal", **arguments)
+
+    assert result.status is ToolStatus.ERROR
+    assert result.error == f"invalid arguments: missing required parameter: {missing}"

@@ -71,8 +71,8 @@ DESCRIPTOR = ToolDescriptor.builtin(
             description="Run the test suite", arguments={"command": "pytest -q", "timeout": 120}
         ),
         ToolExample(
-            description="Show recent commits",
-            arguments={"command": "git log --oneline -5", "description": "recent history"},
+            description="Build the project with make",
+            arguments={"command": "make build", "description": "build"},
         ),
         ToolExample(description="Count lines of Python", arguments={"command": "cat *.py | wc -l"}),
         ToolExample(

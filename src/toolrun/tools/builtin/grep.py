@@ -106,6 +106,10 @@ DESCRIPTOR = ToolDescriptor.builtin(
             description="Search the files for a regular expression",
             arguments={"pattern": "def \\w+_handler"},
         ),
+        ToolExample(
+            description="List the files that mention a string",
+            arguments={"pattern": "FIXME", "output_mode": "files_with_matches"},
+        ),
     ],
     notes=[
         "A pattern starting with '-' is a pattern, never an option.",

@@ -74,6 +74,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
         ToolExample(
             description="Show what a file contains", arguments={"file_path": "notes/todo.md"}
         ),
+        ToolExample(description="Open a file to look at it", arguments={"file_path": ".env"}),
         ToolExample(
             description="Print the first lines of a text file",
             arguments={"file_path": "CHANGELOG.md", "limit": 20},

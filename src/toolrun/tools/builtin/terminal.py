@@ -29,6 +29,15 @@ MAX_SOCKET_PATH_BYTES = 100  # of the 107 a unix socket path may have, with room
 REQUEST_SLACK_S = 10.0
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
+
+def _needs(operations: list[str], names: list[str]) -> dict[str, Any]:
+    """A schema rule: these operations require these parameters."""
+    return {
+        "if": {"properties": {"operation": {"enum": operations}}, "required": ["operation"]},
+        "then": {"required": names},
+    }
+
+
 DESCRIPTOR = ToolDescriptor.builtin(
     name="terminal",
     version="1.0.0",
@@ -67,6 +76,13 @@ DESCRIPTOR = ToolDescriptor.builtin(
             "rows": {"type": "integer", "minimum": 5, "maximum": 200, "default": 40},
         },
         "required": ["operation"],
+        # What each operation needs: open a command, the others an open session,
+        # wait_for a pattern too.
+        "allOf": [
+            _needs(["open"], ["command"]),
+            _needs(["send", "read", "wait_for", "resize", "close"], ["session"]),
+            _needs(["wait_for"], ["pattern"]),
+        ],
         "additionalProperties": False,
     },
     returns={

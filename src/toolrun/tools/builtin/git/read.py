@@ -36,6 +36,7 @@ class GitStatusTool(GitTool):
             ("Show the status of a repository in a subdirectory", {"repo": "vendor/lib"}),
             ("See whether there are uncommitted changes", {}),
             ("List untracked and modified files", {"untracked": True}),
+            ("Check whether the working tree is clean", {}),
         ],
         permission=READ,
     )

@@ -152,6 +152,7 @@ class GitSwitchTool(GitTool):
             ("Switch to a new branch made here", {"branch": "experiment", "create": True}),
             ("Check out a tag to look at it", {"branch": "v1.0", "detach": True}),
             ("Go to another branch", {"branch": "develop"}),
+            ("Check out an existing branch", {"branch": "feature/login"}),
         ],
         permission=WRITE,
     )

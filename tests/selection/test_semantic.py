@@ -249,24 +249,26 @@ def test_the_model_can_be_switched_off_or_missing(tmp_path: Path) -> None:
 def test_a_lower_candidate_that_fits_is_chosen_over_a_top_one_that_does_not(
     encoder: Encoder,
 ) -> None:
-    cards = [ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()]
+    # By words ("weather", "station") the station registry ranks first; in meaning the
+    # forecast, which shares no word with the task, is nearer.
+    stations = tool("weather_station_admin", "Register a weather station in a city")
+    forecast = tool("forecast", "Tell what the sky will do tomorrow, rain or shine")
+    task = "will the weather at the station be sunny tomorrow"
+    first = Selector([stations, forecast], encoder).select(task)
+    [top, lower] = first.candidates
+    assert (top.name, lower.name) == ("weather_station_admin", "forecast")
+    assert top.similarity is not None
+    assert lower.similarity is not None
+    assert top.similarity < lower.similarity
 
-    # A judge by meaning alone: a candidate fits where its similarity is at least 0.42.
-    by_similarity = Judge(("similarity",), 0.0, (10.0,), (0.42,), (1.0,))
+    # A judge by meaning alone, whose bar lies between the two: only the lower one fits.
+    bar = (top.similarity + lower.similarity) / 2
+    by_similarity = Judge(("similarity",), 0.0, (10.0,), (bar,), (1.0,))
     judges = {"words": shipped()["words"], "meaning": by_similarity}
+    selection = Selector([stations, forecast], encoder, judges).select(task)
 
-    task = "what changed in the working tree against the index"
-    selection = Selector(cards, encoder, judges).select(task)
-
-    # By words ("changed", "index") git_diff ranks first, but its meaning is farther from
-    # the task than git_status's ("the working tree's status … per changed path, its
-    # index and worktree state").
-    [diff, status] = selection.candidates[0], selection.candidates[1]
-    assert (diff.name, status.name) == ("git_diff", "git_status")
-    assert diff.similarity is not None
-    assert status.similarity is not None
-    assert diff.similarity < 0.42 <= status.similarity
-    assert selection.chosen == "git_status"
+    assert selection.candidates[0].name == "weather_station_admin"
+    assert selection.chosen == "forecast"
     assert "the best match that fits" in selection.reason
 
 

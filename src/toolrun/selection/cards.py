@@ -12,6 +12,7 @@ from typing import Any
 
 import jsonschema.protocols
 
+from toolrun.selection.requests import requests_of
 from toolrun.tools.model import ToolDescriptor
 from toolrun.tools.validation import validator_for
 
@@ -46,6 +47,7 @@ class ToolCard:
     tags: tuple[str, ...] = ()
     category: str | None = None
     examples: tuple[str, ...] = ()  # descriptions of example calls
+    requests: tuple[str, ...] = ()  # requests made of it (built-in tools: `requests`)
     permission: str | None = None  # read_only … admin (registry tools)
     cost: float | None = None  # 0 to 1, where a supplied tool states one
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -60,9 +62,11 @@ class ToolCard:
     @property
     def texts(self) -> tuple[str, ...]:
         """What the tool does, in short sentences (for embedding): its name spelt out with
-        the first sentence of its description, then each example's description."""
+        the first sentence of its description, each example's description, then the
+        requests made of it."""
         summary = _FIRST_SENTENCE.split(self.description.strip(), maxsplit=1)[0]
-        return (f"{re.sub(r'[_.]+', ' ', self.name)}: {summary}", *self.examples)
+        name = re.sub(r"[_.]+", " ", self.name)
+        return (f"{name}: {summary}", *self.examples, *self.requests)
 
     @functools.cached_property
     def required(self) -> list[str]:
@@ -83,6 +87,7 @@ class ToolCard:
             tags=tuple(descriptor.tags),
             category=descriptor.category,
             examples=tuple(example.description for example in descriptor.examples),
+            requests=requests_of(descriptor.tool_id),
             permission=descriptor.permission.value,
         )
 

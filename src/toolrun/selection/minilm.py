@@ -62,6 +62,14 @@ class Encoder:
                 else np.zeros((0, 1), dtype=np.float32)
             )
 
+    def remember(self, texts: Sequence[str], vectors: Matrix) -> None:
+        """Take `vectors` (one unit row each) as those of `texts`, embedded in advance."""
+        with self._lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                self._cache[text] = vector
+            while len(self._cache) > _CACHED_VECTORS:
+                self._cache.popitem(last=False)
+
     def _forward(self, texts: list[str]) -> Matrix:
         w = self.w
         encodings = self.tokenizer.encode_batch(texts)

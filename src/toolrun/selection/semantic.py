@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+BUILTIN_VECTORS = Path(__file__).with_name("builtin_vectors.npz")
+_SAME_MODEL = 0.999  # cosine of a text's vector now with its stored one (float16)
+
 
 class EncoderUnavailable(RuntimeError):
     """The embedding model or its libraries are not installed."""
@@ -59,7 +62,8 @@ _loading = threading.Lock()
 
 @lru_cache(maxsize=4)
 def load_encoder(configured: str | None = None) -> Encoder:
-    """The encoder for the configured model (loaded once per process).
+    """The encoder for the configured model (loaded once per process), given the
+    built-in tools' texts embedded in advance where this model embedded them.
 
     Raises:
         EncoderUnavailable: switched off, or the model or the `semantic` extra is not
@@ -70,12 +74,38 @@ def load_encoder(configured: str | None = None) -> Encoder:
         try:
             from toolrun.selection.minilm import Encoder  # noqa: PLC0415 - optional extra
 
-            return Encoder(directory)
+            encoder = Encoder(directory)
         except ImportError as exc:
             raise EncoderUnavailable(
                 f"the semantic extra is not installed ({exc.name} is missing): "
                 "pip install 'toolrun[semantic]'"
             ) from None
+        seed_builtin_vectors(encoder, BUILTIN_VECTORS)
+        return encoder
+
+
+def seed_builtin_vectors(encoder: Encoder, path: Path) -> bool:
+    """Give `encoder` the built-in tools' texts embedded in advance (`path`, written by
+    bench/selection_requests.py: each card's first sentence, examples and requests), so
+    a new process need not embed them; only where this very model embedded them: the
+    first text embedded now must come out as stored. Whether it did."""
+    import numpy as np  # noqa: PLC0415 - the semantic extra, there with an encoder
+
+    try:
+        with np.load(path) as stored:
+            texts = [str(text) for text in stored["texts"]]
+            vectors = stored["vectors"].astype(np.float32)
+    except (OSError, KeyError, ValueError) as exc:
+        log.info("built-in tools' texts are embedded when first needed: %s", exc)
+        return False
+    if not texts or len(texts) != len(vectors):
+        return False
+    probe = encoder.encode(texts[:1])[0]
+    if float(probe @ vectors[0]) < _SAME_MODEL:
+        log.info("built-in tools' texts were embedded by another model: embedding them anew")
+        return False
+    encoder.remember(texts, vectors)
+    return True
 
 
 @lru_cache(maxsize=4)

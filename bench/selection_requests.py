@@ -1,0 +1,101 @@
+"""Writes the requests made of toolrun's built-in tools (src/toolrun/selection/
+requests.json, `toolrun.selection.requests`) from registry task files, and the built-in
+tools' texts embedded in advance (src/toolrun/selection/builtin_vectors.npz, which
+`toolrun.selection.semantic` gives the encoder):
+
+    python bench/selection_requests.py TASKS.jsonl [TASKS.jsonl ...]
+
+Each task that names its right tool (`tool`) becomes a request of that tool, by its id
+(`name@version`); a task named twice is kept once. Run it again whenever a built-in
+tool's description, examples or version change (a test says when the stored texts are
+not the tools' own). The judge's own task file
+(bench/data/toolrun_tasks.jsonl) is refused: its tasks would be their own nearest
+requests, and the judge, fitted on them, would learn a similarity no new task has. A
+file measured as never seen (bench/data/toolrun_tasks_blind3.jsonl) must not be given
+either. Run from the repository root with the project installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file (python bench/selection_requests.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from bench.bfcl_data import json_lines
+from bench.selection_judge import REGISTRY_TASKS
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.minilm import Encoder
+from toolrun.selection.requests import REQUESTS_FILE, shipped_requests
+from toolrun.selection.semantic import BUILTIN_VECTORS, model_dir
+from toolrun.tools import ToolRegistry
+
+
+def requests_by_tool(files: list[Path]) -> dict[str, list[str]]:
+    """The tasks of `files` by the id of their right built-in tool, in file order.
+
+    Raises:
+        ValueError: a task names a tool that is not built in.
+    """
+    ids = {
+        tool.descriptor.name: tool.descriptor.tool_id
+        for tool in ToolRegistry.with_builtins().list()
+    }
+    found: dict[str, list[str]] = {}
+    for path in files:
+        for record in json_lines(path):
+            name = record.get("tool")
+            if name is None:
+                continue
+            if name not in ids:
+                raise ValueError(f"{path}: {name!r} is not a built-in tool")
+            known = found.setdefault(ids[name], [])
+            if record["task"] not in known:
+                known.append(record["task"])
+    return dict(sorted(found.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("files", nargs="+", type=Path)
+    options = parser.parse_args()
+    if any(path.resolve() == REGISTRY_TASKS.resolve() for path in options.files):
+        parser.error(f"{REGISTRY_TASKS.name} is the judge's own task file")
+    try:
+        found = requests_by_tool(options.files)
+    except OSError as exc:
+        parser.error(f"cannot read {exc.filename}: {exc.strerror}")
+    except (ValueError, KeyError, TypeError) as exc:
+        parser.error(f"the data is not in the registry format: {exc}")
+    written = {"from": [path.name for path in options.files], "requests": found}
+    text = json.dumps(written, indent=1, ensure_ascii=False) + "\n"
+    staged = REQUESTS_FILE.with_suffix(".json.tmp")
+    staged.write_text(text, encoding="utf-8")
+    staged.replace(REQUESTS_FILE)  # never half-written
+    print(f"{sum(map(len, found.values()))} requests of {len(found)} tools → {REQUESTS_FILE}")
+    texts = embed_builtin_texts()
+    print(f"{texts} texts of the built-in tools embedded → {BUILTIN_VECTORS}")
+
+
+def embed_builtin_texts() -> int:
+    """Every built-in card's texts (with the requests just written), embedded by the
+    installed model and stored as float16 rows in BUILTIN_VECTORS; how many."""
+    shipped_requests.cache_clear()
+    cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
+    texts = list(dict.fromkeys(text for card in cards for text in card.texts))
+    vectors = Encoder(model_dir(None)).encode(texts)  # a fresh one: nothing stored given
+    staged = BUILTIN_VECTORS.with_name("builtin_vectors.tmp.npz")
+    np.savez_compressed(staged, texts=np.array(texts), vectors=vectors.astype(np.float16))
+    staged.replace(BUILTIN_VECTORS)
+    return len(texts)
+
+
+if __name__ == "__main__":
+    main()

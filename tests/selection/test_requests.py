@@ -1,0 +1,105 @@
+"""The requests made of the built-in tools, embedded with their examples, and the
+built-in tools' texts embedded in advance (both written by bench/selection_requests.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from toolrun.selection.cards import ToolCard
+from toolrun.selection.requests import requests_of, shipped_requests
+from toolrun.selection.semantic import BUILTIN_VECTORS, model_dir, seed_builtin_vectors
+from toolrun.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from toolrun.selection.minilm import Encoder
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def builtin_cards() -> list[ToolCard]:
+    return [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
+
+
+def test_every_built_in_tool_has_requests_kept_by_its_id_and_embedded_with_its_examples() -> None:
+    ids = {tool.descriptor.tool_id for tool in ToolRegistry.with_builtins().list()}
+
+    assert set(shipped_requests()) == ids  # a new version's id needs them written again
+    for card in builtin_cards():
+        assert card.requests
+        assert card.texts[-len(card.requests) :] == card.requests
+    assert requests_of("read@9.9.9") == ()  # another version, or a plugin's tool, has none
+
+
+def test_a_supplied_tool_named_like_a_built_in_one_has_no_requests() -> None:
+    read = ToolCard.parse({"name": "read", "description": "Read a book aloud"})
+
+    assert read.requests == ()
+
+
+def test_the_stored_vectors_hold_every_built_in_texts() -> None:
+    """Stale vectors (a description, an example or a request changed since they were
+    written) fail here: run bench/selection_requests.py again."""
+    np = pytest.importorskip("numpy")
+    with np.load(BUILTIN_VECTORS) as stored:
+        texts = {str(text) for text in stored["texts"]}
+        rows = stored["vectors"].shape
+
+    wanted = {text for card in builtin_cards() for text in card.texts}
+    assert wanted <= texts, sorted(wanted - texts)[:5]
+    assert rows == (len(texts), 384)
+
+
+def test_stored_vectors_are_given_only_to_the_model_that_made_them(
+    encoder: Encoder, tmp_path: Path
+) -> None:
+    np = pytest.importorskip("numpy")
+    from toolrun.selection.minilm import Encoder  # noqa: PLC0415 - the semantic extra
+
+    texts = ["read a file", "list the branches"]
+    made = encoder.encode(texts)
+    encoder = Encoder(model_dir(None))  # a fresh one: the session's keeps its own vectors
+    other = tmp_path / "other.npz"
+    np.savez(other, texts=np.array(texts), vectors=made[::-1].astype(np.float16))
+    same = tmp_path / "same.npz"
+    np.savez(same, texts=np.array(texts), vectors=made.astype(np.float16))
+
+    assert seed_builtin_vectors(encoder, tmp_path / "absent.npz") is False
+    assert seed_builtin_vectors(encoder, other) is False  # its first row is another text's
+    assert seed_builtin_vectors(encoder, same) is True
+    assert seed_builtin_vectors(encoder, BUILTIN_VECTORS) is True  # the shipped model's
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "bench/selection_requests.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_writer_refuses_the_judges_tasks_and_a_tool_that_is_not_built_in(
+    tmp_path: Path,
+) -> None:
+    unknown = tmp_path / "tasks.jsonl"
+    unknown.write_text('{"task": "water the plants", "tool": "garden"}\n', encoding="utf-8")
+    before = (ROOT / "src/toolrun/selection/requests.json").read_bytes()
+
+    judges = run("bench/data/toolrun_tasks.jsonl")
+    garden = run(str(unknown))
+    absent = run(str(tmp_path / "absent.jsonl"))
+
+    for done in (judges, garden, absent):
+        assert done.returncode == 2
+        assert "Traceback" not in done.stderr
+    assert "the judge's own task file" in judges.stderr
+    assert "'garden' is not a built-in tool" in garden.stderr
+    assert "cannot read" in absent.stderr
+    assert (ROOT / "src/toolrun/selection/requests.json").read_bytes() == before

@@ -98,6 +98,32 @@ def test_every_builtin_exports_in_each_shape(format: ExportFormat, shape: dict[s
         jsonschema.validate(tool, shape)
 
 
+@pytest.mark.parametrize(
+    ("format", "schema_of"),
+    [
+        (ExportFormat.OPENAI, lambda tool: tool["function"]["parameters"]),
+        (ExportFormat.ANTHROPIC, lambda tool: tool["input_schema"]),
+        (ExportFormat.MCP, lambda tool: tool["inputSchema"]),
+    ],
+)
+def test_no_export_has_a_combinator_or_condition_at_its_top(
+    format: ExportFormat, schema_of: Any
+) -> None:
+    """Anthropic's Messages API refuses a tool whose input_schema has allOf, anyOf or
+    oneOf at its top (every request that lists it fails), OpenAI's likewise; the
+    terminal's schema says with if/then what each operation needs, which toolrun checks."""
+    refused = {"allOf", "anyOf", "oneOf", "not", "if", "then", "else"}
+    terminal = next(d for d in BUILTINS if d.name == "terminal")
+    assert refused & set(terminal.parameters)  # what the export must leave out
+
+    for tool in export(BUILTINS, format):
+        schema = schema_of(tool)
+        assert schema["type"] == "object"
+        assert not refused & set(schema), tool
+    strict = export(BUILTINS, ExportFormat.OPENAI, strict=True)
+    assert not any(refused & set(t["function"]["parameters"]) for t in strict)
+
+
 def test_namespaced_names_are_made_api_safe_and_collisions_refused() -> None:
     [openai] = export([descriptor("weather.forecast")], ExportFormat.OPENAI)
     [mcp] = export([descriptor("weather.forecast")], ExportFormat.MCP)

@@ -8,6 +8,7 @@ import pytest
 
 from toolrun.selection.arguments import fill
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.evaluation import missing_share
 from toolrun.selection.facts import without_values
 
 
@@ -2358,6 +2359,8 @@ def test_a_directory_parameter_takes_no_files_name_nor_a_branch() -> None:
 
     assert fill(tool, "let me see what is in package.json").arguments == {}
     assert fill(tool, "move to branch release/2.0").arguments == {}
+    assert fill(tool, "the status at tag v2/rc1").arguments == {}
+    assert fill(tool, "the status for revision release/2.0").arguments == {}
     assert fill(tool, "list every Dockerfile").arguments == {}
     assert fill(tool, "the status of vendor/lib").arguments == {"repo": "vendor/lib"}
 
@@ -2370,11 +2373,17 @@ def test_what_to_change_into_what_is_a_form_an_editor_takes() -> None:
     writer = card({"path": {"type": "string"}, "content": {"type": "string"}}, ["path"])
     task = 'in docker-compose.yml change the port mapping "8080:80" to "3000:80"'
 
+    searcher = card({"search_query": {"type": "string"}}, ["search_query"])
+
     edited = fill(editor, task)
 
     assert (edited.arguments["old"], edited.arguments["new"]) == ("8080:80", "3000:80")
     assert edited.formed == 1.0
     assert fill(writer, task).formed == 0.0
+    # one side of the pair (a search's old words) is no editor's form
+    searched = fill(searcher, 'replace "foo" with "bar"')
+    assert searched.arguments == {"search_query": "foo"}
+    assert searched.formed == 0.0
 
 
 @pytest.mark.parametrize(
@@ -2386,12 +2395,18 @@ def test_what_to_change_into_what_is_a_form_an_editor_takes() -> None:
         ("I\u2019m looking for the session\u2019s expiry", "session\u2019s expiry"),
         ('search for "retry policy"', "retry policy"),  # a quote first
         ("find the parse_config function", "parse_config"),  # an identifier first
+        ("find the retry logic in src/app.py", "retry logic"),  # a path is no word of it
+        ("Where's the login handler?", "login handler"),
+        ("hey, help me find the session expiry code, thanks", "session expiry"),
+        ("find b c d e f g h j k l", "b c d e f g h j"),  # eight words at most
     ],
 )
 def test_a_search_takes_the_words_the_task_looks_for(task: str, query: str) -> None:
     search = card({"query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"])
+    keywords = card({"keywords": {"type": "string"}}, ["keywords"])
 
     assert fill(search, task).arguments == {"query": query}
+    assert fill(keywords, task).arguments == {"keywords": query}
 
 
 def test_a_task_that_looks_for_nothing_gives_a_search_no_words() -> None:
@@ -2406,10 +2421,10 @@ def test_a_task_that_looks_for_nothing_gives_a_search_no_words() -> None:
 @pytest.mark.parametrize(
     ("task", "pattern", "glob"),
     [
-        ("find every yaml file under deploy/", "**/*.yaml", "*.yaml"),
+        ("find every yaml file under deploy/", "**/*.{yaml,yml}", "*.{yaml,yml}"),
         ("which .yml files are there in .github/workflows?", "**/*.yml", "*.yml"),
         ("search for TODO in all python files", "**/*.py", "*.py"),
-        ("list the TypeScript test files", "**/*.ts", "*.ts"),
+        ("list the TypeScript test files", "**/*.{ts,tsx}", "*.{ts,tsx}"),
         ("list every Dockerfile in this repo", "**/Dockerfile", "Dockerfile"),
     ],
 )
@@ -2419,5 +2434,52 @@ def test_a_glob_takes_the_kind_of_file_the_task_names(task: str, pattern: str, g
 
     assert fill(finder, task).arguments["pattern"] == pattern
     assert fill(searcher, task).arguments.get("glob") == glob
-    assert "pattern" not in fill(searcher, "find every yaml file").arguments  # a regex's
+
+
+def test_only_a_glob_takes_a_kind_of_file_and_a_glob_the_task_writes_comes_first() -> None:
+    finder = card({"pattern": {"type": "string", "description": "Glob, e.g. `**/*.py`."}})
+    regex = card({"pattern": {"type": "string", "description": "Regular expression."}})
+    globally = card({"pattern": {"type": "string", "description": "Applied globally."}})
+
     assert fill(finder, "list python files in src/*.rs").arguments == {"pattern": "src/*.rs"}
+    assert fill(regex, "find every yaml file").arguments == {}
+    assert fill(globally, "find every yaml file").arguments == {}
+    assert fill(finder, "find \u017fhell files").arguments == {}  # a long s is no "s"
+    assert fill(finder, "search for TODO, skip the log files").arguments == {}
+    assert fill(finder, "TODO in python files, not the json files").arguments == {
+        "pattern": "**/*.py"
+    }
+
+
+@pytest.mark.parametrize(
+    ("task", "path"),
+    [
+        ('read "My Report.docx"', "My Report.docx"),
+        ('read "/home/me/My Documents/a.txt"', "/home/me/My Documents/a.txt"),
+        ("read 'README'", "README"),
+        ('read "connection refused"', None),  # a sentence
+        ("read 'lodash'", None),  # a word
+    ],
+)
+def test_a_path_takes_a_quoted_path_not_any_quote(task: str, path: str | None) -> None:
+    reader = card({"file_path": {"type": "string"}}, ["file_path"])
+    texter = card({"file_text": {"type": "string"}}, ["file_text"])
+
+    assert fill(reader, task).arguments.get("file_path") == path
+    assert fill(texter, 'save "connection refused"').arguments == {
+        "file_text": "connection refused"
+    }  # text for a file is no path
+
+
+def test_a_quoted_command_is_no_other_parameters_quote() -> None:
+    shell = card({"command": {"type": "string"}, "description": {"type": "string"}}, ["command"])
+
+    assert fill(shell, "run `pytest -x tests/unit` and tell me what fails").arguments == {
+        "command": "pytest -x tests/unit"
+    }
+
+
+def test_the_share_of_required_parameters_missing_is_at_most_one() -> None:
+    assert missing_share(["session", "pattern"], ["operation"]) == 1.0
+    assert missing_share(["a"], ["a", "b"]) == 0.5
+    assert missing_share([], []) == 0.0

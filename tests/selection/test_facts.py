@@ -833,15 +833,25 @@ def test_a_list_ends_at_a_sentences_period_not_at_one_before_a_number() -> None:
         ("use `docker ps` to list the containers", ["docker ps"]),
         ("try running `make test`", ["make test"]),
         ("with 'grep the logs'", []),  # after "with": subcommands, options, paths only
+        (
+            "rename " + " ".join(f"'{n}'" for n in "abcdefgh") + " then run `make test`",
+            ["make test"],
+        ),
         ('the message "ls is great"', []),  # no word of running it
         ("run `version = 1.4.2`", []),  # no program
         # the task itself starts with one
         ("npm install axios@1.6.2 --save", ["npm install axios@1.6.2 --save"]),
         ("pytest -x tests/unit and tell me what fails", ["pytest -x tests/unit"]),
-        ('find . -name "*.py"', ['find . -name "*.py"']),
         ("please ls -la src", ["ls -la src"]),
         ("docker compose up -d", ["docker compose up -d"]),
         ("ls", ["ls"]),
+        ("ls.", ["ls"]),  # a program alone is one only as the whole task
+        ("grep for TODO in src/", []),
+        ("ssh to the prod box", []),
+        ("npm or yarn?", []),
+        ("npm install the deps pls", []),  # every word after it a subcommand, option, path
+        ("cat package.json for me", []),  # asks to see a file
+        ('find . -name "*.py"', []),
         # … not prose that starts with a program's name
         ("find every yaml file under deploy/", []),
         ("find every call site of UserRepository.save", []),
@@ -868,6 +878,10 @@ def test_a_quoted_command_or_a_task_that_is_one_is_read(task: str, given: list[s
         ("the case 'Roe v. Wade'.Include dissent", []),
         ("it costs .5 dollars", []),
         ("my Profile page and the Dockerfiles", []),
+        ("every .json file in config/", ["config/"]),  # an extension, a directory
+        ("check .env.", [".env"]),  # a dotfile ending a sentence
+        ("open the .env file", [".env"]),
+        ("pizza w/ cheese", []),  # no directory of one letter
     ],
 )
 def test_a_dotfile_or_a_build_file_is_a_path(task: str, paths: list[str]) -> None:

@@ -52,9 +52,9 @@ def openai_tool(descriptor: ToolDescriptor, strict: bool = False) -> dict[str, A
     function: dict[str, Any] = {
         "name": api_name(descriptor.name),
         "description": descriptor.description,
-        "parameters": descriptor.parameters,
+        "parameters": descriptor.api_parameters(),
     }
-    made = strict_parameters(descriptor.parameters) if strict else None
+    made = strict_parameters(function["parameters"]) if strict else None
     if made is not None:
         function |= {"parameters": made, "strict": True}
     return {"type": "function", "function": function}
@@ -65,7 +65,7 @@ def anthropic_tool(descriptor: ToolDescriptor) -> dict[str, Any]:
     return {
         "name": api_name(descriptor.name),
         "description": descriptor.description,
-        "input_schema": descriptor.parameters,
+        "input_schema": descriptor.api_parameters(),
     }
 
 
@@ -91,7 +91,7 @@ def mcp_tool(descriptor: ToolDescriptor) -> dict[str, Any]:
     found: dict[str, Any] = {
         "name": descriptor.name,
         "description": descriptor.description,
-        "inputSchema": descriptor.parameters,
+        "inputSchema": descriptor.api_parameters(),
         "annotations": mcp_annotations(descriptor),
     }
     if has_output_schema(descriptor):

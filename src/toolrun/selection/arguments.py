@@ -29,7 +29,8 @@ from toolrun.selection.asked import (
 )
 from toolrun.selection.bare import bare_named
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.facts import Facts
+from toolrun.selection.facts import Facts, without_values
+from toolrun.selection.filekinds import BUILD_FILES, FILE_EXTENSIONS
 from toolrun.selection.flags import flag
 from toolrun.selection.kinds import (
     COMMAND_GIVEN,
@@ -69,7 +70,14 @@ from toolrun.tools.validation import argument_errors
 
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _LANGUAGE_WORDS = frozenset({"language", "languages", "lang", "locale"})
-_A_PATH = re.compile(r"[^\s'\"`]*[./\\][^\s'\"`]*")  # a quoted path: "a b.txt" is a sentence
+# A quoted path: with a slash or a backslash, or a name with an extension, spaces and
+# all ("My Report.docx", "C:\\Program Files"), or a build file's or a project file's name
+# ("Makefile", 'README'); not a sentence ("connection refused") nor a word ('lodash').
+_A_PATH = re.compile(
+    rf"[^'\"`]*[/\\][^'\"`]*|[^'\"`]*\.(?:{FILE_EXTENSIONS}|[A-Za-z0-9]{{1,5}})"
+    rf"|(?:{BUILD_FILES})file|README|LICENSE|CHANGELOG|CONTRIBUTING|NOTICE|AUTHORS",
+    re.I,
+)
 _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _PLAYED = frozenset({"song", "track", "title", "query", "tune", "music", "media"})
@@ -122,7 +130,9 @@ class Filled:
         tools of one kind take — a command, a URL or a website, an e-mail address — else
         0: a task that hands a tool the very kind of value it runs on asks for that tool,
         whatever words it shares with it ("list files using dir Desktop")."""
-        return float(any(source in _FORMS for source in self.sources.values()))
+        sources = list(self.sources.values())
+        pair = sources.count(PAIR_GIVEN) == 2  # an old and a new value, not a search's one
+        return float(pair or any(s in _FORMS - {PAIR_GIVEN} for s in sources))
 
     @property
     def recognised(self) -> float:
@@ -423,7 +433,8 @@ def _first(
     before all of them, for a parameter for text (a message, content, a note)."""
     if facts.verbatim and asked.own & (_SAYING | _TEXTS):
         return facts.verbatim.pop(0), "given as written in the task"
-    if asked.own & PATH_WORDS:  # a quoted path, not "connection refused" nor 'lodash'
+    pathlike = asked.own & PATH_WORDS and not asked.own & (_SAYING | _TEXTS)  # not file_text
+    if pathlike:  # a quoted path, not "connection refused" nor 'lodash'
         if quoted_path := next(filter(_A_PATH.fullmatch, facts.quoted), None):
             facts.quoted.remove(quoted_path)
             return quoted_path, "quoted in the task"
@@ -431,13 +442,17 @@ def _first(
         return facts.quoted.pop(0), "quoted in the task"
     if names and asked.own & _SAYING and facts.whole:  # "Hey, how are you?" as a message
         return facts.whole, _WHOLE_TASK
-    if asked.own & PATH_WORDS:  # a path parameter takes no identifier or name
+    if pathlike:  # a path parameter takes no identifier or name
         return None, ""
     if facts.identifiers:
         return facts.identifiers.pop(0), "identifier in the task"
     if facts.codes:
         return facts.codes.pop(0), "code in the task"
-    if names and asked.own & SEARCH_WORDS and (looked := searched_words(facts.whole)):
+    if (
+        names
+        and asked.own & SEARCH_WORDS
+        and (looked := searched_words(without_values(facts.whole)))
+    ):
         return looked, LOOKED_FOR
     if facts.names and names:
         return place_name(name, facts, description), _ANY_NAME

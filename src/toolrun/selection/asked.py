@@ -14,8 +14,8 @@ from typing import Any
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.currencies import chosen
-from toolrun.selection.facts import BUILD_FILES, Facts
-from toolrun.selection.filekinds import FILE_EXTENSIONS, file_pattern, globs
+from toolrun.selection.facts import Facts
+from toolrun.selection.filekinds import BUILD_FILES, FILE_EXTENSIONS, describes_globs, file_pattern
 from toolrun.selection.kinds import forget, own_words, range_end, takes_command
 from toolrun.selection.options import MEANING, listed, named_option
 from toolrun.selection.placing import address, shows_place_with_region, takes_address, written_place
@@ -28,8 +28,8 @@ _DIRECTORY_WORDS = frozenset({"directory", "folder", "dir"})
 _FILE_WORDS = frozenset({"file", "filename"})
 # What a directory is not: a path the word before calls so, a file's name by its
 # extension (a known kind's, `filekinds`) or a build file's.
-_NOT_A_DIRECTORY = frozenset({"file", "branch", "tag", "commit", "revision"})
-_A_FILE = re.compile(rf"(?:{BUILD_FILES})file|.+\.(?:{FILE_EXTENSIONS})", re.I)
+_NOT_A_DIRECTORY = frozenset(stem(word) for word in ("file", "branch", "tag", "commit", "revision"))
+_A_FILE = re.compile(rf"(?:{BUILD_FILES})file|.*\.(?:{FILE_EXTENSIONS})", re.I)
 _OLD = frozenset({"old", "original", "find", "search", "source"})
 _NEW = frozenset({"new", "replacement", "replace", "target"})
 _EXPRESSION_WORDS = frozenset({"function", "equation", "expression", "formula", "polynomial"})
@@ -177,7 +177,7 @@ def typed(asked: Asked, description: str, facts: Facts) -> tuple[Any, str]:
             value = fitting[0]
             pool.remove(value)
             return value, source
-    globbed = "glob" in own or (own & _PATTERN_WORDS and globs(description))
+    globbed = "glob" in own or (own & _PATTERN_WORDS and describes_globs(description))
     if globbed and (pattern := file_pattern(facts.whole, description)):
         return pattern, "the kind of file the task names"
     if own & URL_WORDS and (domain := next(filter(_DOMAIN.fullmatch, facts.paths), None)):

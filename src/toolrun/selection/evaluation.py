@@ -60,10 +60,16 @@ def weigh_latency(candidates: Sequence[Candidate], history: Mapping[str, Record]
             candidate.why.append(f"latency {p50 / median:.1f}x the median")
 
 
+def missing_share(missing: Sequence[str], required: Sequence[str]) -> float:
+    """The share of the required parameters left open, at most 1 (`missing` may hold
+    parameters a rule of the schema requires as well)."""
+    return min(1.0, len(missing) / len(required)) if required else 0.0
+
+
 def weigh_missing(candidate: Candidate, card: ToolCard, missing: Sequence[str]) -> None:
     """A candidate whose required parameters the task cannot fill ranks lower."""
     if missing and card.required:
-        share = min(1.0, len(missing) / len(card.required))
+        share = missing_share(missing, card.required)
         candidate.factors["missing"] = round(1 - MISSING_WEIGHT * share, 3)
         candidate.why.append(f"cannot fill {', '.join(missing)}")
 

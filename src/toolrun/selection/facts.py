@@ -18,17 +18,12 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
+from toolrun.selection.commands import given_commands
 from toolrun.selection.currencies import Mention, mentions
 from toolrun.selection.dates import Clock, Day, clocks, dates
+from toolrun.selection.filekinds import BUILD_FILES, FILE_EXTENSIONS
 from toolrun.selection.numerals import NEAR_BEFORE, Number, numbers
-from toolrun.selection.phrases import (
-    address_spans,
-    commands,
-    counted,
-    played,
-    seasons,
-    verbatim_spans,
-)
+from toolrun.selection.phrases import address_spans, counted, played, seasons, verbatim_spans
 from toolrun.selection.quotes import QUOTED, QUOTES, numbers_written_back, quote, unwrapped
 from toolrun.selection.text import ACCIDENTAL, STOP_WORDS, blanked, split_words, stem
 from toolrun.selection.unitsizes import unit_of
@@ -36,14 +31,16 @@ from toolrun.selection.wordlists import word_lists
 
 _URL = re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-# A path: with a directory ("src/app.py", "~/x", "C:\\y", "deploy/"), a name with an extension
-# ("main.py"), a dotfile (".env", ".env.example", ".nvmrc"; not an extension: ".yml
-# files") or a build file known by its name alone ("Dockerfile", "Makefile").
-BUILD_FILES = "Docker|Make|Proc|Jenkins|Gem|Vagrant|Rake|Pip|Brew|Container|Just"
+# A path: with a directory ("src/app.py", "~/x", "C:\\y", "deploy/"; not "w/"), a name
+# with an extension ("main.py"), a dotfile (".env", ".env.example", ".nvmrc"; not an
+# extension: ".yml files", "every .json file") or a build file known by its name alone
+# ("Dockerfile", "Makefile").
 _PATH = re.compile(
-    r"(?<![\w/~.-])(?:~/|[A-Za-z]:[/\\]|\.{0,2}/)?(?:[\w.-]+/)+(?:[\w.-]+|(?=[\s,;:!?)]|$))"
+    r"(?<![\w/~.-])(?:~/|[A-Za-z]:[/\\]|\.{0,2}/)?"
+    r"(?:(?:[\w.-]+/)+[\w.-]+|(?:[\w.-]+/)*[\w.-]{2,}/(?=[\s,;:!?)]|$))"
     r"|(?<![\w/.-])\.?[\w-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,5}\b"
-    r"|(?<![\w/.*-])\.[a-z][\w-]*(?:\.[\w-]+)*(?![\w.-]|[ \t]+files\b)"
+    rf"|(?<![\w/.*-])\.(?!(?:{FILE_EXTENSIONS})[ \t]+files?\b)[a-z][\w-]*(?:\.[\w-]+)*"
+    r"(?![\w-]|\.\w|[ \t]+files\b)"
     rf"|(?<![\w/.-])(?:{BUILD_FILES})file\b(?!\.\w)"
 )
 # *.md, src/**/*.py, file?.txt; a "?" ending a word ("defined?") asks, it is no wildcard.
@@ -188,7 +185,7 @@ class Facts:
         noted = _Notes(task)
         unquoted = _blanked(task, list(QUOTED.finditer(task))) if QUOTES & set(task) else task
         spans = verbatim_spans(unquoted, task)
-        given_commands = commands(unquoted, task)  # left in the text: its numbers, paths
+        commands = given_commands(unquoted, task)  # left in the text: its numbers, paths
         verbatim = [noted(start, task[start:end]) for start, end in spans]
         rest = blanked(task, spans)
         found, rest = _cut(_URL, rest, "://" in rest)
@@ -268,7 +265,7 @@ class Facts:
             currencies=currencies,
             times=times,
             own_name=_own_name(bare, names),
-            commands=given_commands,
+            commands=commands,
             seasons=seasons(task),
             played=played(unquoted),
             coded=_coded(task),

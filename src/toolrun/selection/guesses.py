@@ -60,7 +60,11 @@ def guessed(encoder: Encoder, card: ToolCard, task: str, filled: Filled) -> Fill
     """`filled` with each open required text parameter given the task's phrase most like
     it in meaning, where one is like it enough, and named among its guesses (so not
     valid until checked); `filled` itself is left as it was."""
-    open_ = [name for name in filled.missing if _takes_a_phrase(name, card.properties[name])]
+    open_ = [
+        name
+        for name in filled.missing
+        if name in card.required and _takes_a_phrase(name, card.properties[name])
+    ]  # not one a schema rule requires: a terminal's session is no phrase
     if not open_:
         return filled
     phrases = _phrases(task, _own_words(card) | _given_words(filled.arguments))

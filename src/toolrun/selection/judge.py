@@ -20,6 +20,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from toolrun.selection.evaluation import missing_share
+
 # What a candidate's signals are (`signals`), in the models' order.
 BY_WORDS = (
     "relevance",  # LexicalIndex.relevance, plus the steps' agreement (0 to 2.9)
@@ -159,7 +161,7 @@ def signals(
         "name_covered": _share(name_words, task_words),
         "description_covered": _share(description_words, task_words),
         "task_length": math.log1p(len(task_words)),
-        "missing": min(1.0, len(missing) / len(required)) if required else 0.0,
+        "missing": missing_share(missing, required),
         "recognised": recognised,
         "formed": formed,
         "sought_missing": sought_missing,

@@ -25,14 +25,16 @@ _NOT_SOUGHT = STOP_WORDS | words(
     handled handling deal deals dealt mention mentions mentioned defined define lives live
     happens happen we our i you can could would thing things stuff something anything
     everything somewhere anywhere everywhere across throughout inside through whole entire
-    every each no idea called named is are was do does did im i'm we're it's"""
+    every each no idea called named is are was do does did im i'm we're it's where's
+    what's hey hi hello help thanks thank have know don't pls"""
 )
 MOST_WORDS = 8
 
 
 def searched_words(task: str) -> str | None:
     """The words `task` looks for (at most MOST_WORDS, as written), or None where it
-    looks for nothing or says only where to look."""
+    looks for nothing or says only where to look. Give it the task with its values
+    (paths, URLs) blanked: they are other parameters'."""
     if not _LOOKING.search(task):
         return None
     found = (word.rstrip("'\u2019") for word in _WORD.findall(task))

@@ -48,7 +48,7 @@ def function_spec(descriptor: ToolDescriptor) -> dict[str, Any]:
         "function": {
             "name": descriptor.name,
             "description": descriptor.description,
-            "parameters": descriptor.parameters,
+            "parameters": descriptor.api_parameters(),
         },
     }
 

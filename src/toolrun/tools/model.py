@@ -33,6 +33,8 @@ MIN_EXAMPLES = 3
 # The validation context of the built-in descriptors: their schemas are not checked against
 # the meta-schema (about 1.3 ms each, on every import); tests/tools/test_builtin_descriptors.py
 # checks them in full instead.
+# Schema keywords model APIs refuse at the top of a tool's parameters.
+_NOT_AT_THE_TOP = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "else"})
 _BUILTIN = object()
 
 
@@ -92,6 +94,13 @@ class ToolDescriptor(BaseModel):
         against the JSON Schema meta-schema, which the test suite checks instead. Never
         for a descriptor from elsewhere (a plugin, a tool pack, the API)."""
         return cls.model_validate(fields, context=_BUILTIN)
+
+    def api_parameters(self) -> dict[str, Any]:
+        """The parameters as model APIs and MCP clients take them: without the top-level
+        combinators and conditionals (`allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/
+        `else`), which Anthropic's and OpenAI's tool APIs refuse there. What they say is
+        still checked: toolrun validates every call against the whole schema."""
+        return {k: v for k, v in self.parameters.items() if k not in _NOT_AT_THE_TOP}
 
     @property
     def tool_id(self) -> str:

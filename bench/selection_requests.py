@@ -6,13 +6,14 @@ tools' texts embedded in advance (src/toolrun/selection/builtin_vectors.npz, whi
     python bench/selection_requests.py TASKS.jsonl [TASKS.jsonl ...]
 
 Each task that names its right tool (`tool`) becomes a request of that tool, by its id
-(`name@version`); a task named twice is kept once. Run it again whenever a built-in
-tool's description, examples or version change (a test says when the stored texts are
-not the tools' own). The judge's own task file
-(bench/data/toolrun_tasks.jsonl) is refused: its tasks would be their own nearest
-requests, and the judge, fitted on them, would learn a similarity no new task has. A
-file measured as never seen (bench/data/toolrun_tasks_blind3.jsonl) must not be given
-either. Run from the repository root with the project installed.
+(`name@version`); each that names none (`null`), a request needing no tool
+(`toolrun.selection.needless`); a task named twice is kept once. Run it again whenever a
+built-in tool's description, examples or version change (a test says when the stored
+texts are not the tools' own). Refused: the judge's own task file
+(bench/data/toolrun_tasks.jsonl), whose tasks would be their own nearest requests (the
+judge, fitted on them, would learn a similarity no new task has), and the files kept to
+be measured as never seen (NEVER_SEEN). Run from the repository root with the project
+installed.
 """
 
 from __future__ import annotations
@@ -30,10 +31,32 @@ import numpy as np
 from bench.bfcl_data import json_lines
 from bench.selection_judge import REGISTRY_TASKS
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.facts import gist
 from toolrun.selection.minilm import Encoder
-from toolrun.selection.requests import REQUESTS_FILE, shipped_requests
+from toolrun.selection.requests import REQUESTS_FILE, needless_requests, shipped_requests
 from toolrun.selection.semantic import BUILTIN_VECTORS, model_dir
 from toolrun.tools import ToolRegistry
+
+# Task files no request comes from, so that selection can be measured on requests it
+# has never seen (written blind: from the built-in tools' names, descriptions and
+# parameters alone).
+NEVER_SEEN = frozenset(
+    (REGISTRY_TASKS.parent / f"toolrun_tasks_{name}.jsonl").resolve()
+    for name in ("blind4", "blind6")
+)
+
+
+def requests_needing_no_tool(files: list[Path]) -> list[str]:
+    """The tasks of `files` that no built-in tool fits (`"tool": null`), each once, in
+    file order."""
+    found = [record["task"] for path in files for record in json_lines(path)]
+    needless = {
+        record["task"]
+        for path in files
+        for record in json_lines(path)
+        if record.get("tool") is None
+    }
+    return [task for task in dict.fromkeys(found) if task in needless]
 
 
 def requests_by_tool(files: list[Path]) -> dict[str, list[str]]:
@@ -68,28 +91,42 @@ def main() -> None:
     options = parser.parse_args()
     if any(path.resolve() == REGISTRY_TASKS.resolve() for path in options.files):
         parser.error(f"{REGISTRY_TASKS.name} is the judge's own task file")
+    kept = [path.name for path in options.files if path.resolve() in NEVER_SEEN]
+    if kept:
+        parser.error(f"{', '.join(kept)}: kept to be measured as never seen")
     try:
         found = requests_by_tool(options.files)
     except OSError as exc:
         parser.error(f"cannot read {exc.filename}: {exc.strerror}")
     except (ValueError, KeyError, TypeError) as exc:
         parser.error(f"the data is not in the registry format: {exc}")
-    written = {"from": [path.name for path in options.files], "requests": found}
+    written = {
+        "from": [path.name for path in options.files],
+        "requests": found,
+        "needing_no_tool": requests_needing_no_tool(options.files),
+    }
     text = json.dumps(written, indent=1, ensure_ascii=False) + "\n"
     staged = REQUESTS_FILE.with_suffix(".json.tmp")
     staged.write_text(text, encoding="utf-8")
     staged.replace(REQUESTS_FILE)  # never half-written
-    print(f"{sum(map(len, found.values()))} requests of {len(found)} tools → {REQUESTS_FILE}")
+    print(
+        f"{sum(map(len, found.values()))} requests of {len(found)} tools and "
+        f"{len(written['needing_no_tool'])} needing none → {REQUESTS_FILE}"
+    )
     texts = embed_builtin_texts()
     print(f"{texts} texts of the built-in tools embedded → {BUILTIN_VECTORS}")
 
 
 def embed_builtin_texts() -> int:
-    """Every built-in card's texts (with the requests just written), embedded by the
-    installed model and stored as float16 rows in BUILTIN_VECTORS; how many."""
+    """Every built-in card's texts (with the requests just written), the requests'
+    gists and those needing no tool, embedded by the installed model and stored as
+    float16 rows in BUILTIN_VECTORS; how many."""
     shipped_requests.cache_clear()
+    needless_requests.cache_clear()
     cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
-    texts = list(dict.fromkeys(text for card in cards for text in card.texts))
+    texts = [text for card in cards for text in card.texts]
+    gists = [gist(text) for card in cards for text in card.requests]
+    texts = list(dict.fromkeys([*texts, *gists, *needless_requests()]))
     vectors = Encoder(model_dir(None)).encode(texts)  # a fresh one: nothing stored given
     staged = BUILTIN_VECTORS.with_name("builtin_vectors.tmp.npz")
     np.savez_compressed(staged, texts=np.array(texts), vectors=vectors.astype(np.float16))

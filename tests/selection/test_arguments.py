@@ -2483,3 +2483,16 @@ def test_the_share_of_required_parameters_missing_is_at_most_one() -> None:
     assert missing_share(["session", "pattern"], ["operation"]) == 1.0
     assert missing_share(["a"], ["a", "b"]) == 0.5
     assert missing_share([], []) == 0.0
+
+
+def test_a_directory_or_a_list_of_paths_takes_paths_not_quoted_words() -> None:
+    repo = {"type": "string", "description": "A directory inside the repository"}
+    paths = {"type": "array", "items": {"type": "string"}, "description": "Paths to limit it to"}
+    git = card({"repo": repo, "paths": paths})
+    talk = "Explain how `git merge` and `git rebase` differ; translate 'it is broken' too"
+
+    assert fill(git, talk).arguments == {}
+    assert fill(git, 'diff "src/a.py" and "docs/b.md" in "services/api"').arguments == {
+        "paths": ["src/a.py", "docs/b.md"],
+        "repo": "services/api",
+    }

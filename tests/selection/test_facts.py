@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from toolrun.selection.dates import time_written
-from toolrun.selection.facts import Facts, without_values
+from toolrun.selection.facts import Facts, gist, without_values
 from toolrun.selection.options import listed
 
 
@@ -65,6 +65,10 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
         ("push the branch fix-123 to origin", None),  # no verb inside a name
         ("fix chapters 3 to 5", None),
         ("rename src/ to lib/", None),
+        ("bump the version in pyproject.toml from 1.4.2 to 1.5.0", ("1.4.2", "1.5.0")),
+        ("increase the timeout from 30 to 60 in config.yaml", ("30", "60")),
+        ("update the docs from page 3 to 5", None),  # a span
+        ("raise the limit to 100", None),  # one side only
     ],
 )
 def test_what_a_task_changes_into_what_is_a_pair_its_values_left_in_the_task(
@@ -886,3 +890,17 @@ def test_a_quoted_command_or_a_task_that_is_one_is_read(task: str, given: list[s
 )
 def test_a_dotfile_or_a_build_file_is_a_path(task: str, paths: list[str]) -> None:
     assert Facts.of(task).paths == paths
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("commit it as 'fix typo'", "commit it as"),
+        ("what's inside 'src/payments/refund.py'?", "what's inside ?"),
+        ("In src/lib.rs change `a.unwrap()` into `a?`", "In change into"),
+        ("fetch https://example.org/a and tell me the tag", "fetch and tell me the tag"),
+        ("src/app.py", "src/app.py"),  # all values: the text itself
+    ],
+)
+def test_a_gist_is_what_a_text_asks_without_its_values(text: str, asked: str) -> None:
+    assert gist(text) == asked

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from tests.selection.benches import run_bench
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import BY_MEANING, Judge
@@ -20,19 +20,11 @@ from toolrun.selection.pipeline import Selector
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "bench/selection.py", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_bench("selection.py", *args, timeout=300)
 
 
 def harness(*args: str) -> dict[str, Any]:

@@ -3,22 +3,23 @@ built-in tools' texts embedded in advance (both written by bench/selection_reque
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from tests.selection.benches import ROOT, run_bench
 
 from toolrun.selection.cards import ToolCard
-from toolrun.selection.requests import requests_of, shipped_requests
+from toolrun.selection.facts import gist
+from toolrun.selection.pipeline import Selector
+from toolrun.selection.requests import needless_requests, requests_of, shipped_requests
 from toolrun.selection.semantic import BUILTIN_VECTORS, model_dir, seed_builtin_vectors
 from toolrun.tools import ToolRegistry
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def builtin_cards() -> list[ToolCard]:
@@ -49,7 +50,7 @@ def test_the_stored_vectors_hold_every_built_in_texts() -> None:
         texts = {str(text) for text in stored["texts"]}
         rows = stored["vectors"].shape
 
-    wanted = {text for card in builtin_cards() for text in card.texts}
+    wanted = {text for card in builtin_cards() for text in card.texts} | set(needless_requests())
     assert wanted <= texts, sorted(wanted - texts)[:5]
     assert rows == (len(texts), 384)
 
@@ -75,17 +76,10 @@ def test_stored_vectors_are_given_only_to_the_model_that_made_them(
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "bench/selection_requests.py", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_bench("selection_requests.py", *args, timeout=120)
 
 
-def test_the_writer_refuses_the_judges_tasks_and_a_tool_that_is_not_built_in(
+def test_the_writer_refuses_the_judges_tasks_the_never_seen_and_a_tool_not_built_in(
     tmp_path: Path,
 ) -> None:
     unknown = tmp_path / "tasks.jsonl"
@@ -93,13 +87,34 @@ def test_the_writer_refuses_the_judges_tasks_and_a_tool_that_is_not_built_in(
     before = (ROOT / "src/toolrun/selection/requests.json").read_bytes()
 
     judges = run("bench/data/toolrun_tasks.jsonl")
+    never_seen = run(
+        "bench/data/toolrun_tasks_unseen.jsonl", "bench/data/toolrun_tasks_blind6.jsonl"
+    )
     garden = run(str(unknown))
     absent = run(str(tmp_path / "absent.jsonl"))
 
-    for done in (judges, garden, absent):
+    for done in (judges, never_seen, garden, absent):
         assert done.returncode == 2
         assert "Traceback" not in done.stderr
     assert "the judge's own task file" in judges.stderr
+    assert "toolrun_tasks_blind6.jsonl: kept to be measured as never seen" in never_seen.stderr
     assert "'garden' is not a built-in tool" in garden.stderr
     assert "cannot read" in absent.stderr
     assert (ROOT / "src/toolrun/selection/requests.json").read_bytes() == before
+
+
+def test_a_request_is_found_by_what_it_asks_not_the_values_it_names(encoder: Encoder) -> None:
+    """Weighed against a tool's requests, the task's gist meets theirs: "what is written
+    in" is near "what is written in the file" whatever files the two name."""
+    request = "what is written in the file docs/setup/install-guide.md"
+    shown = dataclasses.replace(
+        ToolCard.parse({"name": "show_file", "description": "Print a file"}), requests=(request,)
+    )
+    task = "what is written in 'notes/2024 plan.txt'"
+    raw = float(encoder.encode([task])[0] @ encoder.encode([request])[0])
+    by_gist = float(encoder.encode([gist(task)])[0] @ encoder.encode([gist(request)])[0])
+
+    found = Selector([shown], encoder=encoder).select(task).candidates[0]
+
+    assert by_gist > raw
+    assert found.similarity == pytest.approx(by_gist, abs=1e-3)

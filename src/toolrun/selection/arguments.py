@@ -16,13 +16,13 @@ from toolrun.selection.arrays import ONE_ITEM, array
 from toolrun.selection.asked import (
     EMAIL_GIVEN,
     PAIR_GIVEN,
-    PATH_WORDS,
     URL_GIVEN,
     URL_WORDS,
     WEBSITE_GIVEN,
     Asked,
     an_address_only,
     asked_for,
+    asks_for_a_path,
     listed_or_kind,
     subject_of,
     typed,
@@ -30,7 +30,7 @@ from toolrun.selection.asked import (
 from toolrun.selection.bare import bare_named
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import Facts, without_values
-from toolrun.selection.filekinds import BUILD_FILES, FILE_EXTENSIONS
+from toolrun.selection.filekinds import A_PATH
 from toolrun.selection.flags import flag
 from toolrun.selection.kinds import (
     COMMAND_GIVEN,
@@ -70,14 +70,6 @@ from toolrun.tools.validation import argument_errors
 
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _LANGUAGE_WORDS = frozenset({"language", "languages", "lang", "locale"})
-# A quoted path: with a slash or a backslash, or a name with an extension, spaces and
-# all ("My Report.docx", "C:\\Program Files"), or a build file's or a project file's name
-# ("Makefile", 'README'); not a sentence ("connection refused") nor a word ('lodash').
-_A_PATH = re.compile(
-    rf"[^'\"`]*[/\\][^'\"`]*|[^'\"`]*\.(?:{FILE_EXTENSIONS}|[A-Za-z0-9]{{1,5}})"
-    rf"|(?:{BUILD_FILES})file|README|LICENSE|CHANGELOG|CONTRIBUTING|NOTICE|AUTHORS",
-    re.I,
-)
 _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _PLAYED = frozenset({"song", "track", "title", "query", "tune", "music", "media"})
@@ -127,9 +119,10 @@ class Filled:
     @property
     def formed(self) -> float:
         """1 where a value found (not from the caller's context) is in a form that only
-        tools of one kind take — a command, a URL or a website, an e-mail address — else
-        0: a task that hands a tool the very kind of value it runs on asks for that tool,
-        whatever words it shares with it ("list files using dir Desktop")."""
+        tools of one kind take — a command, a URL or a website, an e-mail address, or both
+        sides of a change (what to change into what) — else 0: a task that hands a tool
+        the very kind of value it runs on asks for that tool, whatever words it shares
+        with it ("list files using dir Desktop")."""
         sources = list(self.sources.values())
         pair = sources.count(PAIR_GIVEN) == 2  # an old and a new value, not a search's one
         return float(pair or any(s in _FORMS - {PAIR_GIVEN} for s in sources))
@@ -429,13 +422,14 @@ def _first(
     """The first quoted string left; for what the user says (a message, a question) the
     task itself; the first identifier, code or (if `names`: an optional parameter takes
     none, they are too loose a guess) capitalised name left; a path takes only a quoted
-    path (with a dot, a slash or a backslash, no space); text the task gives as written
+    path (one with a slash or a backslash, a file's extension, or a build file's or a
+    project file's name — README, LICENSE — spaces allowed); text the task gives as written
     before all of them, for a parameter for text (a message, content, a note)."""
     if facts.verbatim and asked.own & (_SAYING | _TEXTS):
         return facts.verbatim.pop(0), "given as written in the task"
-    pathlike = asked.own & PATH_WORDS and not asked.own & (_SAYING | _TEXTS)  # not file_text
+    pathlike = asks_for_a_path(asked) and not asked.own & (_SAYING | _TEXTS)  # not file_text
     if pathlike:  # a quoted path, not "connection refused" nor 'lodash'
-        if quoted_path := next(filter(_A_PATH.fullmatch, facts.quoted), None):
+        if quoted_path := next(filter(A_PATH.fullmatch, facts.quoted), None):
             facts.quoted.remove(quoted_path)
             return quoted_path, "quoted in the task"
     elif facts.quoted:

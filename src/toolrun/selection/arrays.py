@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolrun.selection.facts import Facts
+from toolrun.selection.filekinds import A_PATH
 from toolrun.selection.kinds import forget, outside_names, own_words
 from toolrun.selection.numbering import kind, name_words, span
 from toolrun.selection.options import named_options
@@ -17,6 +18,7 @@ _COUNTS = frozenset({"quantiti", "count", "amount", "qty"})
 # array not so named takes one ordered item only so named; a text parameter likewise).
 ITEMS = frozenset({"item", "product", "order", "food", "dish", "good", "ingredi", "articl"})
 ONE_ITEM = ITEMS - {"order"}  # … the one item a task orders: not for sort_order, order_type
+_PATHS = frozenset({"path", "file", "filenam", "directori", "folder", "dir"})  # stems
 
 
 def array(
@@ -45,11 +47,12 @@ def array(
         return facts.counted.pop(0), "counted items in the task"
     if kind(items) == "string" and not facts.groups and facts.words and required:
         return facts.words.pop(0), "words in the task"
-    if kind(items) == "string" and facts.groups:
+    groups = facts.groups
+    if name_words(name) & _PATHS:  # paths' list: each a path, not "`git merge` and `git rebase`"
+        groups = [g for g in groups if all(A_PATH.fullmatch(value) for value in g)]
+    if kind(items) == "string" and groups:
         words = name_words(name)
-        group = next(
-            (g for g in facts.groups if words & set(facts.before.get(g[0], []))), facts.groups[0]
-        )
+        group = next((g for g in groups if words & set(facts.before.get(g[0], []))), groups[0])
         facts.groups.remove(group)
         for value in group:
             for pool in (facts.quoted, facts.names):

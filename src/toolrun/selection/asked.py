@@ -198,6 +198,13 @@ def typed(asked: Asked, description: str, facts: Facts) -> tuple[Any, str]:
     return None, ""
 
 
+def asks_for_a_path(asked: Asked) -> bool:
+    """Whether a parameter takes a path: its name says a path, a file or a directory
+    ("file_path", "dir"), or its description calls it a directory ("repo": "A directory
+    inside the repository")."""
+    return bool(asked.own & PATH_WORDS or asked.words & _DIRECTORY_WORDS)
+
+
 def _for_a_directory(paths: list[str], words: frozenset[str], facts: Facts) -> list[str]:
     """The paths a parameter whose words ask for a directory (not a file) may take: none
     the word just before calls a file, a branch or a tag ("delete the file

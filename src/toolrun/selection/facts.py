@@ -97,7 +97,11 @@ _REPLACE = re.compile(
 # to 9000", "rename the variable tmp to buffer", "correct 'adress' to 'address'", "swap
 # json for orjson"): a pair too, its words left in the task (each may be a value of its
 # own). Read word by word from the verb, up to the sentence's end or 120 characters on.
-_CHANGE_VERB = re.compile(r"(?<![\w/-])(change|rename|correct|fix|swap)(?![\w/-])", re.I)
+_CHANGE_VERB = re.compile(
+    r"(?<![\w/-])(change|rename|correct|fix|swap|bump|update|raise|lower|increase|decrease)"
+    r"(?![\w/-])",
+    re.I,
+)
 _CHANGE_SPAN = 120  # characters after the verb where the old value may start
 _QUOTE_SPAN = 200  # characters a quoted value may hold
 _CHANGE_WORD = re.compile(
@@ -371,6 +375,19 @@ def without_values(task: str, keep: Collection[str] = ()) -> str:
     rest = _LITERAL.sub(" ", _GLOB.sub(" ", rest))
     rest = _IDENTIFIER.sub(lambda found: found[0] if found[0] in keep else " ", rest)
     return _PATH.sub(" ", rest)
+
+
+# A quote mark left of a value taken out ("inside ' '"), not an apostrophe ("what's").
+_MARKS = r"[\"'`\u201c\u201d\u2018\u2019]"
+_LONE_QUOTE = re.compile(rf"(?<!\w){_MARKS}|{_MARKS}(?!\w)")
+
+
+def gist(text: str) -> str:
+    """What `text` asks, without its values or quoted text ("commit it as 'fix typo'":
+    "commit it as"): weighed by meaning against requests made before, a new one is near
+    an old one for what both ask, not for a file's name or a message they share."""
+    rest = _LONE_QUOTE.sub(" ", QUOTED.sub(" ", without_values(text)))
+    return " ".join(rest.split()) or text
 
 
 def _is_path(text: str) -> bool:

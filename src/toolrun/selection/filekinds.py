@@ -62,6 +62,15 @@ FILE_EXTENSIONS = "|".join(
 # Build files known by their names alone: "Dockerfile", "Makefile" (`facts` reads them
 # as paths).
 BUILD_FILES = "Docker|Make|Proc|Jenkins|Gem|Vagrant|Rake|Pip|Brew|Container|Just"
+# A path as a task quotes it: with a slash or a backslash, or a name with an extension,
+# spaces and all ("My Report.docx", "C:\\Program Files"), or a build file's or a project
+# file's name ("Makefile", 'README'); not a sentence ("connection refused") nor a word
+# ('lodash').
+A_PATH = re.compile(
+    rf"[^'\"`]*[/\\][^'\"`]*|[^'\"`]*\.(?:{FILE_EXTENSIONS}|[A-Za-z0-9]{{1,5}})"
+    rf"|(?:{BUILD_FILES})file|README|LICENSE|CHANGELOG|CONTRIBUTING|NOTICE|AUTHORS",
+    re.I,
+)
 _FILES = r"(?:files?|sources?|scripts?|modules?|documents?|configs?|manifests?)\b"
 # "python files", "YAML config files", "Rust sources"; ".yml files", "every *.proto
 # file" is a glob of its own (`facts.patterns`).

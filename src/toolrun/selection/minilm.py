@@ -49,12 +49,7 @@ class Encoder:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         for start in range(0, len(missing), BATCH):
             batch = missing[start : start + BATCH]
-            vectors = self._forward(batch)
-            with self._lock:
-                for text, vector in zip(batch, vectors, strict=True):
-                    self._cache[text] = vector
-                while len(self._cache) > _CACHED_VECTORS:
-                    self._cache.popitem(last=False)
+            self.remember(batch, self._forward(batch))
         with self._lock:
             return (
                 np.stack([self._cache[t] for t in texts])
@@ -63,7 +58,8 @@ class Encoder:
             )
 
     def remember(self, texts: Sequence[str], vectors: Matrix) -> None:
-        """Take `vectors` (one unit row each) as those of `texts`, embedded in advance."""
+        """Cache `vectors` (one unit row each) as those of `texts`, embedded here or in
+        advance."""
         with self._lock:
             for text, vector in zip(texts, vectors, strict=True):
                 self._cache[text] = vector

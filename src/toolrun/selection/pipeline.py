@@ -40,7 +40,7 @@ from toolrun.selection.evaluation import (
     weigh_missing,
     with_history,
 )
-from toolrun.selection.facts import Facts, without_values
+from toolrun.selection.facts import Facts, gist, without_values
 from toolrun.selection.guesses import guessed
 from toolrun.selection.judge import (
     DEFAULT_CONFIDENCE,
@@ -52,6 +52,7 @@ from toolrun.selection.judge import (
 )
 from toolrun.selection.lexical import LexicalIndex
 from toolrun.selection.model_steps import ModelSteps
+from toolrun.selection.needless import Needless, needless
 from toolrun.selection.sought import lacked, sought
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
 from toolrun.selection.text import terms
@@ -184,6 +185,7 @@ class Selector:
         taken = [takes_written(card) if self.modest else frozenset() for card in self.cards]
         self.takers = {index: kinds for index, kinds in enumerate(taken) if kinds}
         self._vectors: dict[int, Matrix] = {}  # each card's texts embedded, once
+        self._gists: dict[int, Matrix] = {}  # each card's requests' gists embedded, once
 
     def select(
         self,
@@ -227,6 +229,8 @@ class Selector:
             )
         self._judge(top, asked, tried, bar)
         chosen, reason = self.evaluate(top)
+        if chosen is not None and (turned_down := self._needless(chosen, task)) is not None:
+            chosen, reason = None, turned_down.reason()
         filled: Filled | None = None
         arguments_by = None
         if chosen is not None:
@@ -397,11 +401,39 @@ class Selector:
     def _weigh_meaning(
         self, encoder: Encoder, task: str, shortlist: list[Candidate], indexes: list[int]
     ) -> None:
-        """Each candidate's similarity in meaning to the task (its best text's cosine)."""
-        task_vector = encoder.encode([task])[0]
+        """Each candidate's similarity in meaning to the task: its best text's cosine, or
+        where the tool has requests made of it, its best request's by their gists (what
+        they ask, values aside) where that is more."""
+        requested = any(self.cards[index].requests for index in indexes)
+        asked = gist(task) if requested else task  # a task without values is its gist
+        vectors = encoder.encode([task] if asked == task else [task, asked])
+        task_vector, gist_vector = vectors[0], vectors[-1]
         for candidate, index in zip(shortlist, indexes, strict=True):
-            vectors = self._card_vectors(encoder, index)
-            candidate.similarity = float((vectors @ task_vector).max())
+            similarity = float((self._card_vectors(encoder, index) @ task_vector).max())
+            if self.cards[index].requests:
+                gists = self._request_gists(encoder, index) @ gist_vector
+                similarity = max(similarity, float(gists.max()))
+            candidate.similarity = similarity
+
+    def _needless(self, chosen: str, task: str) -> Needless | None:
+        """Why `task` asks for none of the built-in tools, where `chosen` is one (it has
+        requests) and the task is like a request none of them could do (`needless`)."""
+        if self.encoder is None or not self.by_name[chosen].requests:
+            return None
+        built_in = [
+            self._card_vectors(self.encoder, index)
+            for index, card in enumerate(self.cards)
+            if card.requests
+        ]
+        return needless(self.encoder, task, built_in)
+
+    def _request_gists(self, encoder: Encoder, index: int) -> Matrix:
+        """Card `index`'s requests' gists embedded (once per Selector)."""
+        found = self._gists.get(index)
+        if found is None:
+            requests = self.cards[index].requests
+            found = self._gists[index] = encoder.encode([gist(text) for text in requests])
+        return found
 
     def _card_vectors(self, encoder: Encoder, index: int) -> Matrix:
         """Card `index`'s texts embedded (once per Selector)."""

@@ -2,8 +2,8 @@
 files in bench/data that are not the judge's), which selection embeds with a tool's
 examples: a new phrasing of a request finds the tool through the nearest one already
 seen. Kept by tool id (`name@version`), so a plugin's tool of the same name has none and
-a built-in tool's new version none until they are written again (`bench/selection.py
-requests … --write`)."""
+a built-in tool's new version none until they are written again
+(`bench/selection_requests.py TASKS…`)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,13 @@ REQUESTS_FILE = Path(__file__).with_name("requests.json")
 def shipped_requests() -> dict[str, tuple[str, ...]]:
     data = json.loads(REQUESTS_FILE.read_text(encoding="utf-8"))
     return {tool_id: tuple(requests) for tool_id, requests in data["requests"].items()}
+
+
+@functools.cache
+def needless_requests() -> tuple[str, ...]:
+    """The requests made of toolrun that none of its built-in tools could do (`needless`)."""
+    data = json.loads(REQUESTS_FILE.read_text(encoding="utf-8"))
+    return tuple(data.get("needing_no_tool", ()))
 
 
 def requests_of(tool_id: str) -> tuple[str, ...]:

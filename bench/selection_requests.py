@@ -6,9 +6,10 @@ tools' texts embedded in advance (src/toolrun/selection/builtin_vectors.npz, whi
     python bench/selection_requests.py TASKS.jsonl [TASKS.jsonl ...]
 
 Each task that names its right tool (`tool`) becomes a request of that tool, by its id
-(`name@version`); each that names none (`null`), a request needing no tool
-(`toolrun.selection.needless`); a task named twice is kept once. Run it again whenever a
-built-in tool's description, examples or version change (a test says when the stored
+(`name@version`); each that names none (`null`), a request no built-in tool serves
+(`toolrun.selection.unserved`); a task named twice is kept once, and none that the
+judge's own file or a NEVER_SEEN file holds too (word for word). Run it again whenever
+a built-in tool's description, examples or version change (a test says when the stored
 texts are not the tools' own). Refused: the judge's own task file
 (bench/data/toolrun_tasks.jsonl), whose tasks would be their own nearest requests (the
 judge, fitted on them, would learn a similarity no new task has), and the files kept to
@@ -33,7 +34,7 @@ from bench.selection_judge import REGISTRY_TASKS
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import gist
 from toolrun.selection.minilm import Encoder
-from toolrun.selection.requests import REQUESTS_FILE, needless_requests, shipped_requests
+from toolrun.selection.requests import REQUESTS_FILE, reread, unserved_requests
 from toolrun.selection.semantic import BUILTIN_VECTORS, model_dir
 from toolrun.tools import ToolRegistry
 
@@ -46,41 +47,43 @@ NEVER_SEEN = frozenset(
 )
 
 
-def requests_needing_no_tool(files: list[Path]) -> list[str]:
-    """The tasks of `files` that no built-in tool fits (`"tool": null`), each once, in
-    file order."""
-    found = [record["task"] for path in files for record in json_lines(path)]
-    needless = {
-        record["task"]
-        for path in files
-        for record in json_lines(path)
-        if record.get("tool") is None
-    }
-    return [task for task in dict.fromkeys(found) if task in needless]
-
-
-def requests_by_tool(files: list[Path]) -> dict[str, list[str]]:
-    """The tasks of `files` by the id of their right built-in tool, in file order.
+def read_requests(files: list[Path]) -> tuple[dict[str, list[str]], list[str]]:
+    """The tasks of `files`: those with a right built-in tool (`tool`) by its id, and
+    those no built-in tool serves (`"tool": null`), each once, in file order; none that
+    the judge's own task file or a NEVER_SEEN file holds too (word for word), so that
+    those stay unseen.
 
     Raises:
-        ValueError: a task names a tool that is not built in.
+        ValueError: a task names a tool that is not built in, has no `tool` key, or is
+            given two answers (a tool and another, or none).
+        KeyError: a task without its `task`.
     """
     ids = {
         tool.descriptor.name: tool.descriptor.tool_id
         for tool in ToolRegistry.with_builtins().list()
     }
-    found: dict[str, list[str]] = {}
+    kept_unseen = {
+        record["task"] for path in [REGISTRY_TASKS, *NEVER_SEEN] for record in json_lines(path)
+    }
+    by_tool: dict[str, list[str]] = {}
+    unserved: list[str] = []
+    named: dict[str, str | None] = {}
     for path in files:
         for record in json_lines(path):
-            name = record.get("tool")
-            if name is None:
-                continue
-            if name not in ids:
+            task = record["task"]
+            if "tool" not in record:
+                raise ValueError(f"{path}: {task!r} says no `tool` (null where none fits)")
+            name = record["tool"]
+            if name is not None and name not in ids:
                 raise ValueError(f"{path}: {name!r} is not a built-in tool")
-            known = found.setdefault(ids[name], [])
-            if record["task"] not in known:
-                known.append(record["task"])
-    return dict(sorted(found.items()))
+            if named.setdefault(task, name) != name:
+                raise ValueError(f"{path}: {task!r} is given {named[task]!r} and {name!r}")
+            if task in kept_unseen:
+                continue
+            pool = unserved if name is None else by_tool.setdefault(ids[name], [])
+            if task not in pool:
+                pool.append(task)
+    return dict(sorted(by_tool.items())), unserved
 
 
 def main() -> None:
@@ -95,7 +98,7 @@ def main() -> None:
     if kept:
         parser.error(f"{', '.join(kept)}: kept to be measured as never seen")
     try:
-        found = requests_by_tool(options.files)
+        found, unserved = read_requests(options.files)
     except OSError as exc:
         parser.error(f"cannot read {exc.filename}: {exc.strerror}")
     except (ValueError, KeyError, TypeError) as exc:
@@ -103,7 +106,7 @@ def main() -> None:
     written = {
         "from": [path.name for path in options.files],
         "requests": found,
-        "needing_no_tool": requests_needing_no_tool(options.files),
+        "unserved": unserved,
     }
     text = json.dumps(written, indent=1, ensure_ascii=False) + "\n"
     staged = REQUESTS_FILE.with_suffix(".json.tmp")
@@ -111,22 +114,21 @@ def main() -> None:
     staged.replace(REQUESTS_FILE)  # never half-written
     print(
         f"{sum(map(len, found.values()))} requests of {len(found)} tools and "
-        f"{len(written['needing_no_tool'])} needing none → {REQUESTS_FILE}"
+        f"{len(unserved)} no built-in tool serves → {REQUESTS_FILE}"
     )
     texts = embed_builtin_texts()
     print(f"{texts} texts of the built-in tools embedded → {BUILTIN_VECTORS}")
 
 
 def embed_builtin_texts() -> int:
-    """Every built-in card's texts (with the requests just written), the requests'
-    gists and those needing no tool, embedded by the installed model and stored as
-    float16 rows in BUILTIN_VECTORS; how many."""
-    shipped_requests.cache_clear()
-    needless_requests.cache_clear()
+    """Every built-in card's texts (with the requests just written), those requests'
+    gists and the requests no built-in tool serves, embedded by the installed model and
+    stored as float16 rows in BUILTIN_VECTORS; how many."""
+    reread()
     cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
     texts = [text for card in cards for text in card.texts]
     gists = [gist(text) for card in cards for text in card.requests]
-    texts = list(dict.fromkeys([*texts, *gists, *needless_requests()]))
+    texts = list(dict.fromkeys([*texts, *gists, *unserved_requests()]))
     vectors = Encoder(model_dir(None)).encode(texts)  # a fresh one: nothing stored given
     staged = BUILTIN_VECTORS.with_name("builtin_vectors.tmp.npz")
     np.savez_compressed(staged, texts=np.array(texts), vectors=vectors.astype(np.float16))

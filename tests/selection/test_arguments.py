@@ -2496,3 +2496,24 @@ def test_a_directory_or_a_list_of_paths_takes_paths_not_quoted_words() -> None:
         "paths": ["src/a.py", "docs/b.md"],
         "repo": "services/api",
     }
+    assert fill(git, "status of 'frontend'").arguments == {"repo": "frontend"}  # a bare name
+    assert fill(git, "stage `foo` and `bar`").arguments == {"paths": ["foo", "bar"]}
+
+
+def test_a_list_named_for_what_files_are_is_no_list_of_paths() -> None:
+    words = {"type": "array", "items": {"type": "string"}}
+    searched = card({"file_types": words, "folder_names": words})
+    query = {"type": "string", "description": "Text to search for in the directory"}
+    owner = {"type": "string", "description": "The folder owner username"}
+
+    assert fill(searched, "only 'py files', 'rs' and 'go'").arguments["file_types"] == [
+        "py files",
+        "rs",
+        "go",
+    ]
+    assert fill(card({"query": query}), "look for 'TODO later'").arguments == {
+        "query": "TODO later"
+    }
+    assert fill(card({"owner": owner}), "folders of 'alice smith'").arguments == {
+        "owner": "alice smith"
+    }

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from tests.selection.benches import run_bench
+from tests.selection.support import run_bench
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import BY_MEANING, Judge

@@ -4,26 +4,23 @@ built-in tools' texts embedded in advance (both written by bench/selection_reque
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from tests.selection.benches import ROOT, run_bench
+from tests.selection.support import ROOT, builtin_cards, run_bench
 
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import gist
 from toolrun.selection.pipeline import Selector
-from toolrun.selection.requests import needless_requests, requests_of, shipped_requests
+from toolrun.selection.requests import requests_of, shipped_requests, unserved_requests
 from toolrun.selection.semantic import BUILTIN_VECTORS, model_dir, seed_builtin_vectors
 from toolrun.tools import ToolRegistry
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
-
-
-def builtin_cards() -> list[ToolCard]:
-    return [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
 
 
 def test_every_built_in_tool_has_requests_kept_by_its_id_and_embedded_with_its_examples() -> None:
@@ -50,7 +47,9 @@ def test_the_stored_vectors_hold_every_built_in_texts() -> None:
         texts = {str(text) for text in stored["texts"]}
         rows = stored["vectors"].shape
 
-    wanted = {text for card in builtin_cards() for text in card.texts} | set(needless_requests())
+    cards = builtin_cards()
+    wanted = {text for card in cards for text in card.texts} | set(unserved_requests())
+    wanted |= {gist(request) for card in cards for request in card.requests}
     assert wanted <= texts, sorted(wanted - texts)[:5]
     assert rows == (len(texts), 384)
 
@@ -92,14 +91,28 @@ def test_the_writer_refuses_the_judges_tasks_the_never_seen_and_a_tool_not_built
     )
     garden = run(str(unknown))
     absent = run(str(tmp_path / "absent.jsonl"))
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(
+        '{"task": "list the branches", "tool": "git_branches"}\n'
+        '{"task": "list the branches", "tool": null}\n',
+        encoding="utf-8",
+    )
+    untold = tmp_path / "untold.jsonl"
+    untold.write_text('{"task": "list the branches"}\n', encoding="utf-8")
+    nameless = tmp_path / "nameless.jsonl"
+    nameless.write_text('{"tool": null}\n', encoding="utf-8")
+    bad = [run(str(path)) for path in (twice, untold, nameless)]
 
-    for done in (judges, never_seen, garden, absent):
+    for done in (judges, never_seen, garden, absent, *bad):
         assert done.returncode == 2
         assert "Traceback" not in done.stderr
     assert "the judge's own task file" in judges.stderr
     assert "toolrun_tasks_blind6.jsonl: kept to be measured as never seen" in never_seen.stderr
     assert "'garden' is not a built-in tool" in garden.stderr
     assert "cannot read" in absent.stderr
+    assert "is given 'git_branches' and None" in bad[0].stderr
+    assert "says no `tool`" in bad[1].stderr
+    assert "not in the registry format" in bad[2].stderr
     assert (ROOT / "src/toolrun/selection/requests.json").read_bytes() == before
 
 
@@ -118,3 +131,16 @@ def test_a_request_is_found_by_what_it_asks_not_the_values_it_names(encoder: Enc
 
     assert by_gist > raw
     assert found.similarity == pytest.approx(by_gist, abs=1e-3)
+
+
+def test_no_request_is_a_task_kept_unseen_or_the_judge_s() -> None:
+    """A task of a NEVER_SEEN file or of the judge's own file that another file holds
+    word for word is no request: those files stay unseen."""
+    kept = {
+        json.loads(line)["task"]
+        for name in ("toolrun_tasks", "toolrun_tasks_blind4", "toolrun_tasks_blind6")
+        for line in (ROOT / "bench/data" / f"{name}.jsonl").read_text().splitlines()
+    }
+    requests = {request for found in shipped_requests().values() for request in found}
+
+    assert not kept & (requests | set(unserved_requests()))

@@ -14,7 +14,12 @@ import pytest
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import Judge, shipped
 from toolrun.selection.pipeline import MEANING_LIST, SMALL_LIST, Selector
-from toolrun.selection.semantic import EncoderUnavailable, load_encoder, optional_encoder
+from toolrun.selection.semantic import (
+    EncoderUnavailable,
+    load_encoder,
+    model_dir,
+    optional_encoder,
+)
 from toolrun.tools import ToolRegistry
 
 if TYPE_CHECKING:
@@ -322,3 +327,23 @@ def test_without_the_extra_or_the_model_selection_falls_back_to_words(
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [message, "read_file words {'path': 'notes/todo.md'}"]
+
+
+def test_more_texts_than_the_cache_holds_are_embedded_and_the_used_ones_stay(
+    encoder: Encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    np = pytest.importorskip("numpy")
+    from toolrun.selection import minilm  # noqa: PLC0415 - the semantic extra
+
+    fresh = minilm.Encoder(model_dir(None))
+    monkeypatch.setattr(minilm, "_CACHED_VECTORS", 3)
+    texts = [f"list the files of folder number {n}" for n in range(5)]
+
+    vectors = fresh.encode(texts)  # more than the cache holds, in one call
+
+    assert vectors.shape == (5, 384)
+    assert np.allclose(vectors, encoder.encode(texts), atol=1e-5)
+    fresh.encode(texts[2:3])  # used again: the last let go
+    fresh.encode(["read a file", "list the branches"])
+    assert texts[2] in fresh._cache
+    assert texts[3] not in fresh._cache

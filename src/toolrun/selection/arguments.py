@@ -22,6 +22,7 @@ from toolrun.selection.asked import (
     Asked,
     an_address_only,
     asked_for,
+    asks_for_a_directory,
     asks_for_a_path,
     listed_or_kind,
     subject_of,
@@ -70,6 +71,7 @@ from toolrun.tools.validation import argument_errors
 
 _SOURCE = frozenset({"from", "source", "origin", "original", "old", "current"})
 _LANGUAGE_WORDS = frozenset({"language", "languages", "lang", "locale"})
+_A_DIRECTORY = re.compile(rf"{A_PATH.pattern}|[^\s'\"`]+", re.I)  # "frontend" too
 _TEMPLATE_KEY = re.compile(r"(?<![\w/])([a-z_]+):(?=[A-Z])")
 _COMMA_SEPARATED = re.compile(r"\bcomma[- ]separated\b", re.I)
 _PLAYED = frozenset({"song", "track", "title", "query", "tune", "music", "media"})
@@ -429,7 +431,8 @@ def _first(
         return facts.verbatim.pop(0), "given as written in the task"
     pathlike = asks_for_a_path(asked) and not asked.own & (_SAYING | _TEXTS)  # not file_text
     if pathlike:  # a quoted path, not "connection refused" nor 'lodash'
-        if quoted_path := next(filter(A_PATH.fullmatch, facts.quoted), None):
+        a_path = _A_DIRECTORY.fullmatch if asks_for_a_directory(asked) else A_PATH.fullmatch
+        if quoted_path := next(filter(a_path, facts.quoted), None):
             facts.quoted.remove(quoted_path)
             return quoted_path, "quoted in the task"
     elif facts.quoted:

@@ -4,6 +4,7 @@ numbers for a range, a run of numbers or of strings."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from toolrun.selection.facts import Facts
@@ -11,6 +12,7 @@ from toolrun.selection.filekinds import A_PATH
 from toolrun.selection.kinds import forget, outside_names, own_words
 from toolrun.selection.numbering import kind, name_words, span
 from toolrun.selection.options import named_options
+from toolrun.selection.text import split_words, stem
 
 # An array parameter for how many of each item ("quantities").
 _COUNTS = frozenset({"quantiti", "count", "amount", "qty"})
@@ -19,6 +21,7 @@ _COUNTS = frozenset({"quantiti", "count", "amount", "qty"})
 ITEMS = frozenset({"item", "product", "order", "food", "dish", "good", "ingredi", "articl"})
 ONE_ITEM = ITEMS - {"order"}  # … the one item a task orders: not for sort_order, order_type
 _PATHS = frozenset({"path", "file", "filenam", "directori", "folder", "dir"})  # stems
+_SPACE = re.compile(r"\s")
 
 
 def array(
@@ -48,8 +51,8 @@ def array(
     if kind(items) == "string" and not facts.groups and facts.words and required:
         return facts.words.pop(0), "words in the task"
     groups = facts.groups
-    if name_words(name) & _PATHS:  # paths' list: each a path, not "`git merge` and `git rebase`"
-        groups = [g for g in groups if all(A_PATH.fullmatch(value) for value in g)]
+    if _names_paths(name):  # each a path or a word, not "`git merge` and `git rebase`"
+        groups = [g for g in groups if all(A_PATH.fullmatch(v) or not _SPACE.search(v) for v in g)]
     if kind(items) == "string" and groups:
         words = name_words(name)
         group = next((g for g in groups if words & set(facts.before.get(g[0], []))), groups[0])
@@ -60,6 +63,13 @@ def array(
                     pool.remove(value)
         return group, "list in the task"
     return None, ""
+
+
+def _names_paths(name: str) -> bool:
+    """Whether an array parameter is named for paths: its last word says so ("paths",
+    "input_files", "exclude_dirs"; not "file_types" nor "folder_names")."""
+    words = split_words(name)
+    return bool(words) and stem(words[-1]) in _PATHS
 
 
 def _numeric(name: str, facts: Facts) -> tuple[Any, str]:

@@ -26,6 +26,7 @@ PATH_WORDS = frozenset({"path", "file", "filename", "directory", "folder", "dir"
 URL_WORDS = frozenset({"url", "link", "website", "endpoint"})
 _DIRECTORY_WORDS = frozenset({"directory", "folder", "dir"})
 _FILE_WORDS = frozenset({"file", "filename"})
+_WORKPLACES = frozenset({"repo", "repository", "root", "cwd", "workdir", "workspace"})
 # What a directory is not: a path the word before calls so, a file's name by its
 # extension (a known kind's, `filekinds`) or a build file's.
 _NOT_A_DIRECTORY = frozenset(stem(word) for word in ("file", "branch", "tag", "commit", "revision"))
@@ -200,9 +201,17 @@ def typed(asked: Asked, description: str, facts: Facts) -> tuple[Any, str]:
 
 def asks_for_a_path(asked: Asked) -> bool:
     """Whether a parameter takes a path: its name says a path, a file or a directory
-    ("file_path", "dir"), or its description calls it a directory ("repo": "A directory
-    inside the repository")."""
-    return bool(asked.own & PATH_WORDS or asked.words & _DIRECTORY_WORDS)
+    ("file_path", "dir"), or it is named for where a tool works and its description
+    says a directory ("repo": "A directory inside the repository")."""
+    return bool(
+        asked.own & PATH_WORDS or (asked.own & _WORKPLACES and asked.words & _DIRECTORY_WORDS)
+    )
+
+
+def asks_for_a_directory(asked: Asked) -> bool:
+    """Whether a path parameter takes a directory (whose name may be a bare word:
+    "frontend"), not a file."""
+    return bool(asked.words & _DIRECTORY_WORDS and not asked.own & _FILE_WORDS)
 
 
 def _for_a_directory(paths: list[str], words: frozenset[str], facts: Facts) -> list[str]:

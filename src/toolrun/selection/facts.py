@@ -385,9 +385,10 @@ _LONE_QUOTE = re.compile(rf"(?<!\w){_MARKS}|{_MARKS}(?!\w)")
 def gist(text: str) -> str:
     """What `text` asks, without its values or quoted text ("commit it as 'fix typo'":
     "commit it as"): weighed by meaning against requests made before, a new one is near
-    an old one for what both ask, not for a file's name or a message they share."""
-    rest = _LONE_QUOTE.sub(" ", QUOTED.sub(" ", without_values(text)))
-    return " ".join(rest.split()) or text
+    an old one for what both ask, not for a file's name or a message they share. Fewer
+    than two words left: the text itself."""
+    rest = " ".join(_LONE_QUOTE.sub(" ", QUOTED.sub(" ", without_values(text))).split())
+    return rest if len(split_words(rest)) >= 2 else text  # one word says too little
 
 
 def _is_path(text: str) -> bool:

@@ -37,7 +37,9 @@ BY_WORDS = (
     "sought_missing",  # share of the words of what the task seeks ("what is the freezing
     # point of …": freezing point) that the tool lacks; 0 where it does not say (`sought`)
 )
-BY_MEANING = (*BY_WORDS, "similarity")  # cosine of the task's and the tool's embeddings
+# … and the cosine of the task's and the tool's embeddings (its best text's, or its best
+# request's by their gists: `Selector._similarity`).
+BY_MEANING = (*BY_WORDS, "similarity")
 # Which way a signal moves the confidence, where that is known: a judge with hidden units
 # is fitted held to it (more of the task's words in a tool never makes a fit less likely).
 RAISING = ("relevance", "task_covered", "name_covered", "recognised", "formed", "similarity")

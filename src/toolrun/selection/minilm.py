@@ -44,18 +44,23 @@ class Encoder:
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> Matrix:
-        """Unit vectors for `texts` (one row each); each text's vector is cached."""
+        """Unit vectors for `texts` (one row each); each text's vector is cached, the
+        least recently used let go first."""
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        found: dict[str, Matrix] = {}
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            for text in dict.fromkeys(texts):
+                if (vector := self._cache.get(text)) is not None:
+                    self._cache.move_to_end(text)
+                    found[text] = vector
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
         for start in range(0, len(missing), BATCH):
             batch = missing[start : start + BATCH]
-            self.remember(batch, self._forward(batch))
-        with self._lock:
-            return (
-                np.stack([self._cache[t] for t in texts])
-                if texts
-                else np.zeros((0, 1), dtype=np.float32)
-            )
+            vectors = self._forward(batch)
+            found.update(zip(batch, vectors, strict=True))
+            self.remember(batch, vectors)
+        return np.stack([found[text] for text in texts])
 
     def remember(self, texts: Sequence[str], vectors: Matrix) -> None:
         """Cache `vectors` (one unit row each) as those of `texts`, embedded here or in
@@ -63,6 +68,7 @@ class Encoder:
         with self._lock:
             for text, vector in zip(texts, vectors, strict=True):
                 self._cache[text] = vector
+                self._cache.move_to_end(text)
             while len(self._cache) > _CACHED_VECTORS:
                 self._cache.popitem(last=False)
 

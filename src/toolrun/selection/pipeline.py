@@ -10,7 +10,8 @@
    in meaning, with a model), history (success, rating, latency), cost or permission level, whether
    the required parameters can be filled (`evaluation`) and the lists applied; each
    candidate's confidence that it fits judged (`judge`), "no suitable tool" when the
-   best is not confident enough;
+   best is not confident enough, or when it is a built-in tool and the task is like a
+   request no built-in tool serves (`unserved`);
 5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated;
    with an embedding model, a required text parameter the rules leave open takes the
    task's phrase most like it in meaning (`guesses`).
@@ -52,10 +53,10 @@ from toolrun.selection.judge import (
 )
 from toolrun.selection.lexical import LexicalIndex
 from toolrun.selection.model_steps import ModelSteps
-from toolrun.selection.needless import Needless, needless
 from toolrun.selection.sought import lacked, sought
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
 from toolrun.selection.text import terms
+from toolrun.selection.unserved import Unserved, unserved
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder, Matrix
@@ -229,8 +230,11 @@ class Selector:
             )
         self._judge(top, asked, tried, bar)
         chosen, reason = self.evaluate(top)
-        if chosen is not None and (turned_down := self._needless(chosen, task)) is not None:
-            chosen, reason = None, turned_down.reason()
+        if chosen is not None and (turned_down := self._unserved(top, chosen, task)):
+            others = [c for c in top if not self.by_name[c.name].requests]  # not built in
+            chosen, reason = self.evaluate(others) if others else (None, "")
+            if chosen is None:
+                reason = turned_down.reason()
         filled: Filled | None = None
         arguments_by = None
         if chosen is not None:
@@ -401,31 +405,53 @@ class Selector:
     def _weigh_meaning(
         self, encoder: Encoder, task: str, shortlist: list[Candidate], indexes: list[int]
     ) -> None:
-        """Each candidate's similarity in meaning to the task: its best text's cosine, or
+        """Each candidate's similarity in meaning to the task (`_similarity`)."""
+        requested = any(self.cards[index].requests for index in indexes)
+        task_vector, gist_vector = self._task_vectors(encoder, task, requested)
+        for candidate, index in zip(shortlist, indexes, strict=True):
+            candidate.similarity = self._similarity(encoder, index, task_vector, gist_vector)
+
+    def _task_vectors(self, encoder: Encoder, task: str, requested: bool) -> tuple[Matrix, Matrix]:
+        """The task embedded, and its gist (the task itself where it is, or where no tool
+        has requests to meet it)."""
+        task_gist = gist(task) if requested else task
+        vectors = encoder.encode([task] if task_gist == task else [task, task_gist])
+        return vectors[0], vectors[-1]
+
+    def _similarity(
+        self, encoder: Encoder, index: int, task_vector: Matrix, gist_vector: Matrix
+    ) -> float:
+        """Card `index`'s similarity in meaning to the task: its best text's cosine, or
         where the tool has requests made of it, its best request's by their gists (what
         they ask, values aside) where that is more."""
-        requested = any(self.cards[index].requests for index in indexes)
-        asked = gist(task) if requested else task  # a task without values is its gist
-        vectors = encoder.encode([task] if asked == task else [task, asked])
-        task_vector, gist_vector = vectors[0], vectors[-1]
-        for candidate, index in zip(shortlist, indexes, strict=True):
-            similarity = float((self._card_vectors(encoder, index) @ task_vector).max())
-            if self.cards[index].requests:
-                gists = self._request_gists(encoder, index) @ gist_vector
-                similarity = max(similarity, float(gists.max()))
-            candidate.similarity = similarity
+        similarity = float((self._card_vectors(encoder, index) @ task_vector).max())
+        if self.cards[index].requests:
+            gists = self._request_gists(encoder, index) @ gist_vector
+            similarity = max(similarity, float(gists.max()))
+        return similarity
 
-    def _needless(self, chosen: str, task: str) -> Needless | None:
-        """Why `task` asks for none of the built-in tools, where `chosen` is one (it has
-        requests) and the task is like a request none of them could do (`needless`)."""
-        if self.encoder is None or not self.by_name[chosen].requests:
+    def _unserved(self, top: list[Candidate], chosen: str, task: str) -> Unserved | None:
+        """Why `task` asks for none of the built-in tools (`unserved`), where `chosen`
+        is one (it has requests), weighed by meaning, neither whitelisted nor handed a
+        value in a form only its kind takes (a URL, a command, what to change into
+        what): the operator's list and the task's own values outweigh a likeness."""
+        encoder = self.encoder
+        best = next(c for c in top if c.name == chosen)
+        if (
+            encoder is None
+            or best.similarity is None
+            or not self.by_name[chosen].requests
+            or "whitelisted" in best.why
+            or best.signals.get("formed")
+        ):
             return None
-        built_in = [
-            self._card_vectors(self.encoder, index)
+        task_vector, gist_vector = self._task_vectors(encoder, task, True)
+        nearest = max(
+            self._similarity(encoder, index, task_vector, gist_vector)
             for index, card in enumerate(self.cards)
             if card.requests
-        ]
-        return needless(self.encoder, task, built_in)
+        )
+        return unserved(encoder, task_vector, nearest)
 
     def _request_gists(self, encoder: Encoder, index: int) -> Matrix:
         """Card `index`'s requests' gists embedded (once per Selector)."""

@@ -86,7 +86,8 @@ def load_encoder(configured: str | None = None) -> Encoder:
 
 def seed_builtin_vectors(encoder: Encoder, path: Path) -> bool:
     """Give `encoder` the built-in tools' texts embedded in advance (`path`, written by
-    bench/selection_requests.py: each card's first sentence, examples and requests), so
+    bench/selection_requests.py: each card's first sentence, examples and requests, the
+    requests' gists and the requests no built-in tool serves), so
     a new process need not embed them; only where this very model embedded them: the
     first text embedded now must come out as stored. Whether it did."""
     import numpy as np  # noqa: PLC0415 - the semantic extra, there with an encoder

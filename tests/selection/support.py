@@ -1,10 +1,14 @@
-"""Runs a script of bench/ in a process of its own, from the repository's root."""
+"""What the selection tests share: a bench/ script run in a process of its own, from the
+repository's root, and the built-in tools' cards."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+
+from toolrun.selection.cards import ToolCard
+from toolrun.tools import ToolRegistry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,3 +23,8 @@ def run_bench(script: str, *args: str, timeout: float) -> subprocess.CompletedPr
         timeout=timeout,
         check=False,
     )
+
+
+def builtin_cards() -> list[ToolCard]:
+    """The cards of toolrun's built-in tools, as selection over the registry makes them."""
+    return [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from toolrun.selection.asked import PATH_WORDS
 from toolrun.selection.facts import Facts
 from toolrun.selection.filekinds import A_PATH
 from toolrun.selection.kinds import forget, outside_names, own_words
@@ -20,7 +21,7 @@ _COUNTS = frozenset({"quantiti", "count", "amount", "qty"})
 # array not so named takes one ordered item only so named; a text parameter likewise).
 ITEMS = frozenset({"item", "product", "order", "food", "dish", "good", "ingredi", "articl"})
 ONE_ITEM = ITEMS - {"order"}  # … the one item a task orders: not for sort_order, order_type
-_PATHS = frozenset({"path", "file", "filenam", "directori", "folder", "dir"})  # stems
+_PATHS = frozenset(stem(word) for word in PATH_WORDS)  # "paths", "files", "dirs"
 _SPACE = re.compile(r"\s")
 
 

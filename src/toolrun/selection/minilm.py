@@ -48,13 +48,14 @@ class Encoder:
         least recently used let go first."""
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
+        unique = list(dict.fromkeys(texts))
         found: dict[str, Matrix] = {}
         with self._lock:
-            for text in dict.fromkeys(texts):
+            for text in unique:
                 if (vector := self._cache.get(text)) is not None:
                     self._cache.move_to_end(text)
                     found[text] = vector
-        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        missing = [text for text in unique if text not in found]
         for start in range(0, len(missing), BATCH):
             batch = missing[start : start + BATCH]
             vectors = self._forward(batch)

@@ -9,6 +9,7 @@ built-in tool down."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,8 +56,14 @@ def unserved(
     requests = unserved_requests() if requests is None else requests
     if not requests:
         return None
-    similarities = encoder.encode(list(requests)) @ task_vector
+    similarities = _embedded(encoder, tuple(requests)) @ task_vector
     nearest = int(similarities.argmax())
     if float(similarities[nearest]) < tools_similarity - MARGIN:
         return None
     return Unserved(requests[nearest], float(similarities[nearest]), tools_similarity)
+
+
+@functools.lru_cache(maxsize=4)
+def _embedded(encoder: Encoder, requests: tuple[str, ...]) -> Matrix:
+    """`requests` embedded by `encoder`, stacked once (not on every select)."""
+    return encoder.encode(requests)

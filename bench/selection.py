@@ -49,7 +49,8 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.bfcl_data import arguments_match, json_lines, question_text
-from bench.selection_judge import JUDGE_FILE, builtin_selector, calibrate
+from bench.registry_tasks import builtin_selector
+from bench.selection_judge import JUDGE_FILE, calibrate
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.pipeline import Selector
 from toolrun.selection.semantic import EncoderUnavailable, load_encoder

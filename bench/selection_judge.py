@@ -19,12 +19,18 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.bfcl_data import arguments_match, json_lines, question_text
+from bench.registry_tasks import (
+    REGISTRY_TASKS,
+    builtin_selector,
+    request_sources,
+    selector_without,
+)
 from toolrun.selection.arguments import fill
 from toolrun.selection.calibration import Example, fit_judge, fit_network
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import BY_MEANING, BY_WORDS, Judge
 from toolrun.selection.pipeline import FIT_DEPTH, Selector
-from toolrun.tools.registry import ToolRegistry
+from toolrun.selection.unserved import UNSERVED
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
@@ -34,9 +40,14 @@ if TYPE_CHECKING:
 # written for it (bench/data/toolrun_tasks.jsonl: the right built-in tool, or none).
 BFCL_SETS = {"multiple": True, "live_simple": True, "simple_python": True, "irrelevance": False}
 REGISTRY_SET = "toolrun"
+# The registry's request files, measured, never fitted on: each task judged by a selector
+# whose requests leave its own file out (`registry_tasks.selector_without`), as a task
+# never seen. (Fitted on too, they cost BFCL's live_simple 0.02-0.05 of top-1 for 0.02-0.04
+# more "no suitable tool" here: docs/selection.md, "Measured".)
+REQUESTS_SET = "requests"
 WIDE = 110  # columns for the calibration table
 FOLDS = 5  # of every set's questions (`Judged.fold`)
-REGISTRY_TASKS = Path(__file__).parent / "data" / "toolrun_tasks.jsonl"
+LOWEST_BAR = 1e-9  # a `min_confidence` at which any candidate is chosen
 JUDGE_FILE = Path(__file__).resolve().parents[1] / "src" / "toolrun" / "selection" / "judge.json"
 
 
@@ -62,6 +73,8 @@ class Judged:
     candidates: list[Seen]
     offered: frozenset[str]  # the names of the tools it was offered
     fold_key: str  # what decides its fold (a made negative's is its question's)
+    source: str = ""  # the registry task file it comes from
+    turned_down: bool = False  # its choice turned down: like a request none serves
 
     @property
     def fold(self) -> int:
@@ -86,40 +99,48 @@ def gather(folder: Path, encoder: Encoder | None) -> list[Judged]:
             offered = frozenset(str(f["name"]) for f in record["function"])
             key = min(offered)
             selector = Selector([ToolCard.parse(f) for f in record["function"]], encoder)
-            seen = first(selector, task, answer)
+            seen, _ = first(selector, task, answer)
             judged.append(Judged(group, fits, False, seen, offered, key))
             if fits:
                 other = records[(place + len(records) // 2) % len(records)]
                 tools = [f for f in other["function"] if f["name"] not in answer]
                 if tools:
                     selector = Selector([ToolCard.parse(f) for f in tools], encoder)
-                    made = first(selector, task, {})
+                    made, _ = first(selector, task, {})
                     names = frozenset(str(f["name"]) for f in tools)
                     judged.append(Judged(group, False, True, made, names, key))
-    registry = builtin_selector(encoder)
-    built_in = frozenset(registry.by_name)
-    for record in json_lines(REGISTRY_TASKS):
-        right = record["tool"]
-        answer = {} if right is None else {right: None}
-        candidates = first(registry, record["task"], answer)
-        # Every task is offered the whole registry: one fold's are judged by a fit on
-        # none of them (the registry's tools are never new to it).
-        key = right if right is not None else record["task"]
-        judged.append(Judged(REGISTRY_SET, right is not None, False, candidates, built_in, key))
+    judged += registry_judged(REGISTRY_SET, REGISTRY_TASKS, builtin_selector(encoder))
+    for path in request_sources():
+        judged += registry_judged(REQUESTS_SET, path, selector_without(path, encoder))
     return judged
 
 
-def builtin_selector(encoder: Encoder | None) -> Selector:
-    """A selector over toolrun's built-in tools, as the API's over the registry."""
-    cards = [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
-    return Selector(cards, encoder)
+def registry_judged(group: str, tasks: Path, registry: Selector) -> list[Judged]:
+    """The registry tasks of `tasks` (the right built-in tool, or none) over `registry`.
+    Every task is offered the whole registry: one fold's are judged by a fit on none of
+    them (the registry's tools are never new to it)."""
+    built_in = frozenset(registry.by_name)
+    judged = []
+    for record in json_lines(tasks):
+        right = record["tool"]
+        answer = {} if right is None else {right: None}
+        candidates, turned_down = first(registry, record["task"], answer)
+        key = right if right is not None else record["task"]
+        fits = right is not None
+        judged.append(
+            Judged(group, fits, False, candidates, built_in, key, tasks.name, turned_down)
+        )
+    return judged
 
 
-def first(selector: Selector, task: str, answer: dict[str, Any]) -> list[Seen]:
-    """The first candidates for `task`; `answer`: the right tool's name, with its accepted
+def first(selector: Selector, task: str, answer: dict[str, Any]) -> tuple[list[Seen], bool]:
+    """The first candidates for `task`, and whether a choice of them is turned down as
+    like a request no built-in tool serves (whatever the judge: the first is chosen at
+    the lowest bar, and checked); `answer`: the right tool's name, with its accepted
     arguments (or None)."""
     found = []
-    for candidate in selector.select(task).candidates[:FIT_DEPTH]:
+    selection = selector.select(task, min_confidence=LOWEST_BAR)
+    for candidate in selection.candidates[:FIT_DEPTH]:
         accepted = answer.get(candidate.name)
         matches = None
         if accepted is not None:
@@ -127,7 +148,7 @@ def first(selector: Selector, task: str, answer: dict[str, Any]) -> list[Seen]:
             arguments = selector.completed(card, task, fill(card, task)).arguments
             matches = arguments_match(arguments, accepted)
         found.append(Seen(candidate.signals, candidate.evidence, candidate.name in answer, matches))
-    return found
+    return found, selection.reason.startswith(UNSERVED)
 
 
 def examples(judged: list[Judged], groups: set[str], by_meaning: bool) -> list[Example]:
@@ -167,9 +188,13 @@ class Decided:
     group: str
     fits: bool  # a tool in its list fits
     candidates: tuple[tuple[float, Seen], ...]
+    turned_down: bool = False  # as like a request no built-in tool serves
 
     def chosen(self, shift: float = 0.0) -> Seen | None:
-        """The first candidate that clears its bar moved by `shift`, if any."""
+        """The first candidate that clears its bar moved by `shift`, if any (none where
+        the choice was turned down)."""
+        if self.turned_down:
+            return None
         return next((seen for margin, seen in self.candidates if margin >= shift), None)
 
     def right(self, shift: float = 0.0) -> bool:
@@ -185,7 +210,7 @@ def decided(judges: Judges, question: Judged) -> Decided:
         if place == 0 or "similarity" in seen.signals
     ]
     candidates = tuple((judges.margin(seen), seen) for seen in eligible)
-    return Decided(question.group, question.fits, candidates)
+    return Decided(question.group, question.fits, candidates, question.turned_down)
 
 
 def scored(
@@ -281,20 +306,30 @@ def calibrate(folder: Path, encoder: Encoder | None, *, write: Path | None) -> N
     measured["bars"] = bars(whole[1] or whole[0], by_meaning or by_words, groups)
     measured["separation"] = separation(folds)
     shown_separation(measured["separation"])
+    measured["requests_left_out"] = requests_left_out(whole[1] or whole[0], by_meaning or by_words)
+    shown_left_out(measured["requests_left_out"])
     if write is not None:
-        meaning = whole[1]
-        if meaning is None or meaning.meaning is None:
-            raise SystemExit("--write needs both judges: install the embedding model")
-        stored = {
-            "fitted_on": groups,
-            "measured": measured,
-            "judges": {"words": whole[0].words.as_dict(), "meaning": meaning.meaning.as_dict()},
-        }
-        partial = write.with_name(write.name + ".partial")
-        partial.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
-        partial.replace(write)
-        sys.stderr.write(f"wrote {write}\n")
+        stored_judges(write, whole, groups, measured)
     sys.stdout.write(f"{json.dumps(measured)}\n")
+
+
+def stored_judges(
+    write: Path, whole: tuple[Judges, Judges | None], groups: list[str], measured: dict[str, Any]
+) -> None:
+    """The judges fitted on all (`whole`) stored in `write` with what was measured, never
+    half-written."""
+    meaning = whole[1]
+    if meaning is None or meaning.meaning is None:
+        raise SystemExit("--write needs both judges: install the embedding model")
+    stored = {
+        "fitted_on": groups,
+        "measured": measured,
+        "judges": {"words": whole[0].words.as_dict(), "meaning": meaning.meaning.as_dict()},
+    }
+    partial = write.with_name(write.name + ".partial")
+    partial.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+    partial.replace(write)
+    sys.stderr.write(f"wrote {write}\n")
 
 
 @dataclass(frozen=True)
@@ -417,6 +452,48 @@ def area_under_curve(higher: Sequence[float], lower: Sequence[float]) -> float:
         wins += ups * (below + (len(kinds) - ups) / 2)
         below += len(kinds) - ups
     return wins / (len(higher) * len(lower))
+
+
+def requests_left_out(
+    judges: Judges, judged: list[Judged]
+) -> dict[str, dict[str, float | int | None]]:
+    """The registry's leave-one-file-out: each request file's tasks (their candidates
+    weighed with its requests left out; no judge is fitted on them) decided by `judges`,
+    as tasks never seen are; then all the files' together."""
+    found: dict[str, dict[str, float | int | None]] = {}
+    every: list[Decided] = []
+    for path in request_sources():
+        own = [q for q in judged if q.group == REQUESTS_SET and q.source == path.name]
+        decisions = [decided(judges, question) for question in own]
+        found[path.name] = registry_figures(decisions)
+        every += decisions
+    found["all"] = registry_figures(every)
+    return found
+
+
+def registry_figures(decisions: Sequence[Decided]) -> dict[str, float | int | None]:
+    """Registry tasks' figures: how many, top-1 where a tool fits, "no suitable tool"
+    where none does (None: no such task)."""
+
+    def right(fitting: bool) -> float | None:
+        chosen = [d for d in decisions if d.fits is fitting]
+        return round(sum(d.right() for d in chosen) / len(chosen), 4) if chosen else None
+
+    return {"n": len(decisions), "top-1": right(True), "no suitable tool": right(False)}
+
+
+def shown_left_out(found: dict[str, dict[str, float | int | None]]) -> None:
+    table = Table(
+        title="the registry's request files, each left out of the requests (no judge is "
+        "fitted on them)"
+    )
+    for column in ("file", "n", "top-1", "no suitable tool"):
+        table.add_column(column, justify="left" if column == "file" else "right")
+    for name, figures in found.items():
+        cells = [figures[key] for key in ("top-1", "no suitable tool")]
+        shown = ("-" if c is None else f"{c:.3f}" for c in cells)
+        table.add_row(name, str(figures["n"]), *shown)
+    Console(stderr=True, width=WIDE).print(table)
 
 
 def shown_separation(found: dict[str, dict[str, dict[str, float | None]]]) -> None:

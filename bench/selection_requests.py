@@ -29,61 +29,13 @@ if __package__ in (None, ""):  # run as a file (python bench/selection_requests.
 
 import numpy as np
 
-from bench.bfcl_data import json_lines
-from bench.selection_judge import REGISTRY_TASKS
+from bench.registry_tasks import NEVER_SEEN, REGISTRY_TASKS, read_requests
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.facts import gist
 from toolrun.selection.minilm import Encoder
 from toolrun.selection.requests import REQUESTS_FILE, reread, unserved_requests
 from toolrun.selection.semantic import BUILTIN_VECTORS, model_dir
 from toolrun.tools import ToolRegistry
-
-# Task files no request comes from, so that selection can be measured on requests it
-# has never seen (written blind: from the built-in tools' names, descriptions and
-# parameters alone).
-NEVER_SEEN = frozenset(
-    (REGISTRY_TASKS.parent / f"toolrun_tasks_{name}.jsonl").resolve()
-    for name in ("blind4", "blind6")
-)
-
-
-def read_requests(files: list[Path]) -> tuple[dict[str, list[str]], list[str]]:
-    """The tasks of `files`: those with a right built-in tool (`tool`) by its id, and
-    those no built-in tool serves (`"tool": null`), each once, in file order; none that
-    the judge's own task file or a NEVER_SEEN file holds too (word for word), so that
-    those stay unseen.
-
-    Raises:
-        ValueError: a task names a tool that is not built in, has no `tool` key, or is
-            given two answers (a tool and another, or none).
-        KeyError: a task without its `task`.
-    """
-    ids = {
-        tool.descriptor.name: tool.descriptor.tool_id
-        for tool in ToolRegistry.with_builtins().list()
-    }
-    kept_unseen = {
-        record["task"] for path in [REGISTRY_TASKS, *NEVER_SEEN] for record in json_lines(path)
-    }
-    by_tool: dict[str, list[str]] = {}
-    unserved: list[str] = []
-    named: dict[str, str | None] = {}
-    for path in files:
-        for record in json_lines(path):
-            task = record["task"]
-            if "tool" not in record:
-                raise ValueError(f"{path}: {task!r} says no `tool` (null where none fits)")
-            name = record["tool"]
-            if name is not None and name not in ids:
-                raise ValueError(f"{path}: {name!r} is not a built-in tool")
-            if named.setdefault(task, name) != name:
-                raise ValueError(f"{path}: {task!r} is given {named[task]!r} and {name!r}")
-            if task in kept_unseen:
-                continue
-            pool = unserved if name is None else by_tool.setdefault(ids[name], [])
-            if task not in pool:
-                pool.append(task)
-    return dict(sorted(by_tool.items())), unserved
 
 
 def main() -> None:

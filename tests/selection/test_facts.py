@@ -845,6 +845,10 @@ def test_a_list_ends_at_a_sentences_period_not_at_one_before_a_number() -> None:
         ("run `version = 1.4.2`", []),  # no program
         # the task itself starts with one
         ("npm install axios@1.6.2 --save", ["npm install axios@1.6.2 --save"]),
+        ("pip install requests==2.31.0", ["pip install requests==2.31.0"]),  # pinned
+        ("yarn add react@^18.2.0", ["yarn add react@^18.2.0"]),
+        ("pip install numpy>=1.24", ["pip install numpy>=1.24"]),
+        ("pip install requests", []),  # a package's name alone may be prose's word
         ("pytest -x tests/unit and tell me what fails", ["pytest -x tests/unit"]),
         ("please ls -la src", ["ls -la src"]),
         ("docker compose up -d", ["docker compose up -d"]),

@@ -16,6 +16,7 @@ from tests.selection.support import run_bench
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import BY_MEANING, Judge
 from toolrun.selection.pipeline import Selector
+from toolrun.selection.requests import shipped_sources
 
 if TYPE_CHECKING:
     from toolrun.selection.minilm import Encoder
@@ -151,7 +152,15 @@ def test_calibrate_scores_every_set_left_out_and_writes_judges_that_load(
 
     assert done.returncode == 0, done.stderr
     measured = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(measured) == {"words", "meaning", "bars", "separation"}
+    assert set(measured) == {"words", "meaning", "bars", "separation", "requests_left_out"}
+    left_out = measured["requests_left_out"]  # the registry's request files, each left out
+    files = [name for name in left_out if name != "all"]
+    assert files == list(shipped_sources())
+    assert left_out["all"]["n"] == sum(left_out[name]["n"] for name in files)
+    for figures in left_out.values():
+        for key in ("top-1", "no suitable tool"):
+            assert figures[key] is None or 0 <= figures[key] <= 1
+    assert "each left out of the requests" in done.stderr
     for sets in measured["separation"].values():  # the goals' trade, on tools not fitted on
         assert set(sets) == {"multiple", "live_simple", "simple_python"}
         for figures in sets.values():

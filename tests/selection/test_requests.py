@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from bench.registry_tasks import request_sources, selector_without
 from tests.selection.support import ROOT, builtin_cards, run_bench
 
 from toolrun.selection.cards import ToolCard
@@ -138,9 +139,26 @@ def test_no_request_is_a_task_kept_unseen_or_the_judge_s() -> None:
     word for word is no request: those files stay unseen."""
     kept = {
         json.loads(line)["task"]
-        for name in ("toolrun_tasks", "toolrun_tasks_blind4", "toolrun_tasks_blind6")
+        for name in ("toolrun_tasks", *(f"toolrun_tasks_blind{n}" for n in (4, 6, 10)))
         for line in (ROOT / "bench/data" / f"{name}.jsonl").read_text().splitlines()
     }
     requests = {request for found in shipped_requests().values() for request in found}
 
     assert not kept & (requests | set(unserved_requests()))
+
+
+def test_a_selector_without_a_request_file_has_none_of_its_requests() -> None:
+    """What the harness measures a request file with (`calibrate`'s left-out table): a
+    selector whose requests, of both kinds, come from every other request file."""
+    left_out, *_ = request_sources()
+    tasks = {json.loads(line)["task"] for line in left_out.read_text().splitlines()}
+    kept = selector_without(left_out, None)
+    shipped = Selector(builtin_cards())
+
+    def requested(selector: Selector) -> set[str]:
+        return {request for card in selector.cards for request in card.requests}
+
+    assert tasks & requested(shipped)  # a request file's tasks are shipped requests
+    assert not tasks & requested(kept)
+    assert not tasks & set(kept.unserved or ())
+    assert requested(kept) < requested(shipped)

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from toolrun.selection import pipeline
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.judge import Judge, shipped
-from toolrun.selection.pipeline import MEANING_LIST, SMALL_LIST, Selector
+from toolrun.selection.pipeline import MEANING_LIST, MEANT, SMALL_LIST, Selector
 from toolrun.selection.semantic import (
     EncoderUnavailable,
     load_encoder,
@@ -132,8 +133,7 @@ def test_a_registry_of_at_most_meaning_list_tools_is_weighed_by_meaning_for_ever
 ) -> None:
     """Words alone are sure of git_branches for "list the last 10 commits" (its
     description says "List the branches … its last commit"); meaning, weighed over the
-    candidates words found, puts git_log first. A tool sharing no word with the task is
-    still no candidate."""
+    candidates words found, puts git_log first."""
     cards = [ToolCard.of(t.descriptor) for t in ToolRegistry.with_builtins().list()]
     assert SMALL_LIST < len(cards) <= MEANING_LIST
     selector = Selector(cards, encoder)
@@ -165,6 +165,7 @@ def builtins(encoder: Encoder) -> Selector:
             {"command": "pytest -x tests/unit"},
         ),
         ("npm install axios@1.6.2 --save", "bash", {"command": "npm install axios@1.6.2 --save"}),
+        ("pip install httpx==0.27.0", "bash", {"command": "pip install httpx==0.27.0"}),
         # the kind of file it names is a glob's pattern
         (
             "which .yml files are there in .github/workflows?",
@@ -185,6 +186,23 @@ def test_the_registry_takes_the_values_a_task_writes_as_its_tools_want_them(
     selection = builtins.select(task)
 
     assert (selection.chosen, selection.arguments) == (chosen, arguments)
+
+
+def test_the_built_in_tools_nearest_in_meaning_are_candidates_sharing_no_word(
+    builtins: Selector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No built-in tool's texts say "shwo" or "me": `read`, whose requests are the nearest
+    in meaning, is a candidate all the same, and chosen."""
+    task = "shwo me docs/INSTALL.md"
+    selection = builtins.select(task)
+    monkeypatch.setattr(pipeline, "MEANT", 0)
+    by_words = builtins.select(task)
+
+    assert selection.chosen == "read"
+    assert selection.arguments == {"file_path": "docs/INSTALL.md"}
+    assert 1 <= len(selection.candidates) <= MEANT
+    assert by_words.candidates == []
+    assert by_words.reason == "no suitable tool: no tool shares a word with the task"
 
 
 @pytest.mark.parametrize(

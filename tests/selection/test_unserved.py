@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 import pytest
 from tests.selection.support import builtin_cards
 
+from toolrun.selection import pipeline
 from toolrun.selection import unserved as unserved_module
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.pipeline import Selector
+from toolrun.selection.quotes import quotes_prose
 from toolrun.selection.requests import shipped_requests, unserved_requests
 from toolrun.selection.unserved import MARGIN, unserved
 
@@ -35,6 +37,9 @@ BUILT_IN_TOOL = [
     ("commit with the message 'write a haiku about autumn'", "git_commit"),
     ("fetch https://api.weather.gov/gridpoints/TOP/31,80/forecast", "http_fetch"),
     ("git status in 'frontend'", "git_status"),
+    # … or is prose it hands over, which is weighed without it:
+    ("write 'what is the capital of Australia?' to quiz.txt", "write"),
+    ("search the docs for 'how do I bake sourdough bread'", "search"),
 ]
 
 
@@ -60,6 +65,40 @@ def test_a_task_like_a_request_no_built_in_tool_serves_chooses_none(
 @pytest.mark.parametrize(("task", "tool"), BUILT_IN_TOOL)
 def test_a_task_a_built_in_tool_does_keeps_it(selector: Selector, task: str, tool: str) -> None:
     assert selector.select(task).chosen == tool
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "write 'what is the capital of Australia?' to quiz.txt",
+        "search the docs for 'how do I bake sourdough bread'",
+    ],
+)
+def test_prose_a_task_hands_over_is_no_request_of_its_own(
+    selector: Selector, task: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = selector.select(task)
+    monkeypatch.setattr(pipeline, "quotes_prose", lambda task: False)
+    weighed_whole = selector.select(task)
+
+    assert kept.chosen is not None
+    assert weighed_whole.chosen is None  # its quote alone is like a request none serves
+    assert "like a request no built-in tool serves" in weighed_whole.reason
+
+
+@pytest.mark.parametrize(
+    ("task", "prose"),
+    [
+        ("commit with the message 'book a table for two'", True),
+        ('save "Hello, how are you?" to greeting.txt', True),
+        ("what does `git rebase -i HEAD~3` do?", False),  # code it asks about
+        ("what does 'idempotent' mean?", False),  # a term
+        ("switch to 'feature/login'", False),
+        ("it's the users' files", False),  # apostrophes
+    ],
+)
+def test_prose_is_three_words_or_more_in_quote_marks(task: str, prose: bool) -> None:
+    assert quotes_prose(task) is prose
 
 
 def test_a_whitelisted_tool_is_not_turned_down(selector: Selector) -> None:

@@ -57,6 +57,16 @@ _RUN_BEFORE = re.compile(
     re.I,
 )
 _BEFORE_QUOTE = 40
+# A program a task starts a session of ("start a Python REPL", "open a psql session",
+# "in a node REPL"): the word before REPL, session, shell, console or prompt, after a
+# word of starting one or "in a" — the program's name, in lowercase.
+_SESSION = re.compile(
+    r"\b(?:start|starts|starting|launch|launching|open|opening|run|running|fire[ \t]+up"
+    r"|spin[ \t]+up|in)[ \t]+(?:(?:a|an|the)[ \t]+)?(?:new[ \t]+)?(?:interactive[ \t]+)?"
+    r"(?P<program>[A-Za-z][\w.+-]*)[ \t]+(?:repl|session|shell|console|prompt)\b",
+    re.I,
+)
+_NOT_SESSION_PROGRAMS = frozenset({"terminal", "remote", "separate", "debug", "debugging", "login"})
 # A task that starts with a command ("npm install axios --save", "pytest -x tests/unit
 # and tell me what fails", "please ls -la src"): a program's line up to a comma, a
 # sentence's end or a word that goes on to something else (`_LEADING_END`).
@@ -92,10 +102,12 @@ _SUBCOMMANDS = words(
 )
 _RUNNING = frozenset({"time", "env"})  # programs that run another: "time make"
 _SUBCOMMANDED = frozenset({"cargo", "go", "yarn", "make"})  # word-like ones that take one
-# An option ("-sh", "--release", "--out=x") or a path ("./build.sh", "src\\app", "main.c",
-# "."), not a version ("3.12", "18.x").
+# An option ("-sh", "--release", "--out=x"), a path ("./build.sh", "src\\app", "main.c",
+# "."), not a version ("3.12", "18.x"), or a package pinned to one ("requests==2.31.0",
+# "axios@1.6.2", "numpy>=1.24").
 _OPTION_OR_PATH = re.compile(
     r"-{1,2}\w[\w-]*(?:=\S*)?|\S*[/\\]\S*|\.{1,2}|(?!\d+\.)[\w-]+\.[A-Za-z]\w*"
+    r"|[\w.-]+(?:[=<>~!]=|@)[\^~]?\d[\w.*-]*"
 )
 _NO_PROGRAM = frozenset({"line", "prompt", "output", "result", "history", "name", "below"})
 # Words that say which command, not what it runs: "run the following command", "use the
@@ -133,6 +145,7 @@ def given_commands(text: str, original: str) -> list[str]:
     ("using docker --version", "with du -sh": `_programs_used`), in the task's order, as
     `original` writes them."""
     written = _quoted_commands(original) + _leading_command(text, original)
+    written += _session_programs(text)
     used = _programs_used(text)
     if "ommand" not in text and not used:
         return [command for _, command in sorted(written)][:_MOST_COMMANDS]
@@ -175,6 +188,16 @@ def _quoted_commands(task: str) -> list[tuple[int, str]]:
             found.append((match.start(), held))
             if len(found) == _MOST_COMMANDS:
                 break
+    return found
+
+
+def _session_programs(text: str) -> list[tuple[int, str]]:
+    """The programs `text` starts a session of (`_SESSION`), by where each is named."""
+    found = []
+    for match in _SESSION.finditer(text):
+        program = match["program"].lower()
+        if program not in _NOT_PROGRAMS | _WHICH | _NOT_SESSION_PROGRAMS:
+            found.append((match.start("program"), program))
     return found
 
 

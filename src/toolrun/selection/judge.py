@@ -38,7 +38,7 @@ BY_WORDS = (
     # point of …": freezing point) that the tool lacks; 0 where it does not say (`sought`)
 )
 # … and the cosine of the task's and the tool's embeddings (its best text's, or its best
-# request's by their gists: `Selector._similarity`).
+# request's by their gists: `nearness`).
 BY_MEANING = (*BY_WORDS, "similarity")
 # Which way a signal moves the confidence, where that is known: a judge with hidden units
 # is fitted held to it (more of the task's words in a tool never makes a fit less likely).

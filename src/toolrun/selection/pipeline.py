@@ -41,7 +41,7 @@ from toolrun.selection.evaluation import (
     weigh_missing,
     with_history,
 )
-from toolrun.selection.facts import Facts, gist, without_values
+from toolrun.selection.facts import Facts, without_values
 from toolrun.selection.guesses import guessed
 from toolrun.selection.judge import (
     DEFAULT_CONFIDENCE,
@@ -53,13 +53,15 @@ from toolrun.selection.judge import (
 )
 from toolrun.selection.lexical import LexicalIndex
 from toolrun.selection.model_steps import ModelSteps
+from toolrun.selection.nearness import Embedded, Nearness
+from toolrun.selection.quotes import quotes_prose
 from toolrun.selection.sought import lacked, sought
 from toolrun.selection.steps import clauses, intent_stems, intents, scenario_tags, scenarios
 from toolrun.selection.text import terms
 from toolrun.selection.unserved import Unserved, unserved
 
 if TYPE_CHECKING:
-    from toolrun.selection.minilm import Encoder, Matrix
+    from toolrun.selection.minilm import Encoder
 
 # The relevance by words (`LexicalIndex.relevance`, 0 to 2.5) at which a whitelisted tool
 # matches a task.
@@ -79,6 +81,10 @@ SMALL_LIST = 16
 # commit", for "list the last 10 commits") over the one it means. A larger one is
 # weighed so only where words leave doubt (`SURE_RELEVANCE`).
 MEANING_LIST = 200
+# In a list of more than SMALL_LIST tools, the tools with requests made of them (built in)
+# nearest a task in meaning are candidates too, sharing a word with it or not ("shwo me
+# the README.md" asks for `read`).
+MEANT = 3
 FIT_DEPTH = 3  # with meaning weighed, the first of this many candidates that fits is chosen
 JUDGED = 5  # candidates whose confidence is judged (FIT_DEPTH of them may be chosen)
 SCENARIO_BOOST = 0.15  # score a candidate gains for serving the task's scenario
@@ -167,11 +173,14 @@ class Selector:
         cards: Sequence[ToolCard],
         encoder: Encoder | None = None,
         judges: Mapping[str, Judge] | None = None,
+        unserved: Sequence[str] | None = None,
     ) -> None:
         """`judges`: step 4's, by how a candidate was weighed ("words", "meaning");
-        default: the fitted ones toolrun ships (`judge.shipped`)."""
+        default: the fitted ones toolrun ships (`judge.shipped`). `unserved`: the requests
+        no built-in tool serves; default: the shipped ones (`requests`)."""
         self.cards = list(cards)
         self.judges = shipped() if judges is None else judges
+        self.unserved = unserved
         self.index = LexicalIndex(self.cards)
         self.by_name = {card.name: card for card in self.cards}
         # An identifier in a task that names a parameter ("dataset_A") is no value.
@@ -185,8 +194,7 @@ class Selector:
         self.modest = len(self.cards) <= MEANING_LIST  # weighed by meaning for every task
         taken = [takes_written(card) if self.modest else frozenset() for card in self.cards]
         self.takers = {index: kinds for index, kinds in enumerate(taken) if kinds}
-        self._vectors: dict[int, Matrix] = {}  # each card's texts embedded, once
-        self._gists: dict[int, Matrix] = {}  # each card's requests' gists embedded, once
+        self.embedded = None if encoder is None else Embedded(self.cards, encoder)
 
     def select(
         self,
@@ -216,21 +224,28 @@ class Selector:
         found_intents, intents_by = _intents(task, model)
         asked = Asked(task, context, history or {}, whitelist, excluded)
         tried: dict[str, Filled] = {}
-        always = self.encoder is not None and self.modest
-        top = self.rank(asked, found_scenarios, found_intents, top_k, always, tried)
+        nearness = None if self.embedded is None else Nearness(self.embedded, task)
+        always = nearness is not None and self.modest
+        top = self.rank(
+            asked, found_scenarios, found_intents, top_k, nearness if always else None, tried
+        )
         matching_by = "words"
         if always and self.small:
             matching_by = f"words and meaning (a list of at most {SMALL_LIST} tools)"
         elif always:
             matching_by = f"words and meaning (a list of at most {MEANING_LIST} tools)"
-        elif self.encoder is not None and top and not self._sure(top[0], task):
-            top = self.rank(asked, found_scenarios, found_intents, top_k, True, tried)
+        elif nearness is not None and top and not self._sure(top[0], task):
+            top = self.rank(asked, found_scenarios, found_intents, top_k, nearness, tried)
             matching_by = (
                 f"words and meaning (by words alone, the best relevance is below {SURE_RELEVANCE})"
             )
         self._judge(top, asked, tried, bar)
         chosen, reason = self.evaluate(top)
-        if chosen is not None and (turned_down := self._unserved(top, chosen, task)):
+        if (
+            chosen is not None
+            and nearness is not None
+            and (turned_down := self._unserved(top, chosen, nearness))
+        ):
             others = [c for c in top if not self.by_name[c.name].requests]  # not built in
             chosen, reason = self.evaluate(others) if others else (None, "")
             if chosen is None:
@@ -281,20 +296,19 @@ class Selector:
         found_scenarios: list[str],
         found_intents: list[str],
         top_k: int,
-        by_meaning: bool = False,
+        nearness: Nearness | None = None,
         tried: dict[str, Filled] | None = None,
     ) -> list[Candidate]:
         """Step 3 and step 4's weighing: the best `top_k` candidates (whitelisted ones
-        that match first); by meaning as well as words if `by_meaning` (and there is an
-        encoder). The arguments tried for the first few are kept in `tried`."""
+        that match first); by meaning as well as words given the task's `nearness` to
+        each tool. The arguments tried for the first few are kept in `tried`."""
         task = asked.task
         wording = without_values(task, self.parameter_names)
         query = terms(wording)
         words = {t for t in query if not t.isdigit()}
         scores = self.index.scores(query)
-        if by_meaning and self.small:  # a tool sharing no word can still mean the task
-            for index in range(len(self.cards)):
-                scores.setdefault(index, 0.0)
+        if nearness is not None:  # a tool sharing no word can still mean the task
+            self._take_meant(nearness, scores)
         self._take_written(task, scores)
         parts = clauses(wording)
         if len(parts) > 1:  # each part's best two come forward too
@@ -316,9 +330,20 @@ class Selector:
             )
             for negated, i, why in listed
         ]
-        if by_meaning and self.encoder is not None:
-            self._weigh_meaning(self.encoder, task, shortlist, [i for _, i, _ in listed])
+        if nearness is not None:
+            for candidate, (_, index, _) in zip(shortlist, listed, strict=True):
+                candidate.similarity = nearness.of(index)
         return self._weigh(shortlist, asked, {} if tried is None else tried)[:top_k]
+
+    def _take_meant(self, nearness: Nearness, scores: dict[int, float]) -> None:
+        """In a short list, every tool is a candidate; in a longer one, the MEANT tools
+        with requests made of them (built in) nearest the task in meaning are."""
+        if self.small:
+            meant: Sequence[int] = range(len(self.cards))
+        else:
+            meant = nearness.nearest(nearness.embedded.requested, MEANT)
+        for index in meant:
+            scores.setdefault(index, 0.0)
 
     def _take_written(self, task: str, scores: dict[int, float]) -> None:
         """A tool that takes a value the task writes out (a command, a URL, what to change
@@ -402,71 +427,25 @@ class Selector:
         shortlist.sort(key=lambda c: -order(c))
         return _whitelisted_first(shortlist, asked.whitelist)
 
-    def _weigh_meaning(
-        self, encoder: Encoder, task: str, shortlist: list[Candidate], indexes: list[int]
-    ) -> None:
-        """Each candidate's similarity in meaning to the task (`_similarity`)."""
-        requested = any(self.cards[index].requests for index in indexes)
-        task_vector, gist_vector = self._task_vectors(encoder, task, requested)
-        for candidate, index in zip(shortlist, indexes, strict=True):
-            candidate.similarity = self._similarity(encoder, index, task_vector, gist_vector)
-
-    def _task_vectors(self, encoder: Encoder, task: str, requested: bool) -> tuple[Matrix, Matrix]:
-        """The task embedded, and its gist (the task itself where it is, or where no tool
-        has requests to meet it)."""
-        task_gist = gist(task) if requested else task
-        vectors = encoder.encode([task] if task_gist == task else [task, task_gist])
-        return vectors[0], vectors[-1]
-
-    def _similarity(
-        self, encoder: Encoder, index: int, task_vector: Matrix, gist_vector: Matrix
-    ) -> float:
-        """Card `index`'s similarity in meaning to the task: its best text's cosine, or
-        where the tool has requests made of it, its best request's by their gists (what
-        they ask, values aside) where that is more."""
-        similarity = float((self._card_vectors(encoder, index) @ task_vector).max())
-        if self.cards[index].requests:
-            gists = self._request_gists(encoder, index) @ gist_vector
-            similarity = max(similarity, float(gists.max()))
-        return similarity
-
-    def _unserved(self, top: list[Candidate], chosen: str, task: str) -> Unserved | None:
-        """Why `task` asks for none of the built-in tools (`unserved`), where `chosen`
+    def _unserved(self, top: list[Candidate], chosen: str, nearness: Nearness) -> Unserved | None:
+        """Why the task asks for none of the built-in tools (`unserved`), where `chosen`
         is one (it has requests), weighed by meaning, neither whitelisted nor handed a
         value in a form only its kind takes (a URL, a command, what to change into
         what): the operator's list and the task's own values outweigh a likeness."""
-        encoder = self.encoder
         best = next(c for c in top if c.name == chosen)
         if (
-            encoder is None
-            or best.similarity is None
+            best.similarity is None
             or not self.by_name[chosen].requests
             or "whitelisted" in best.why
             or best.signals.get("formed")
         ):
             return None
-        task_vector, gist_vector = self._task_vectors(encoder, task, True)
-        nearest = max(
-            self._similarity(encoder, index, task_vector, gist_vector)
-            for index, card in enumerate(self.cards)
-            if card.requests
-        )
-        return unserved(encoder, task_vector, nearest)
-
-    def _request_gists(self, encoder: Encoder, index: int) -> Matrix:
-        """Card `index`'s requests' gists embedded (once per Selector)."""
-        found = self._gists.get(index)
-        if found is None:
-            requests = self.cards[index].requests
-            found = self._gists[index] = encoder.encode([gist(text) for text in requests])
-        return found
-
-    def _card_vectors(self, encoder: Encoder, index: int) -> Matrix:
-        """Card `index`'s texts embedded (once per Selector)."""
-        found = self._vectors.get(index)
-        if found is None:
-            found = self._vectors[index] = encoder.encode(self.cards[index].texts)
-        return found
+        requested = nearness.embedded.requested
+        nearest = max(nearness.of(index) for index in requested)
+        # Prose it hands over is no request of its own ("commit with the message 'book a
+        # table for two'"): what the task asks, without it, is what is weighed.
+        vector = nearness.gist_vector if quotes_prose(nearness.task) else nearness.task_vector
+        return unserved(nearness.embedded.encoder, vector, nearest, self.unserved)
 
     def _task_words(self, task: str) -> set[str]:
         """The task's terms that say what it wants (values and numbers left out)."""

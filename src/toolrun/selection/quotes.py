@@ -19,6 +19,8 @@ QUOTED = re.compile(
     r"|“([^”“]++)”|\u2018([^\u2019\u2018]++)\u2019|`([^`]+)`"
     r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]++)$"
 )
+_CODE = 5  # QUOTED's group of a quote in backticks (code)
+PROSE_WORDS = 3  # the words of a quote that hands over prose (`quotes_prose`)
 # An identifier or a name, no sentence: no space, or every word capitalised.
 _UNWORDED = re.compile(r"\S+|[A-Z0-9][^\s.]*(?: [A-Z0-9][^\s.]*)*")
 _QUOTED_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # "87", "14.9": a number in quotes
@@ -64,6 +66,17 @@ def _held(match: re.Match[str], text: str) -> tuple[int, int]:
 def quoted_strings(text: str) -> list[str]:
     """The strings `text` quotes ("'a,b'", "\"x\""; an apostrophe is no quote)."""
     return [text[slice(*_held(match, text))] for match in QUOTED.finditer(text)]
+
+
+def quotes_prose(task: str) -> bool:
+    """Whether `task` quotes prose: PROSE_WORDS words or more in quote marks, not code
+    in backticks — a message, a file's line, a prompt it hands over ("commit with the
+    message 'book a table for two'"), not what it asks about ("what does `git rebase -i`
+    do?", "what does 'idempotent' mean?")."""
+    return any(
+        match[_CODE] is None and len(quote(match, task).split()) >= PROSE_WORDS
+        for match in QUOTED.finditer(task)
+    )
 
 
 def unwrapped(task: str) -> str:

@@ -34,9 +34,15 @@ def unserved_requests() -> tuple[str, ...]:
     return tuple(_shipped()["unserved"])
 
 
+@functools.cache
+def shipped_sources() -> tuple[str, ...]:
+    """The task files the shipped requests come from, by name (in bench/data)."""
+    return tuple(_shipped()["from"])
+
+
 def reread() -> None:
     """Read requests.json anew when next asked (it has just been written)."""
-    for cached in (_shipped, shipped_requests, unserved_requests):
+    for cached in (_shipped, shipped_requests, unserved_requests, shipped_sources):
         cached.cache_clear()
 
 

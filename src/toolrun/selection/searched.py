@@ -12,9 +12,13 @@ from toolrun.selection.text import STOP_WORDS, words
 # A parameter's own words for a search's words: "query", "keywords", "search_query".
 SEARCH_WORDS = frozenset({"query", "keyword", "keywords", "search"})
 # A task that looks for something ("find …", "where do we …", "look up …", "track
-# down …").
+# down …", "which part of the code deals with …", "is there anything in the docs about
+# …", "the code responsible for …").
 _LOOKING = re.compile(
-    r"\b(?:find|finding|search|searching|look|looking|locate|where|track\s+down|hunt)\b", re.I
+    r"\b(?:find|finding|search|searching|look|looking|locate|where|track\s+down|hunt"
+    r"|(?:which|what)\s+(?:part|parts|file|files|module|modules|function|functions|class"
+    r"|classes|code)|is\s+there\s+(?:any|anything|something)|responsible\s+for)\b",
+    re.I,
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'\u2019-]*")
 # Words that say where to look or that a task looks, not what for.
@@ -26,7 +30,8 @@ _NOT_SOUGHT = STOP_WORDS | words(
     happens happen we our i you can could would thing things stuff something anything
     everything somewhere anywhere everywhere across throughout inside through whole entire
     every each no idea called named is are was do does did im i'm we're it's where's
-    what's hey hi hello help thanks thank have know don't pls"""
+    what's hey hi hello help thanks thank have know don't pls which what responsible module
+    modules function functions class classes there about"""
 )
 MOST_WORDS = 8
 

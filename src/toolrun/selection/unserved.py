@@ -3,7 +3,9 @@ files' `"tool": null` ones, kept in requests.json): a haiku, a Slack message, a 
 arithmetic, what `git rebase` means. A task as near in meaning to one of them as to any
 built-in tool (within MARGIN; a tool's nearness counts its requests' gists too, so "commit
 with the message 'write a haiku about autumn'" stays a commit) asks for no built-in
-tool, whatever words it shares with them. It says nothing of other tools — a plugin's
+tool, whatever words it shares with them. Prose a task hands over is no request of its
+own: "write 'what is the capital of Australia?' to quiz.txt" is weighed by its gist
+(`facts.gist`, without the quote). It says nothing of other tools — a plugin's
 weather tool may still answer "what's the weather in Paris" — so it only ever turns a
 built-in tool down."""
 
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
 
     from toolrun.selection.minilm import Encoder, Matrix
 
+# What "no suitable tool" says of a task turned down so (`Unserved.reason`).
+UNSERVED = "no suitable tool: the task is like a request no built-in tool serves"
 # How much less like such a request than like a built-in tool a task may be and still
 # ask for none (cosines; measured with each registry task file left out in turn,
 # docs/selection.md, "Requests no built-in tool serves").
@@ -37,8 +41,7 @@ class Unserved:
 
     def reason(self) -> str:
         return (
-            f"no suitable tool: the task is like a request no built-in tool serves "
-            f"({self.request!r}, similarity {self.similarity:.2f}; the nearest built-in "
+            f"{UNSERVED} ({self.request!r}, similarity {self.similarity:.2f}; the nearest built-in "
             f"tool {self.tools_similarity:.2f})"
         )
 

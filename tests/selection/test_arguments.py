@@ -1157,6 +1157,12 @@ def test_an_action_option_named_by_another_verb_of_that_action() -> None:
     # What a to-do says is no action on it; the first verb asked for names one.
     assert fill(todo, "Remind me to finish the report").arguments == {}
     assert fill(todo, "Can you create a todo to finish the report?").arguments == {"type": "add"}
+    # open and close are start and stop (a session, a program)
+    terminal = card({"operation": {"enum": ["open", "send", "read", "close"]}}, ["operation"])
+    assert fill(terminal, "Start a Python REPL").arguments["operation"] == "open"
+    assert fill(terminal, "launch htop").arguments["operation"] == "open"
+    assert fill(terminal, "quit the psql session").arguments["operation"] == "close"
+    assert fill(jobs, "open the job").arguments == {"action": "start"}
 
 
 def test_a_street_address_whole_to_an_address_parameter_not_to_a_city() -> None:
@@ -2399,6 +2405,13 @@ def test_what_to_change_into_what_is_a_form_an_editor_takes() -> None:
         ("Where's the login handler?", "login handler"),
         ("hey, help me find the session expiry code, thanks", "session expiry"),
         ("find b c d e f g h j k l", "b c d e f g h j"),  # eight words at most
+        # which part, is there anything, responsible for: looking too
+        (
+            "Which part of the code deals with refreshing expired tokens?",
+            "refreshing expired tokens",
+        ),
+        ("is there anything in the docs about webhook signatures?", "webhook signatures"),
+        ("the code responsible for rendering markdown", "rendering markdown"),
     ],
 )
 def test_a_search_takes_the_words_the_task_looks_for(task: str, query: str) -> None:

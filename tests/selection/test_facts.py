@@ -849,6 +849,12 @@ def test_a_list_ends_at_a_sentences_period_not_at_one_before_a_number() -> None:
         ("yarn add react@^18.2.0", ["yarn add react@^18.2.0"]),
         ("pip install numpy>=1.24", ["pip install numpy>=1.24"]),
         ("pip install requests", []),  # a package's name alone may be prose's word
+        # the program a session is started of
+        ("Start a Python REPL and play with dateutil", ["python"]),
+        ("open a psql session against the local db", ["psql"]),
+        ("In a node REPL, type 1 + 1", ["node"]),
+        ("open a new shell", []),
+        ("open the terminal session", []),
         ("pytest -x tests/unit and tell me what fails", ["pytest -x tests/unit"]),
         ("please ls -la src", ["ls -la src"]),
         ("docker compose up -d", ["docker compose up -d"]),

@@ -96,4 +96,4 @@ def selector_without(left_out: Path, encoder: Encoder | None) -> Selector:
         )
         for tool in ToolRegistry.with_builtins().list()
     ]
-    return Selector(cards, encoder, unserved=unserved)
+    return Selector(cards, encoder, unserved_requests=unserved)

@@ -23,7 +23,9 @@
         tools it was not fitted on, tells a fit from a near miss: each set's AUC
         against the sets where no tool fits, its top-1 at the bar that refuses 0.85 of
         those, and their share refused at the bar that gets 0.90 of it right (the
-        issue's goals). --write stores the judges fitted on all sets in
+        issue's goals); last, the registry's request files each left out of the
+        requests (top-1 and "no suitable tool" per file, then all; no judge is fitted
+        on them: bench/registry_tasks.py). --write stores the judges fitted on all sets in
         src/toolrun/selection/judge.json (or FILE) (bench/selection_judge.py).
 
 With the embedding model installed (the `semantic` extra), selection goes by meaning as

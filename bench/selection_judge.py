@@ -28,6 +28,7 @@ from bench.registry_tasks import (
 from toolrun.selection.arguments import fill
 from toolrun.selection.calibration import Example, fit_judge, fit_network
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.chat import CHAT_ONLY
 from toolrun.selection.judge import BY_MEANING, BY_WORDS, Judge
 from toolrun.selection.pipeline import FIT_DEPTH, Selector
 from toolrun.selection.unserved import UNSERVED
@@ -148,7 +149,7 @@ def first(selector: Selector, task: str, answer: dict[str, Any]) -> tuple[list[S
             arguments = selector.completed(card, task, fill(card, task)).arguments
             matches = arguments_match(arguments, accepted)
         found.append(Seen(candidate.signals, candidate.evidence, candidate.name in answer, matches))
-    return found, selection.reason.startswith(UNSERVED)
+    return found, selection.reason.startswith((UNSERVED, CHAT_ONLY))
 
 
 def examples(judged: list[Judged], groups: set[str], by_meaning: bool) -> list[Example]:

@@ -28,3 +28,14 @@ def run_bench(script: str, *args: str, timeout: float) -> subprocess.CompletedPr
 def builtin_cards() -> list[ToolCard]:
     """The cards of toolrun's built-in tools, as selection over the registry makes them."""
     return [ToolCard.of(tool.descriptor) for tool in ToolRegistry.with_builtins().list()]
+
+
+def weather_tool() -> ToolCard:
+    """A plugin's tool no built-in one does: a city's weather forecast."""
+    return ToolCard.parse(
+        {
+            "name": "weather_forecast",
+            "description": "The weather forecast for a city: temperature, rain and wind by day",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        }
+    )

@@ -2422,6 +2422,18 @@ def test_a_search_takes_the_words_the_task_looks_for(task: str, query: str) -> N
     assert fill(keywords, task).arguments == {"keywords": query}
 
 
+def test_a_name_after_to_or_for_before_its_parameter_s_noun() -> None:
+    delegate = card({"agent": {"type": "string"}, "prompt": {"type": "string"}}, ["agent"])
+    switch = card({"branch": {"type": "string"}}, ["branch"])
+
+    assert (
+        fill(delegate, "hand off to log-triage agent: summarise the logs").arguments["agent"]
+        == "log-triage"
+    )
+    assert fill(switch, "switch to feature-x branch").arguments == {"branch": "feature-x"}
+    assert fill(switch, "move to staging branch").missing == ["branch"]  # a word: no name
+
+
 def test_a_task_that_looks_for_nothing_gives_a_search_no_words() -> None:
     search = card({"query": {"type": "string"}}, ["query"])
     other = card({"title": {"type": "string"}}, ["title"])

@@ -32,6 +32,9 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
     assert facts.identifiers == ["parse_args"]
     assert facts.range == (3, 9)
     assert facts.lists == [[1, 2], [3, 4]]
+    # in backticks too
+    coded = Facts.of("in README.md replace `npm i acme` with `npm install -g @acme/cli`")
+    assert coded.pair == ("npm i acme", "npm install -g @acme/cli")
 
 
 @pytest.mark.parametrize(
@@ -855,6 +858,14 @@ def test_a_list_ends_at_a_sentences_period_not_at_one_before_a_number() -> None:
         ("In a node REPL, type 1 + 1", ["node"]),
         ("open a new shell", []),
         ("open the terminal session", []),
+        # any program with an option: in backticks after a word of running it, or after
+        # run / execute where its name is no word's
+        ("Build the site with `mkdocs build --strict`", ["mkdocs build --strict"]),
+        ("Run pip-audit -r requirements.txt and report", ["pip-audit -r requirements.txt"]),
+        ("run the tests -k login", []),
+        ("with `the -best`", []),
+        # what a task replaces something with is no command
+        ("in README.md replace `npm i acme` with `npm install -g @acme/cli`", []),
         ("pytest -x tests/unit and tell me what fails", ["pytest -x tests/unit"]),
         ("please ls -la src", ["ls -la src"]),
         ("docker compose up -d", ["docker compose up -d"]),

@@ -160,5 +160,5 @@ def test_a_selector_without_a_request_file_has_none_of_its_requests() -> None:
 
     assert tasks & requested(shipped)  # a request file's tasks are shipped requests
     assert not tasks & requested(kept)
-    assert not tasks & set(kept.unserved or ())
+    assert not tasks & set(kept.unserved_requests or ())
     assert requested(kept) < requested(shipped)

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from tests.selection.support import builtin_cards
+from tests.selection.support import builtin_cards, weather_tool
 
 from toolrun.selection import pipeline
 from toolrun.selection import unserved as unserved_module
-from toolrun.selection.cards import ToolCard
 from toolrun.selection.pipeline import Selector
 from toolrun.selection.quotes import quotes_prose
 from toolrun.selection.requests import shipped_requests, unserved_requests
@@ -52,6 +51,7 @@ def selector(encoder: Encoder) -> Selector:
 def test_a_task_like_a_request_no_built_in_tool_serves_chooses_none(
     selector: Selector, task: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(pipeline, "asks_in_chat", lambda task: None)  # that rule aside
     turned_down = selector.select(task)
     monkeypatch.setattr(unserved_module, "unserved_requests", lambda: ())
     without = selector.select(task)
@@ -112,13 +112,7 @@ def test_a_whitelisted_tool_is_not_turned_down(selector: Selector) -> None:
 
 
 def test_another_registry_s_tool_is_never_turned_down(encoder: Encoder) -> None:
-    weather = ToolCard.parse(
-        {
-            "name": "weather_forecast",
-            "description": "The weather forecast for a city: temperature, rain and wind by day",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        }
-    )
+    weather = weather_tool()
     task = "What's the weather going to be like in Lisbon tomorrow?"
     assert task in unserved_requests()  # no built-in tool serves it …
 

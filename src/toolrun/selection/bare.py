@@ -86,9 +86,16 @@ def _after_noun(task: str, nouns: frozenset[str]) -> str | None:
 
 
 def _before_noun(task: str, nouns: frozenset[str]) -> str | None:
-    for match in re.finditer(rf"\b{_DETERMINERS}\s+(?=({_VALUE})\s+([A-Za-z]+)\b)", task, re.I):
-        if match[2].lower() in nouns and _a_value(match[1]):
-            return match[1]
+    """The word between a determiner and one of `nouns` ("the staging branch"), or
+    between "to" or "for" and one where it is written as a name ("hand off to the
+    log-triage agent", "to log-triage agent"; not "to staging branch")."""
+    for match in re.finditer(
+        rf"\b({_DETERMINERS}|to|for)\s+(?=({_VALUE})\s+([A-Za-z]+)\b)", task, re.I
+    ):
+        determined = match[1].lower() not in ("to", "for")
+        named = determined or _MARKED.search(match[2]) is not None
+        if match[3].lower() in nouns and named and _a_value(match[2]):
+            return match[2]
     return None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from toolrun.selection.phrases import NOT_AN_END
-from toolrun.selection.quotes import QUOTED, quote
+from toolrun.selection.quotes import CODE, QUOTED, quote
 from toolrun.selection.text import STOP_WORDS, words
 
 # … and a command's, not a directory either: "." after a space ("ls ."), ".." after one
@@ -57,6 +57,12 @@ _RUN_BEFORE = re.compile(
     re.I,
 )
 _BEFORE_QUOTE = 40
+# What a quote after "with" replaces: "replace `a` with `b`", "swap 'x' with 'y'".
+_REPLACED_WITH = re.compile(r"\b(?:replace|substitute|swap)\b.*\bwith[ \t]+\Z", re.I | re.S)
+# A name no word has: "pip-audit", "python3.11", "./bin/tool".
+_PROGRAM_NAME = re.compile(r"[-./\d]")
+# A program's name ("pip-audit", "mkdocs", "./bin/tool") and an option after it.
+_OPTIONED_PROGRAM = re.compile(r"(?:\./)?[a-z][\w.+/-]*(?:[ \t]+[a-z][\w-]*)*[ \t]+-{1,2}\w")
 # A program a task starts a session of ("start a Python REPL", "open a psql session",
 # "in a node REPL"): the word before REPL, session, shell, console or prompt, after a
 # word of starting one or "in a" — the program's name, in lowercase.
@@ -178,13 +184,19 @@ def given_commands(text: str, original: str) -> list[str]:
 def _quoted_commands(task: str) -> list[tuple[int, str]]:
     """The quoted commands of `task` after a word of running them ("run `pytest -x`"),
     by where each starts: what a quote holds that is a program's line (strictly after
-    "with": "with 'ls -la'", not "with 'grep the logs'")."""
+    "with": "with 'ls -la'", not "with 'grep the logs'"), or in backticks a program's
+    name with an option ("with `mkdocs build --strict`"); never what a task replaces
+    something with ("replace `a` with `npm install -g b`")."""
     found: list[tuple[int, str]] = []
     for match in QUOTED.finditer(task):
-        marker = _RUN_BEFORE.search(task, max(0, match.start() - _BEFORE_QUOTE), match.start())
+        before = task[max(0, match.start() - _BEFORE_QUOTE) : match.start()]
+        marker = _RUN_BEFORE.search(before)
         held = quote(match, task).strip()
         strict = marker is not None and marker["marker"].lower() == "with"
-        if marker is not None and held and _a_command_line(held, strict=strict):
+        if strict and _REPLACED_WITH.search(before):
+            continue
+        coded = match[CODE] is not None and _optioned_program(held)
+        if marker is not None and held and (_a_command_line(held, strict=strict) or coded):
             found.append((match.start(), held))
             if len(found) == _MOST_COMMANDS:
                 break
@@ -199,6 +211,13 @@ def _session_programs(text: str) -> list[tuple[int, str]]:
         if program not in _NOT_PROGRAMS | _WHICH | _NOT_SESSION_PROGRAMS:
             found.append((match.start("program"), program))
     return found
+
+
+def _optioned_program(command: str) -> bool:
+    """Whether `command` is a program's name, perhaps subcommands, then an option
+    ("mkdocs build --strict", "pip-audit -r requirements.txt"), whichever program."""
+    found = _OPTIONED_PROGRAM.match(command)
+    return found is not None and command.split(maxsplit=1)[0].lower() not in _NOT_PROGRAMS
 
 
 def _leading_command(text: str, original: str) -> list[tuple[int, str]]:
@@ -242,8 +261,14 @@ def _a_program(match: re.Match[str]) -> bool:
     only ("with npm run dev"; not "errors with npm install failing"), or (but after
     "with": "deal with ssh keys") with words; a word-like one with an option or a path,
     subcommands where it takes them ("with cargo build"), or, for one that runs another,
-    that program ("with time make")."""
-    return _a_command_line(match["command"], strict=match["marker"].lower() == "with")
+    that program ("with time make"); after "run" or "execute", any program whose name no
+    word has (a hyphen, a dot, a slash or a digit in it) with an option ("run pip-audit -r
+    requirements.txt"; not "run the tests -k login")."""
+    marker = match["marker"].lower()
+    named = _PROGRAM_NAME.search(match["program"]) is not None
+    if marker in ("run", "execute") and named and _optioned_program(match["command"]):
+        return True
+    return _a_command_line(match["command"], strict=marker == "with")
 
 
 def _a_command_line(command: str, *, strict: bool) -> bool:

@@ -89,8 +89,8 @@ _LARGEST_OCTET = 255
 _NESTED = re.compile(r"\[\s*(?:\[[^\[\]]*\]\s*,?\s*)+\]")  # [[10, 20], [30, 40]]
 _DICT = re.compile(r"\{[^{}]*\}")
 _REPLACE = re.compile(
-    r"\b(?P<verb>replace|substitute)\s+(?P<old>\"[^\"]+\"|'[^']+'|[^\s\"']+)\s+"
-    r"(?:with|by)\s+(?P<new>\"[^\"]+\"|'[^']+'|[^\s\"',;]+)",
+    r"\b(?P<verb>replace|substitute)\s+(?P<old>\"[^\"]+\"|'[^']+'|`[^`]+`|[^\s\"'`]+)\s+"
+    r"(?:with|by)\s+(?P<new>\"[^\"]+\"|'[^']+'|`[^`]+`|[^\s\"'`,;]+)",
     re.I,
 )
 # What a task changes into what without the word "replace" ("change the port from 8000
@@ -617,7 +617,7 @@ def _changes(verb: str, old: str, before: str) -> bool:
 
 
 def _unquoted(text: str) -> str:
-    return text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" else text
+    return text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"`" else text
 
 
 def _evaluated(text: str) -> Any:

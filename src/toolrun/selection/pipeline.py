@@ -10,8 +10,9 @@
    in meaning, with a model), history (success, rating, latency), cost or permission level, whether
    the required parameters can be filled (`evaluation`) and the lists applied; each
    candidate's confidence that it fits judged (`judge`), "no suitable tool" when the
-   best is not confident enough, or when it is a built-in tool and the task is like a
-   request no built-in tool serves (`unserved`);
+   best is not confident enough, or when it is a built-in tool and the task asks for an
+   answer in the chat (`chat`) or is like a request no built-in tool serves
+   (`unserved`);
 5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated;
    with an embedding model, a required text parameter the rules leave open takes the
    task's phrase most like it in meaning (`guesses`).
@@ -34,6 +35,7 @@ from toolrun.errors import ToolExecutionError
 from toolrun.selection.arguments import Filled, checked, fill
 from toolrun.selection.asked import WRITTEN, takes_written
 from toolrun.selection.cards import ToolCard
+from toolrun.selection.chat import CHAT_ONLY, asks_in_chat
 from toolrun.selection.evaluation import (
     history_reasons,
     weigh_cost,
@@ -173,14 +175,14 @@ class Selector:
         cards: Sequence[ToolCard],
         encoder: Encoder | None = None,
         judges: Mapping[str, Judge] | None = None,
-        unserved: Sequence[str] | None = None,
+        unserved_requests: Sequence[str] | None = None,
     ) -> None:
         """`judges`: step 4's, by how a candidate was weighed ("words", "meaning");
-        default: the fitted ones toolrun ships (`judge.shipped`). `unserved`: the requests
-        no built-in tool serves; default: the shipped ones (`requests`)."""
+        default: the fitted ones toolrun ships (`judge.shipped`). `unserved_requests`: the
+        requests no built-in tool serves; default: the shipped ones (`requests`)."""
         self.cards = list(cards)
         self.judges = shipped() if judges is None else judges
-        self.unserved = unserved
+        self.unserved_requests = unserved_requests
         self.index = LexicalIndex(self.cards)
         self.by_name = {card.name: card for card in self.cards}
         # An identifier in a task that names a parameter ("dataset_A") is no value.
@@ -241,15 +243,11 @@ class Selector:
             )
         self._judge(top, asked, tried, bar)
         chosen, reason = self.evaluate(top)
-        if (
-            chosen is not None
-            and nearness is not None
-            and (turned_down := self._unserved(top, chosen, nearness))
-        ):
+        if chosen is not None and (turned_down := self._turned_down(top, chosen, task, nearness)):
             others = [c for c in top if not self.by_name[c.name].requests]  # not built in
             chosen, reason = self.evaluate(others) if others else (None, "")
             if chosen is None:
-                reason = turned_down.reason()
+                reason = turned_down
         filled: Filled | None = None
         arguments_by = None
         if chosen is not None:
@@ -427,25 +425,36 @@ class Selector:
         shortlist.sort(key=lambda c: -order(c))
         return _whitelisted_first(shortlist, asked.whitelist)
 
-    def _unserved(self, top: list[Candidate], chosen: str, nearness: Nearness) -> Unserved | None:
-        """Why the task asks for none of the built-in tools (`unserved`), where `chosen`
-        is one (it has requests), weighed by meaning, neither whitelisted nor handed a
-        value in a form only its kind takes (a URL, a command, what to change into
-        what): the operator's list and the task's own values outweigh a likeness."""
+    def _turned_down(
+        self, top: list[Candidate], chosen: str, task: str, nearness: Nearness | None
+    ) -> str | None:
+        """Why the task asks for none of the built-in tools, where `chosen` is one (it has
+        requests), neither whitelisted nor handed a value in a form only its kind takes
+        (a URL, a command, what to change into what: the operator's list and the task's
+        own values outweigh what it says): it asks for an answer in the chat (`chat`),
+        or, weighed by meaning, it is like a request none of them serves (`unserved`)."""
         best = next(c for c in top if c.name == chosen)
         if (
-            best.similarity is None
-            or not self.by_name[chosen].requests
+            not self.by_name[chosen].requests
             or "whitelisted" in best.why
             or best.signals.get("formed")
         ):
             return None
-        requested = nearness.embedded.requested
-        nearest = max(nearness.of(index) for index in requested)
+        if (said := asks_in_chat(task)) is not None:
+            return f"{CHAT_ONLY} ({said!r})"
+        if nearness is None or best.similarity is None:
+            return None
+        found = self._unserved(nearness)
+        return None if found is None else found.reason()
+
+    def _unserved(self, nearness: Nearness) -> Unserved | None:
+        """The request no built-in tool serves that the task is as near as to any built-in
+        tool (`unserved`)."""
+        nearest = max(nearness.of(index) for index in nearness.embedded.requested)
         # Prose it hands over is no request of its own ("commit with the message 'book a
         # table for two'"): what the task asks, without it, is what is weighed.
         vector = nearness.gist_vector if quotes_prose(nearness.task) else nearness.task_vector
-        return unserved(nearness.embedded.encoder, vector, nearest, self.unserved)
+        return unserved(nearness.embedded.encoder, vector, nearest, self.unserved_requests)
 
     def _task_words(self, task: str) -> set[str]:
         """The task's terms that say what it wants (values and numbers left out)."""

@@ -19,7 +19,7 @@ QUOTED = re.compile(
     r"|“([^”“]++)”|\u2018([^\u2019\u2018]++)\u2019|`([^`]+)`"
     r"|(?<![^\s:(])[\"“](?=\S)([^\"“”]++)$"
 )
-_CODE = 5  # QUOTED's group of a quote in backticks (code)
+CODE = 5  # QUOTED's group of a quote in backticks (code)
 PROSE_WORDS = 3  # the words of a quote that hands over prose (`quotes_prose`)
 # An identifier or a name, no sentence: no space, or every word capitalised.
 _UNWORDED = re.compile(r"\S+|[A-Z0-9][^\s.]*(?: [A-Z0-9][^\s.]*)*")
@@ -74,7 +74,7 @@ def quotes_prose(task: str) -> bool:
     message 'book a table for two'"), not what it asks about ("what does `git rebase -i`
     do?", "what does 'idempotent' mean?")."""
     return any(
-        match[_CODE] is None and len(quote(match, task).split()) >= PROSE_WORDS
+        match[CODE] is None and len(quote(match, task).split()) >= PROSE_WORDS
         for match in QUOTED.finditer(task)
     )
 

@@ -1,0 +1,95 @@
+"""Tasks that ask for an answer in the chat (`toolrun.selection.chat`): they turn the
+built-in tools down, never another registry's tool, a whitelisted one or a task that
+names its workspace's files."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from tests.selection.support import builtin_cards, weather_tool
+
+from toolrun.selection import pipeline
+from toolrun.selection.chat import CHAT_ONLY, asks_in_chat
+from toolrun.selection.pipeline import Selector
+
+if TYPE_CHECKING:
+    from toolrun.selection.minilm import Encoder
+
+
+@pytest.fixture(scope="module")
+def selector(encoder: Encoder) -> Selector:
+    return Selector(builtin_cards(), encoder=encoder)
+
+
+@pytest.mark.parametrize(
+    ("task", "said"),
+    [
+        ("give me a Dockerfile for a small Flask app, in the chat please", "in the chat"),
+        ("write a regex for UK postcodes and paste it inline", "paste it inline"),
+        ("suggest a docstring, I'll paste it in myself", "I'll paste it in myself"),
+        ("Without touching the repo: what does `git cherry-pick` do?", "Without touching the repo"),
+        ("what would you name the branch for the login fix? your opinion", "your opinion"),
+        ("what's a monad, conceptually", "conceptually"),
+        # a question of knowledge first, naming no path, file or URL
+        ("explain the difference between a git tag and a git branch", "explain"),
+        ("how do I squash my last three commits?", "how do I"),
+        ("is SQLite good enough for a small web app?", "is SQLite good"),
+        ("diff btw SIGTERM and SIGKILL", "diff btw"),
+    ],
+)
+def test_a_task_that_wants_its_answer_in_the_chat_says_so(task: str, said: str) -> None:
+    assert asks_in_chat(task) == said
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "stage src/parser.py but don't commit yet",  # which git step not to take
+        "never mind, don't push yet",
+        "explain what src/toolrun/cli/main.py does",  # names a file: look at it
+        "diff between `main` and `release/2.3`, only for src/api/",
+        "how do I get https://example.com/status? fetch it",
+        "why does the build fail on CI?",  # asks to look
+        "write the explanation to docs/explain.md",  # "explain" not first
+    ],
+)
+def test_a_task_for_the_workspace_does_not(task: str) -> None:
+    assert asks_in_chat(task) is None
+
+
+@pytest.mark.parametrize(
+    ("task", "tool"),
+    [
+        ("give me a Dockerfile for a small Flask app, in the chat please", "read"),
+        ("how do I squash my last three commits?", "git_log"),
+        ("what would you name the branch for the login fix? your opinion", "git_branch_create"),
+    ],
+)
+def test_it_turns_the_built_in_tools_down(
+    selector: Selector, task: str, tool: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turned_down = selector.select(task)
+    monkeypatch.setattr(pipeline, "asks_in_chat", lambda task: None)
+    monkeypatch.setattr(pipeline, "unserved", lambda *args: None)
+    without = selector.select(task)
+
+    assert turned_down.chosen is None
+    assert turned_down.reason.startswith(CHAT_ONLY)
+    assert without.chosen == tool  # the judge alone would choose it
+
+
+def test_a_whitelisted_tool_is_kept(selector: Selector) -> None:
+    task = "how do I squash my last three commits?"
+
+    assert selector.select(task, whitelist=["git_log"]).chosen == "git_log"
+
+
+def test_another_registry_s_tool_is_kept(encoder: Encoder) -> None:
+    weather = weather_tool()
+    task = "the weather in Lisbon tomorrow, just tell me"
+    assert asks_in_chat(task) == "just tell me"
+
+    chosen = Selector([*builtin_cards(), weather], encoder=encoder).select(task)
+
+    assert chosen.chosen == "weather_forecast"

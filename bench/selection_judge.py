@@ -75,7 +75,7 @@ class Judged:
     offered: frozenset[str]  # the names of the tools it was offered
     fold_key: str  # what decides its fold (a made negative's is its question's)
     source: str = ""  # the registry task file it comes from
-    turned_down: bool = False  # its choice turned down: like a request none serves
+    turned_down: bool = False  # its choice turned down (`Selector._turned_down`)
 
     @property
     def fold(self) -> int:
@@ -136,9 +136,10 @@ def registry_judged(group: str, tasks: Path, registry: Selector) -> list[Judged]
 
 def first(selector: Selector, task: str, answer: dict[str, Any]) -> tuple[list[Seen], bool]:
     """The first candidates for `task`, and whether a choice of them is turned down as
-    like a request no built-in tool serves (whatever the judge: the first is chosen at
-    the lowest bar, and checked); `answer`: the right tool's name, with its accepted
-    arguments (or None)."""
+    asking for an answer in the chat or like a request no built-in tool serves (whatever
+    the judge: the first is chosen at the lowest bar, and checked — so a later candidate
+    exempt from it, a formed one, counts as turned down too); `answer`: the right tool's
+    name, with its accepted arguments (or None)."""
     found = []
     selection = selector.select(task, min_confidence=LOWEST_BAR)
     for candidate in selection.candidates[:FIT_DEPTH]:
@@ -189,7 +190,7 @@ class Decided:
     group: str
     fits: bool  # a tool in its list fits
     candidates: tuple[tuple[float, Seen], ...]
-    turned_down: bool = False  # as like a request no built-in tool serves
+    turned_down: bool = False  # as asking for the chat, or like a request none serves
 
     def chosen(self, shift: float = 0.0) -> Seen | None:
         """The first candidate that clears its bar moved by `shift`, if any (none where

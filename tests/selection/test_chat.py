@@ -29,13 +29,15 @@ def selector(encoder: Encoder) -> Selector:
         ("write a regex for UK postcodes and paste it inline", "paste it inline"),
         ("suggest a docstring, I'll paste it in myself", "I'll paste it in myself"),
         ("Without touching the repo: what does `git cherry-pick` do?", "Without touching the repo"),
-        ("what would you name the branch for the login fix? your opinion", "your opinion"),
+        ("tabs or spaces, which is better? your opinion", "your opinion"),
         ("what's a monad, conceptually", "conceptually"),
         # a question of knowledge first, naming no path, file or URL
         ("explain the difference between a git tag and a git branch", "explain"),
         ("how do I squash my last three commits?", "how do I"),
         ("is SQLite good enough for a small web app?", "is SQLite good"),
         ("diff btw SIGTERM and SIGKILL", "diff btw"),
+        ("what\u2019s the difference between > and >>?", "what's the difference"),
+        ("what does `git rebase -i HEAD~3` do? just explain", "just explain"),  # code
     ],
 )
 def test_a_task_that_wants_its_answer_in_the_chat_says_so(task: str, said: str) -> None:
@@ -52,6 +54,23 @@ def test_a_task_that_wants_its_answer_in_the_chat_says_so(task: str, said: str) 
         "how do I get https://example.com/status? fetch it",
         "why does the build fail on CI?",  # asks to look
         "write the explanation to docs/explain.md",  # "explain" not first
+        # what it quotes is no part of it
+        "commit with the message 'docs: add conceptual overview'",
+        "write 'just tell me the truth' to quote.txt",
+        # a phrase that names something else, or a task that names its workspace
+        "fix the bug in the chat widget",
+        "create docs/conceptual-overview.md with an intro",
+        "open package.json and just tell me the version",
+        "review src/auth.py and give me your opinion",
+        "read the config and tell me the port, don't change anything",
+        "hash the passwords so we never store them in plain text",
+        "diff between main and develop",
+        "diff between HEAD~3 and HEAD",
+        "what's the difference between `main` and `develop`",
+        "what's the difference between my branch and main",
+        "explain how auth works in this codebase",
+        "is the build good to go?",
+        "should I commit these changes?",
     ],
 )
 def test_a_task_for_the_workspace_does_not(task: str) -> None:
@@ -63,7 +82,7 @@ def test_a_task_for_the_workspace_does_not(task: str) -> None:
     [
         ("give me a Dockerfile for a small Flask app, in the chat please", "read"),
         ("how do I squash my last three commits?", "git_log"),
-        ("what would you name the branch for the login fix? your opinion", "git_branch_create"),
+        ("what would you name a branch for a login fix? your opinion", "git_branch_create"),
     ],
 )
 def test_it_turns_the_built_in_tools_down(
@@ -88,8 +107,8 @@ def test_a_whitelisted_tool_is_kept(selector: Selector) -> None:
 def test_another_registry_s_tool_is_kept(encoder: Encoder) -> None:
     weather = weather_tool()
     task = "the weather in Lisbon tomorrow, just tell me"
-    assert asks_in_chat(task) == "just tell me"
+    assert asks_in_chat(task) == "just tell me"  # a built-in tool chosen would be turned down
 
     chosen = Selector([*builtin_cards(), weather], encoder=encoder).select(task)
 
-    assert chosen.chosen == "weather_forecast"
+    assert chosen.chosen == "weather_forecast"  # the plugin's is not

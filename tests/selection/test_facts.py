@@ -858,14 +858,23 @@ def test_a_list_ends_at_a_sentences_period_not_at_one_before_a_number() -> None:
         ("In a node REPL, type 1 + 1", ["node"]),
         ("open a new shell", []),
         ("open the terminal session", []),
+        ("Rotate the leaked key in the AWS console.", []),  # no REPL, session or shell
+        ("start a chat session with support", []),
+        ("in the current shell, what is PATH?", []),
         # any program with an option: in backticks after a word of running it, or after
         # run / execute where its name is no word's
         ("Build the site with `mkdocs build --strict`", ["mkdocs build --strict"]),
         ("Run pip-audit -r requirements.txt and report", ["pip-audit -r requirements.txt"]),
         ("run the tests -k login", []),
+        ("run the e2e tests -k login", []),  # a digit inside a word: still a word
+        ("run python3 -m venv .venv", ["python3 -m venv .venv"]),
         ("with `the -best`", []),
         # what a task replaces something with is no command
         ("in README.md replace `npm i acme` with `npm install -g @acme/cli`", []),
+        ("replace the old install line in the README with `npm install -g @acme/cli`", []),
+        # … in its own clause only
+        ("swap the two lines, then run with `make test --verbose`", ["make test --verbose"]),
+        ("replace it. then test it with `pytest -x`", ["pytest -x"]),
         ("pytest -x tests/unit and tell me what fails", ["pytest -x tests/unit"]),
         ("please ls -la src", ["ls -la src"]),
         ("docker compose up -d", ["docker compose up -d"]),

@@ -1,43 +1,52 @@
-"""Tasks that ask for an answer in the chat: "paste it inline", "just explain", "in the
-chat, don't save it anywhere", "without looking at any files", "your general opinion";
-or that open with a question of knowledge or advice and name nothing of the workspace
-("explain the difference between CSRF and XSS", "is git the same thing as GitHub?",
-"how do I make a collapsible section in Markdown?": no path, file or URL).
-The built-in tools work on the workspace (its files, its repository, its shell, the
-web for it, a sub-agent in it); a task that says it wants none of that asks for none of
-them, whatever it names ("give me a Makefile … in the chat", "what does `git rebase
--i` do? just explain"). A plugin's tool may still answer it ("the weather in Lisbon,
-just tell me"), so it only ever turns a built-in tool down (`pipeline`)."""
+"""Tasks that ask for an answer in the chat: "paste it inline", "in the chat, don't save
+it anywhere", "I'll paste it in myself"; or, where the task names nothing of the
+workspace (no path, file or URL, no repository, branch, build or commit of its own),
+"just explain", "without looking at any files", "your general opinion", or a question
+of knowledge or advice first ("explain the difference between CSRF and XSS", "is git
+the same thing as GitHub?", "how do I make a collapsible section in Markdown?"). What
+a task quotes is no part of it ("commit with the message 'docs: add a conceptual
+overview'"). The built-in tools work on the workspace (its files, its repository, its
+shell, the web for it, a sub-agent in it); a task that says it wants none of that asks
+for none of them, whatever it names ("give me a Makefile … in the chat"). A plugin's
+tool may still answer it ("the weather in Lisbon, just tell me"), so it only ever turns
+a built-in tool down (`pipeline`), with the embedding model or without."""
 
 from __future__ import annotations
 
 import re
 
 from toolrun.selection.facts import Facts
+from toolrun.selection.quotes import QUOTED, quoted_strings
 
 # What "no suitable tool" says of such a task.
 CHAT_ONLY = "no suitable tool: the task asks for an answer in the chat, not a built-in tool's work"
 
 _OBJECT = r"(?:it|them|that|this)"
-_WORKSPACE = r"(?:the\s+(?:repo|repository|code|codebase|files?)|any\s+files?|anything)"
-# The phrases that say so. Not "don't commit yet" nor "don't push": those say which git
-# step not to take ("stage it, but don't commit yet" asks for git_add).
-_CHAT_ONLY = re.compile(
+_WORKSPACE_PART = r"(?:the\s+(?:repo|repository|code|codebase|files?)|any\s+files?|anything)"
+_CLAUSE_END = r"(?=\s*(?:[.,;:!?)]|please\b|$))"
+# Phrases that say so wherever they stand. Not "don't commit yet" nor "don't push":
+# those say which git step not to take ("stage it, but don't commit yet" is git_add's).
+_SAYS_SO = re.compile(
     r"\b(?:"
     rf"(?:just\s+)?paste\s+(?:{_OBJECT}\s+)?(?:here|inline|in\s+(?:the\s+)?(?:chat|reply|answer))"
     rf"|(?:i'?ll|i\s+will|let\s+me)\s+(?:paste|type|add|put|run|do)\s+{_OBJECT}\s+(?:in\s+)?myself"
-    r"|in\s+the\s+(?:chat|reply)"
-    r"|(?:don'?t|do\s+not|never)\s+(?:save|write|store)\s+(?:it|them|anything)"
-    r"|(?:don'?t|do\s+not)\s+(?:run|execute|change|modify|touch)\s+anything"
-    rf"|(?:don'?t|do\s+not|no\s+need\s+to)\s+(?:touch|open|look\s+at|check)\s+{_WORKSPACE}"
-    rf"|without\s+(?:looking\s+at|opening|touching|reading|running)\s+{_WORKSPACE}"
-    r"|just\s+(?:explain|tell\s+me|the\s+text|give\s+me\s+the\s+(?:text|message|command))"
-    r"|general\s+(?:advice|opinion|terms)|your\s+(?:general\s+)?opinion|conceptual(?:ly)?"
+    rf"|in\s+the\s+(?:chat|reply){_CLAUSE_END}"
+    r"|(?:don'?t|do\s+not|never)\s+save\s+(?:it|them|anything)"
     r")\b",
     re.IGNORECASE,
 )
-
-
+# Phrases that say so where the task names nothing of the workspace: "read the config
+# and just tell me the port" asks to read it. ("Don't change anything" says neither:
+# "show me git status, don't change anything".)
+_SAYS_SO_ALONE = re.compile(
+    r"(?<![\w/.-])(?:"
+    rf"(?:don'?t|do\s+not|no\s+need\s+to)\s+(?:touch|open|look\s+at|check)\s+{_WORKSPACE_PART}"
+    rf"|without\s+(?:looking\s+at|opening|touching|reading|running)\s+{_WORKSPACE_PART}"
+    r"|just\s+(?:explain|tell\s+me|the\s+text|give\s+me\s+the\s+(?:text|message|command))"
+    r"|general\s+(?:advice|opinion|terms)|your\s+(?:general\s+)?opinion|conceptual(?:ly)?"
+    r")(?![\w/.-])",
+    re.IGNORECASE,
+)
 # A question of knowledge or advice, as a task's first words (after "can you", "could
 # you", "please"): "explain …", "what's the difference between …", "diff btw …", "is X
 # the same as …", "how do I …", "should I …". Not "why …": "why does the build fail?"
@@ -49,17 +58,48 @@ _KNOWLEDGE = re.compile(
     r"|worth)|how\s+(?:do|should|can)\s+i|should\s+i|when\s+should)\b",
     re.IGNORECASE,
 )
+# What names the workspace's own repository, code, build or history: "this repo", "our
+# codebase", "my branch", "the build", "these changes", HEAD, main, develop, "HEAD~3".
+_WORKSPACE = re.compile(
+    r"\b(?:this|the|our|my|these|those)\s+(?:repo|repository|project|codebase|code|branch"
+    r"|branches|build|tests?|app|service|changes|commits?|pr|workspace|files?)\b"
+    r"|\b(?:HEAD|main|master|develop|trunk)\b|~\d|\brepo'?s\b",
+    re.IGNORECASE,
+)
 
 
 def asks_in_chat(task: str) -> str | None:
     """The words with which `task` asks for an answer in the chat, if it does: a phrase
-    that says so anywhere, or a question of knowledge first where the task names no path,
-    file or URL (`facts`)."""
-    found = _CHAT_ONLY.search(task)
+    that says so anywhere; else, where the task names nothing of the workspace, a phrase
+    that says so there or a question of knowledge first. Its quotes left out."""
+    text = _unquoted(task).replace("\u2019", "'")
+    found = _SAYS_SO.search(text)
     if found is not None:
         return found[0]
-    asked = _KNOWLEDGE.match(task)
-    if asked is None:
+    said = _SAYS_SO_ALONE.search(text)
+    if said is not None:  # what the phrase names is no part of it: "without touching the repo"
+        text = text[: said.start()] + " " * len(said[0]) + text[said.end() :]
+    else:
+        said = _KNOWLEDGE.match(text)
+    if said is None or _names_the_workspace(task, text):
         return None
+    return said[0].strip()
+
+
+def _unquoted(task: str) -> str:
+    """`task` with each quote's text blanked (the same length)."""
+    return QUOTED.sub(lambda quote: " " * len(quote[0]), task)
+
+
+def _names_the_workspace(task: str, text: str) -> bool:
+    """Whether `task` (`text`: its quotes and the phrase blanked) names a path, file or URL, or the
+    workspace's repository, code, build or history (`_WORKSPACE`), in its words or as a
+    quote of one word ("diff between `main` and `develop`"; not "what does `git rebase
+    -i HEAD~3` do?", code it asks about)."""
     facts = Facts.of(task)
-    return None if facts.paths or facts.urls else asked[0].strip()
+    if facts.paths or facts.urls or _WORKSPACE.search(text) is not None:
+        return True
+    return any(
+        len(held.split()) == 1 and ("/" in held or _WORKSPACE.search(held) is not None)
+        for held in quoted_strings(task)
+    )

@@ -1,8 +1,12 @@
 """Commands a task gives to run: after the word "command" ("using the command echo
 %time%") or before it ("using the echo command"), a program shells know after a word of
-using it ("with du -sh", "using docker ps"), quoted after a word of running it ("run
-`pytest -x`"), or the task itself when it is one ("npm install axios --save"), as the
-task writes them, for a parameter that takes a command (`kinds.commands`)."""
+using it ("with du -sh", "using docker ps"), any program with an option after "run"
+whose name no word has ("run pip-audit -r requirements.txt"), quoted after a word of
+running it ("run `pytest -x`"; in backticks any program with an option: "with `mkdocs
+build --strict`"), or the task itself when it is one ("npm install axios --save"), as
+the task writes them; and the program a task starts a session of ("start a Python
+REPL": python, in lowercase), for a parameter that takes a command
+(`kinds.commands`)."""
 
 from __future__ import annotations
 
@@ -57,22 +61,27 @@ _RUN_BEFORE = re.compile(
     re.I,
 )
 _BEFORE_QUOTE = 40
-# What a quote after "with" replaces: "replace `a` with `b`", "swap 'x' with 'y'".
-_REPLACED_WITH = re.compile(r"\b(?:replace|substitute|swap)\b.*\bwith[ \t]+\Z", re.I | re.S)
-# A name no word has: "pip-audit", "python3.11", "./bin/tool".
-_PROGRAM_NAME = re.compile(r"[-./\d]")
+# What a quote after "with" replaces, in its clause: "replace `a` with `b`", "replace the
+# old install line in the README with `b`" (the verbs of `facts`' replace pair).
+_REPLACED_WITH = re.compile(
+    r"\b(?:replace|substitute)[ \t]+"
+    r"(?:`[^`]*`|'[^']*'|\"[^\"]*\"|[^\s,.;]+(?:[ \t]+[^\s,.;]+){0,6}?)[ \t]+with[ \t]+\Z",
+    re.I,
+)
+_CLAUSE_BREAK = re.compile(r"[.;!?\n](?=\s)|\n")
+# A name no word has: "pip-audit", "python3.11", "python3" (not "e2e", "k8s").
+_PROGRAM_NAME = re.compile(r"[-.]|\d\Z")
 # A program's name ("pip-audit", "mkdocs", "./bin/tool") and an option after it.
 _OPTIONED_PROGRAM = re.compile(r"(?:\./)?[a-z][\w.+/-]*(?:[ \t]+[a-z][\w-]*)*[ \t]+-{1,2}\w")
 # A program a task starts a session of ("start a Python REPL", "open a psql session",
 # "in a node REPL"): the word before REPL, session, shell, console or prompt, after a
 # word of starting one or "in a" — the program's name, in lowercase.
 _SESSION = re.compile(
-    r"\b(?:start|starts|starting|launch|launching|open|opening|run|running|fire[ \t]+up"
-    r"|spin[ \t]+up|in)[ \t]+(?:(?:a|an|the)[ \t]+)?(?:new[ \t]+)?(?:interactive[ \t]+)?"
-    r"(?P<program>[A-Za-z][\w.+-]*)[ \t]+(?:repl|session|shell|console|prompt)\b",
+    r"\b(?:(?:start|starts|starting|launch|launching|open|opening|run|running|fire[ \t]+up"
+    r"|spin[ \t]+up)[ \t]+(?:(?:a|an|the)[ \t]+)?|in[ \t]+an?[ \t]+)(?:new[ \t]+)?+"
+    r"(?:interactive[ \t]+)?+(?P<program>[A-Za-z][\w.+-]*)[ \t]+(?:repl|session|shell)\b",
     re.I,
 )
-_NOT_SESSION_PROGRAMS = frozenset({"terminal", "remote", "separate", "debug", "debugging", "login"})
 # A task that starts with a command ("npm install axios --save", "pytest -x tests/unit
 # and tell me what fails", "please ls -la src"): a program's line up to a comma, a
 # sentence's end or a word that goes on to something else (`_LEADING_END`).
@@ -139,6 +148,13 @@ _LEADING_END = re.compile(rf"[,;\n]|{_COMMAND_END.pattern}|[ \t]+{_GOES_ON}\b")
 _LAST_STOP = re.compile(r"(?<![\s/.])\.+\Z|[?!]+\Z")
 _NOT_PROGRAMS = STOP_WORDS | _NO_PROGRAM
 _NOT_COMMANDS = _NOT_PROGRAMS | _WHICH  # the first word before "command"
+# Words before "session" or "shell" that are no program's name ("a chat session").
+_NOT_SESSION_PROGRAMS = (
+    _NOT_PROGRAMS
+    | _WHICH
+    | frozenset({"terminal", "remote", "separate", "debug", "debugging", "login", "current"})
+    | frozenset({"fresh", "browser", "admin", "command", "chat", "interactive", "user", "work"})
+)
 _LONGEST_COMMAND = 500  # characters: a task's commands are short, its text may not be
 _MOST_COMMANDS = 8
 
@@ -148,8 +164,9 @@ def given_commands(text: str, original: str) -> list[str]:
     quotes is none) gives after the word "command" ("using the command echo hi") or
     before it ("using the echo hi command"; not "the exact command shutdown /s", whose
     command comes after), or, for a program shells know, after a word of using it alone
-    ("using docker --version", "with du -sh": `_programs_used`), in the task's order, as
-    `original` writes them."""
+    ("using docker --version", "with du -sh": `_programs_used`), quoted after one, the
+    task's own first line, or the program it starts a session of (`_session_programs`),
+    in the task's order, as `original` writes them (a session's program in lowercase)."""
     written = _quoted_commands(original) + _leading_command(text, original)
     written += _session_programs(text)
     used = _programs_used(text)
@@ -193,7 +210,7 @@ def _quoted_commands(task: str) -> list[tuple[int, str]]:
         marker = _RUN_BEFORE.search(before)
         held = quote(match, task).strip()
         strict = marker is not None and marker["marker"].lower() == "with"
-        if strict and _REPLACED_WITH.search(before):
+        if strict and _REPLACED_WITH.search(_clause_before(task, match.start())):
             continue
         coded = match[CODE] is not None and _optioned_program(held)
         if marker is not None and held and (_a_command_line(held, strict=strict) or coded):
@@ -208,9 +225,17 @@ def _session_programs(text: str) -> list[tuple[int, str]]:
     found = []
     for match in _SESSION.finditer(text):
         program = match["program"].lower()
-        if program not in _NOT_PROGRAMS | _WHICH | _NOT_SESSION_PROGRAMS:
+        if program not in _NOT_SESSION_PROGRAMS:
             found.append((match.start("program"), program))
     return found
+
+
+def _clause_before(task: str, place: int) -> str:
+    """The clause of `task` up to `place`: from the last sentence's end or semicolon
+    before it, at most _LONGEST_COMMAND characters back."""
+    start = max(0, place - _LONGEST_COMMAND)
+    ends = list(_CLAUSE_BREAK.finditer(task, start, place))
+    return task[ends[-1].end() if ends else start : place]
 
 
 def _optioned_program(command: str) -> bool:
@@ -262,8 +287,9 @@ def _a_program(match: re.Match[str]) -> bool:
     "with": "deal with ssh keys") with words; a word-like one with an option or a path,
     subcommands where it takes them ("with cargo build"), or, for one that runs another,
     that program ("with time make"); after "run" or "execute", any program whose name no
-    word has (a hyphen, a dot, a slash or a digit in it) with an option ("run pip-audit -r
-    requirements.txt"; not "run the tests -k login")."""
+    word has (a hyphen or a dot in it, or a digit at its end) with an option ("run
+    pip-audit -r requirements.txt", "run python3 -m venv .venv"; not "run the tests -k
+    login", "run the e2e tests -k login")."""
     marker = match["marker"].lower()
     named = _PROGRAM_NAME.search(match["program"]) is not None
     if marker in ("run", "execute") and named and _optioned_program(match["command"]):

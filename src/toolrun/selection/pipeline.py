@@ -4,15 +4,17 @@
 2. intents — what it wants done (`steps.intents`, or a model: `model_steps`);
 3. matching — candidates ranked by BM25 over their fields (`lexical`), each part of a
    task that asks for several things ranked too, so every part's tool is among them;
-   with an embedding model (`semantic`), over a short list or where words leave doubt,
-   the candidates' similarity in meaning to the task is weighed too;
+   with an embedding model (`semantic`, `nearness`), over a short list or where words
+   leave doubt, the candidates' similarity in meaning to the task is weighed too, and in
+   a list of at most MEANING_LIST the built-in tools nearest the task in meaning are
+   candidates whether they share a word with it or not;
 4. evaluation — the shortlist ordered by score * (1 + relevance) (plus the similarity
    in meaning, with a model), history (success, rating, latency), cost or permission level, whether
    the required parameters can be filled (`evaluation`) and the lists applied; each
    candidate's confidence that it fits judged (`judge`), "no suitable tool" when the
    best is not confident enough, or when it is a built-in tool and the task asks for an
-   answer in the chat (`chat`) or is like a request no built-in tool serves
-   (`unserved`);
+   answer in the chat (`chat`; with a model or without) or, weighed by meaning, is like
+   a request no built-in tool serves (`unserved`);
 5. arguments — values for the chosen tool (`arguments.fill`, or a model), validated;
    with an embedding model, a required text parameter the rules leave open takes the
    task's phrase most like it in meaning (`guesses`).
@@ -305,8 +307,9 @@ class Selector:
         query = terms(wording)
         words = {t for t in query if not t.isdigit()}
         scores = self.index.scores(query)
-        if nearness is not None:  # a tool sharing no word can still mean the task
-            self._take_meant(nearness, scores)
+        meant = [] if nearness is None else self._meant(nearness, asked)
+        for index in meant:  # a tool sharing no word can still mean the task
+            scores.setdefault(index, 0.0)
         self._take_written(task, scores)
         parts = clauses(wording)
         if len(parts) > 1:  # each part's best two come forward too
@@ -319,6 +322,8 @@ class Selector:
         tags = {tag for scenario in found_scenarios[:1] for tag in scenario_tags(scenario)}
         verbs = {s for intent in found_intents for s in intent_stems(intent)}
         listed = self._boosted(scores, tags, verbs, asked, max(top_k, SHORTLIST))
+        kept = {index for _, index, _ in listed}
+        listed += [(-scores[i], i, []) for i in meant if i not in kept]  # never crowded out
         shortlist = [
             Candidate(
                 self.cards[i].name,
@@ -333,15 +338,17 @@ class Selector:
                 candidate.similarity = nearness.of(index)
         return self._weigh(shortlist, asked, {} if tried is None else tried)[:top_k]
 
-    def _take_meant(self, nearness: Nearness, scores: dict[int, float]) -> None:
-        """In a short list, every tool is a candidate; in a longer one, the MEANT tools
-        with requests made of them (built in) nearest the task in meaning are."""
+    def _meant(self, nearness: Nearness, asked: Asked) -> list[int]:
+        """The tools a task may mean though it shares no word with them: in a short list,
+        every tool; in one of at most MEANING_LIST, the MEANT tools with requests made of
+        them (built in) nearest the task in meaning; none that is blacklisted."""
         if self.small:
             meant: Sequence[int] = range(len(self.cards))
-        else:
+        elif self.modest:
             meant = nearness.nearest(nearness.embedded.requested, MEANT)
-        for index in meant:
-            scores.setdefault(index, 0.0)
+        else:
+            return []
+        return [index for index in meant if self.cards[index].name not in asked.excluded]
 
     def _take_written(self, task: str, scores: dict[int, float]) -> None:
         """A tool that takes a value the task writes out (a command, a URL, what to change
@@ -450,7 +457,9 @@ class Selector:
     def _unserved(self, nearness: Nearness) -> Unserved | None:
         """The request no built-in tool serves that the task is as near as to any built-in
         tool (`unserved`)."""
-        nearest = max(nearness.of(index) for index in nearness.embedded.requested)
+        nearest = max((nearness.of(index) for index in nearness.embedded.requested), default=None)
+        if nearest is None:  # no tool with requests: none it could be turned away from
+            return None
         # Prose it hands over is no request of its own ("commit with the message 'book a
         # table for two'"): what the task asks, without it, is what is weighed.
         vector = nearness.gist_vector if quotes_prose(nearness.task) else nearness.task_vector

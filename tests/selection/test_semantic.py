@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from bench.registry_tasks import TASKS, selector_without
 
 from toolrun.selection import pipeline
 from toolrun.selection.cards import ToolCard
@@ -365,3 +366,19 @@ def test_more_texts_than_the_cache_holds_are_embedded_and_the_used_ones_stay(
     fresh.encode(["read a file", "list the branches"])
     assert texts[2] in fresh._cache
     assert texts[3] not in fresh._cache
+
+
+def test_the_tool_that_creates_files_is_the_one_a_new_file_asks_for(encoder: Encoder) -> None:
+    """`write` says by its tags that it creates (step 2's intent): a new file described,
+    not given ("Create a new `.editorconfig` …"), asks for it, not for `edit`, with the
+    task's own file left out of the requests."""
+    left_out = TASKS / "toolrun_tasks_blind7.jsonl"
+    task = (
+        "Create a new `.editorconfig` at the root: utf-8, lf line endings, 4-space indent,"
+        " 2 spaces for *.yml"
+    )
+
+    selection = selector_without(left_out, encoder).select(task)
+
+    assert selection.chosen == "write"
+    assert "intent" in selection.candidates[0].why

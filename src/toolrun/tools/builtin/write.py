@@ -76,7 +76,7 @@ DESCRIPTOR = ToolDescriptor.builtin(
     ],
     permission=PermissionLevel.READ_WRITE,
     risk=Risk.MEDIUM,
-    tags=["filesystem", "write"],
+    tags=["filesystem", "write", "create"],
     category="filesystem",
     time_limit_s=10,
 )

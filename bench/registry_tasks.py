@@ -17,6 +17,8 @@ from toolrun.selection.requests import shipped_sources
 from toolrun.tools import ToolRegistry
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from toolrun.selection.minilm import Encoder
 
 TASKS = Path(__file__).parent / "data"
@@ -30,11 +32,13 @@ NEVER_SEEN = frozenset(
 )
 
 
-def read_requests(files: list[Path]) -> tuple[dict[str, list[str]], list[str]]:
+def read_requests(
+    files: list[Path], unseen: Collection[str] = ()
+) -> tuple[dict[str, list[str]], list[str]]:
     """The tasks of `files`: those with a right built-in tool (`tool`) by its id, and
     those no built-in tool serves (`"tool": null`), each once, in file order; none that
-    the judge's own task file or a NEVER_SEEN file holds too (word for word), so that
-    those stay unseen.
+    the judge's own task file or a NEVER_SEEN file holds too (word for word), nor one of
+    `unseen`, so that those stay unseen.
 
     Raises:
         ValueError: a task names a tool that is not built in, has no `tool` key, or is
@@ -47,7 +51,7 @@ def read_requests(files: list[Path]) -> tuple[dict[str, list[str]], list[str]]:
     }
     kept_unseen = {
         record["task"] for path in [REGISTRY_TASKS, *NEVER_SEEN] for record in json_lines(path)
-    }
+    } | set(unseen)
     by_tool: dict[str, list[str]] = {}
     unserved: list[str] = []
     named: dict[str, str | None] = {}
@@ -85,10 +89,8 @@ def selector_without(left_out: Path, encoder: Encoder | None) -> Selector:
     request file but `left_out`, none of its tasks (another file may hold one word for
     word): it selects for `left_out`'s tasks as for tasks never seen."""
     sources = [path for path in request_sources() if path.resolve() != left_out.resolve()]
-    by_tool, unserved = read_requests(sources)
     own = {record["task"] for record in json_lines(left_out)}
-    by_tool = {tool: [t for t in tasks if t not in own] for tool, tasks in by_tool.items()}
-    unserved = [task for task in unserved if task not in own]
+    by_tool, unserved = read_requests(sources, unseen=own)
     cards = [
         dataclasses.replace(
             ToolCard.of(tool.descriptor),

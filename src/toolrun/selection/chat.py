@@ -17,6 +17,7 @@ import re
 
 from toolrun.selection.facts import Facts
 from toolrun.selection.quotes import QUOTED, quoted_strings
+from toolrun.selection.text import blanked
 
 # What "no suitable tool" says of such a task.
 CHAT_ONLY = "no suitable tool: the task asks for an answer in the chat, not a built-in tool's work"
@@ -72,23 +73,18 @@ def asks_in_chat(task: str) -> str | None:
     """The words with which `task` asks for an answer in the chat, if it does: a phrase
     that says so anywhere; else, where the task names nothing of the workspace, a phrase
     that says so there or a question of knowledge first. Its quotes left out."""
-    text = _unquoted(task).replace("\u2019", "'")
+    text = blanked(task, [quote.span() for quote in QUOTED.finditer(task)]).replace("\u2019", "'")
     found = _SAYS_SO.search(text)
     if found is not None:
         return found[0]
     said = _SAYS_SO_ALONE.search(text)
     if said is not None:  # what the phrase names is no part of it: "without touching the repo"
-        text = text[: said.start()] + " " * len(said[0]) + text[said.end() :]
+        text = blanked(text, [said.span()])
     else:
         said = _KNOWLEDGE.match(text)
     if said is None or _names_the_workspace(task, text):
         return None
     return said[0].strip()
-
-
-def _unquoted(task: str) -> str:
-    """`task` with each quote's text blanked (the same length)."""
-    return QUOTED.sub(lambda quote: " " * len(quote[0]), task)
 
 
 def _names_the_workspace(task: str, text: str) -> bool:

@@ -31,6 +31,8 @@ def selector(encoder: Encoder) -> Selector:
         ("Without touching the repo: what does `git cherry-pick` do?", "Without touching the repo"),
         ("tabs or spaces, which is better? your opinion", "your opinion"),
         ("what's a monad, conceptually", "conceptually"),
+        ("suggest a commit message, just in your reply, for a rename", "in your reply"),
+        ("good rule of thumb for liveness probe timeouts, generally?", "rule of thumb"),
         # a question of knowledge first, naming no path, file or URL
         ("explain the difference between a git tag and a git branch", "explain"),
         ("how do I squash my last three commits?", "how do I"),
@@ -71,6 +73,8 @@ def test_a_task_that_wants_its_answer_in_the_chat_says_so(task: str, said: str) 
         "explain how auth works in this codebase",
         "is the build good to go?",
         "should I commit these changes?",
+        "what's the rule of thumb we use in docs/STYLE.md for headings?",  # names a file
+        "put the answer in your reply.txt file",  # a file's name, not the reply
     ],
 )
 def test_a_task_for_the_workspace_does_not(task: str) -> None:

@@ -72,6 +72,16 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
         ("increase the timeout from 30 to 60 in config.yaml", ("30", "60")),
         ("update the docs from page 3 to 5", None),  # a span
         ("raise the limit to 100", None),  # one side only
+        # what it is and what it should read as, both quoted
+        (
+            "change the line `timeout_ms = 500` so it reads `timeout_ms = 5000`",
+            ("timeout_ms = 500", "timeout_ms = 5000"),
+        ),
+        ("fix 'teh cat' so that it says 'the cat' in notes.md", ("teh cat", "the cat")),
+        ("it still has `import a`; make it `import b`", ("import a", "import b")),
+        ('main.py has "x = 1" \u2014 change it to "x = 2"', ("x = 1", "x = 2")),
+        ("the readme says `v1`", None),  # no new value
+        ("run `make` so it reads the new config", None),  # no old value
     ],
 )
 def test_what_a_task_changes_into_what_is_a_pair_its_values_left_in_the_task(

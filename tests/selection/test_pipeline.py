@@ -276,7 +276,7 @@ def test_the_shortlist_is_the_best_boosted_cards_of_all_however_few_are_weighed(
             )
             for _ in range(rng.randint(0, 30))
         }
-        asked = Asked(task, {}, history, whitelist=(), excluded={names[round_]})
+        asked = Asked(task, {}, history, whitelist=(), excluded={names[round_]}, ask=task)
         scores = selector.index.scores(terms(task))
         tags = set(rng.sample(["files", "web", "read", "city"], 2))
         verbs = {stem for word in rng.sample(vocabulary, 2) for stem in terms(word)}

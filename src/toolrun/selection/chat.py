@@ -24,14 +24,14 @@ CHAT_ONLY = "no suitable tool: the task asks for an answer in the chat, not a bu
 
 _OBJECT = r"(?:it|them|that|this)"
 _WORKSPACE_PART = r"(?:the\s+(?:repo|repository|code|codebase|files?)|any\s+files?|anything)"
-_CLAUSE_END = r"(?=\s*(?:[.,;:!?)]|please\b|$))"
+_CLAUSE_END = r"(?=\s*(?:[.,;:!?)](?![\w/-])|please\b|$))"  # not "reply.txt"
 # Phrases that say so wherever they stand. Not "don't commit yet" nor "don't push":
 # those say which git step not to take ("stage it, but don't commit yet" is git_add's).
 _SAYS_SO = re.compile(
     r"\b(?:"
     rf"(?:just\s+)?paste\s+(?:{_OBJECT}\s+)?(?:here|inline|in\s+(?:the\s+)?(?:chat|reply|answer))"
     rf"|(?:i'?ll|i\s+will|let\s+me)\s+(?:paste|type|add|put|run|do)\s+{_OBJECT}\s+(?:in\s+)?myself"
-    rf"|in\s+the\s+(?:chat|reply){_CLAUSE_END}"
+    rf"|in\s+(?:the|your)\s+(?:chat|reply|answer){_CLAUSE_END}"
     r"|(?:don'?t|do\s+not|never)\s+save\s+(?:it|them|anything)"
     r")\b",
     re.IGNORECASE,
@@ -45,6 +45,7 @@ _SAYS_SO_ALONE = re.compile(
     rf"|without\s+(?:looking\s+at|opening|touching|reading|running)\s+{_WORKSPACE_PART}"
     r"|just\s+(?:explain|tell\s+me|the\s+text|give\s+me\s+the\s+(?:text|message|command))"
     r"|general\s+(?:advice|opinion|terms)|your\s+(?:general\s+)?opinion|conceptual(?:ly)?"
+    r"|rules?\s+of\s+thumb"
     r")(?![\w/.-])",
     re.IGNORECASE,
 )

@@ -125,6 +125,18 @@ _SPANNED = frozenset(  # "lines 10 to 20": a span, not a change
     | {"chapters", "section", "sections", "item", "items", "step", "steps", "slide", "slides"}
 )
 _MARKED_VALUE = re.compile(r"[\d_./=-]|[a-z][A-Z]")  # 8000, parse_args, v1.0, x=1, camelCase
+# A value and what it should read as, both quoted (backticks too): "change the line
+# `timeout = 5` so it reads `timeout = 50`", "it still has `import a`; make it `import b`".
+_QUOTE = r"(?:`(?P<{0}1>[^`\n]+)`|\"(?P<{0}2>[^\"\n]+)\"|'(?P<{0}3>[^'\n]+)')"
+_READS_AS = re.compile(
+    r"\b(?:change|fix|edit|update|correct|alter|has|says|reads|contains)\s+"
+    r"(?:(?:the|this|that)\s+(?:line|text|string|value|setting)\s+)?"
+    + _QUOTE.format("old")
+    + r"[\s,;.\u2014\u2013-]*"
+    + r"(?:so\s+(?:that\s+)?it\s+(?:reads|says)|(?:make|change)\s+it(?:\s+to)?)\s+"
+    + _QUOTE.format("new"),
+    re.I,
+)
 _FIRST_WORD_CHANGED = frozenset({"rename", "swap"})  # "rename tmp to buffer"
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
@@ -556,8 +568,11 @@ def _changed(text: str) -> tuple[str, str] | None:
     ("for" after swap), the old one quoted, written as a value (a number, a path, an
     identifier), after a word for a value ("the variable tmp", "from 8000") or, after
     rename and swap, the verb's first word ("rename tmp to buffer"); or two assignments
-    whole ("DEBUG = True to DEBUG = False"). Not a span ("lines 10 to 20"), a file
+    whole ("DEBUG = True to DEBUG = False"); or a quoted value and the quoted text it
+    should read as (`_READS_AS`: "… `a = 1` so it reads `a = 2`"). Not a span ("lines 10 to 20"), a file
     renamed ("rename notes.txt to report.txt") or a stop word."""
+    if reads := _READS_AS.search(text):
+        return _group(reads, "old"), _group(reads, "new")
     for verb in _CHANGE_VERB.finditer(text):
         words = _words_after(text, verb.end())
         verbed = verb[1].lower()
@@ -579,6 +594,11 @@ def _changed(text: str) -> tuple[str, str] | None:
             ):
                 return old, new
     return None
+
+
+def _group(match: re.Match[str], name: str) -> str:
+    """The text of whichever of `name`'s quote groups (`_QUOTE`) matched."""
+    return next(found for n in "123" if (found := match[f"{name}{n}"]) is not None)
 
 
 def _words_after(text: str, start: int) -> list[str]:

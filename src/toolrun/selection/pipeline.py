@@ -2,8 +2,10 @@
 
 1. scenario — what kind of work the task is (`steps.scenarios`);
 2. intents — what it wants done (`steps.intents`, or a model: `model_steps`);
-3. matching — candidates ranked by BM25 over their fields (`lexical`), each part of a
-   task that asks for several things ranked too, so every part's tool is among them;
+3. matching — candidates ranked by BM25 over their fields (`lexical`), the task read
+   without what it says of when or why (`asides`: "… before I commit", "so I can fix
+   them"; steps 1 and 2 read it so too), each part of a task that asks for several
+   things ranked too, so every part's tool is among them;
    with an embedding model (`semantic`, `nearness`), over a short list or where words
    leave doubt, the candidates' similarity in meaning to the task is weighed too, and in
    a list of at most MEANING_LIST the built-in tools nearest the task in meaning are
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolrun.errors import ToolExecutionError
 from toolrun.selection.arguments import Filled, checked, fill
+from toolrun.selection.asides import without_asides
 from toolrun.selection.asked import WRITTEN, takes_written
 from toolrun.selection.cards import ToolCard
 from toolrun.selection.chat import CHAT_ONLY, asks_in_chat
@@ -141,6 +144,7 @@ class Asked:
     history: Mapping[str, Record]
     whitelist: Collection[str]
     excluded: Collection[str]
+    ask: str  # the task without its asides (`asides`): what its words ask for
 
 
 @dataclass
@@ -224,9 +228,10 @@ class Selector:
         bar = log_odds(min_confidence)
         started = time.perf_counter()
         context = context or {}
-        found_scenarios = scenarios(task)
-        found_intents, intents_by = _intents(task, model)
-        asked = Asked(task, context, history or {}, whitelist, excluded)
+        ask = without_asides(task)
+        found_scenarios = scenarios(ask)
+        found_intents, intents_by = _intents(ask, model)
+        asked = Asked(task, context, history or {}, whitelist, excluded, ask)
         tried: dict[str, Filled] = {}
         nearness = None if self.embedded is None else Nearness(self.embedded, task)
         always = nearness is not None and self.modest
@@ -238,7 +243,7 @@ class Selector:
             matching_by = f"words and meaning (a list of at most {SMALL_LIST} tools)"
         elif always:
             matching_by = f"words and meaning (a list of at most {MEANING_LIST} tools)"
-        elif nearness is not None and top and not self._sure(top[0], task):
+        elif nearness is not None and top and not self._sure(top[0], ask):
             top = self.rank(asked, found_scenarios, found_intents, top_k, nearness, tried)
             matching_by = (
                 f"words and meaning (by words alone, the best relevance is below {SURE_RELEVANCE})"
@@ -303,7 +308,7 @@ class Selector:
         that match first); by meaning as well as words given the task's `nearness` to
         each tool. The arguments tried for the first few are kept in `tried`."""
         task = asked.task
-        wording = without_values(task, self.parameter_names)
+        wording = without_values(asked.ask, self.parameter_names)
         query = terms(wording)
         words = {t for t in query if not t.isdigit()}
         scores = self.index.scores(query)
@@ -481,7 +486,7 @@ class Selector:
         """Step 4's judgement of the first candidates: their signals, the confidence that
         each fits (`judge`: by meaning where it was weighed), and the confidence each needs
         (`bar`, the log-odds asked, plus what its cost asks)."""
-        words = self._task_words(asked.task)
+        words = self._task_words(asked.ask)
         seeks = sought(asked.task)
         judges = self.judges
         for candidate in top[:JUDGED]:

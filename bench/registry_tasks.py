@@ -28,7 +28,8 @@ REGISTRY_TASKS = TASKS / "toolrun_tasks.jsonl"
 # measured on requests it has never seen (written blind: from the built-in tools' names,
 # descriptions and parameters alone).
 NEVER_SEEN = frozenset(
-    (TASKS / f"toolrun_tasks_{name}.jsonl").resolve() for name in ("blind4", "blind6", "blind10", "blind12")
+    (TASKS / f"toolrun_tasks_{name}.jsonl").resolve()
+    for name in ("blind4", "blind6", "blind10", "blind12")
 )
 
 

@@ -22,7 +22,11 @@ from toolrun.selection.pipeline import Selector
             "list every line that imports acme.utils",
         ),
         ("list the untracked files so that we don't forget any", "list the untracked files"),
-        ("mark it resolved so the merge can continue", "mark it resolved"),
+        ("stage `a.py` before I commit", "stage `a.py`"),  # after a quote
+        # an aside ends where the task's next part starts
+        ("run the tests before committing and then push", "run the tests and then push"),
+        ("lint src before I commit - also show me the diff", "lint src - also show me the diff"),
+        ("stage the files before I commit\nthen push", "stage the files then push"),
         ("Before committing, check which files are modified", ", check which files are modified"),
         ("Before I commit: is anything staged?", ": is anything staged?"),
         ("After the rebase, force-push my branch", ", force-push my branch"),
@@ -47,7 +51,12 @@ def test_an_aside_is_set_aside(task: str, left: str) -> None:
         "so what changed in api.py?",  # no subject and verb after "so"
         # a long first clause is the ask, not its context
         "Before I touch anything I want to see the whole of config/settings.py, with numbers",
-        "what changed since v2.0?",  # "since" within the task
+        "Because CI is red. Run the tests, then show failures",  # context is one sentence
+        "what did README.md say before we rewrote it?",  # a time past: a revision
+        # what the change should make a thing do is the change
+        "change the config so the server will listen on 8080",
+        "edit main.py so it doesn't print debug output anymore",
+        "mark it resolved so the merge can continue",
     ],
 )
 def test_what_is_no_aside_is_kept(task: str) -> None:
@@ -55,24 +64,27 @@ def test_what_is_no_aside_is_kept(task: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("task", "tool", "without_asides_tool"),
+    ("task", "allowed", "without_asides_tool"),
     [
         (
             "Before committing, check which files are modified, staged or untracked.",
-            "git_status",
+            {"git_status"},
             "git_add",
         ),
         (
             "Before I commit: is anything staged at the moment, and are there untracked files?",
-            None,
+            {"git_status", None},  # by words alone no tool may be sure enough
             "git_commit",
         ),
     ],
 )
 def test_the_step_an_aside_names_is_not_the_one_chosen(
-    task: str, tool: str | None, without_asides_tool: str, monkeypatch: pytest.MonkeyPatch
+    task: str,
+    allowed: set[str | None],
+    without_asides_tool: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     selector = Selector(builtin_cards())  # by words alone
-    assert selector.select(task).chosen == tool
+    assert selector.select(task).chosen in allowed
     monkeypatch.setattr(pipeline, "without_asides", lambda task: task)
     assert selector.select(task).chosen == without_asides_tool

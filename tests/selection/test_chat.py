@@ -31,8 +31,12 @@ def selector(encoder: Encoder) -> Selector:
         ("Without touching the repo: what does `git cherry-pick` do?", "Without touching the repo"),
         ("tabs or spaces, which is better? your opinion", "your opinion"),
         ("what's a monad, conceptually", "conceptually"),
-        ("suggest a commit message, just in your reply, for a rename", "in your reply"),
-        ("good rule of thumb for liveness probe timeouts, generally?", "rule of thumb"),
+        ("suggest a commit message, just in your reply, for a rename", "just in your reply"),
+        ("good rule of thumb for liveness probe timeouts, generally?", "good rule of thumb"),
+        ("What does the acronym 'SOLID' stand for in OOP?", "What does the acronym stand for"),
+        ("what does `chmod 755` mean in terms of permissions?", "what does mean"),
+        ("can you tell me what mean the word 'deprecated'?", "can you tell me what mean"),
+        ("what are good practices for writing commit messages?", "what are good practices"),
         # a question of knowledge first, naming no path, file or URL
         ("explain the difference between a git tag and a git branch", "explain"),
         ("how do I squash my last three commits?", "how do I"),
@@ -75,6 +79,11 @@ def test_a_task_that_wants_its_answer_in_the_chat_says_so(task: str, said: str) 
         "should I commit these changes?",
         "what's the rule of thumb we use in docs/STYLE.md for headings?",  # names a file
         "put the answer in your reply.txt file",  # a file's name, not the reply
+        "Read CHANGELOG.md and quote the 2.0 entry in your answer.",
+        "Run pytest -q and list the failing tests in your reply",  # not "just" in it
+        "run the load test and tell me if we meet our rule of thumb of 200ms p95",
+        "what does the deploy script do?",  # asks to read it
+        "what does this error in build.log mean?",  # names a file
     ],
 )
 def test_a_task_for_the_workspace_does_not(task: str) -> None:

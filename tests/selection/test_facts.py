@@ -82,6 +82,10 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
         ('main.py has "x = 1" \u2014 change it to "x = 2"', ("x = 1", "x = 2")),
         ("the readme says `v1`", None),  # no new value
         ("run `make` so it reads the new config", None),  # no old value
+        # a name and what code should do, not a line edited
+        ("fix `load_settings` so it reads `settings.toml`", None),
+        ("update `loader.py` so it reads `config.yaml` instead", None),
+        ("the log says 'permission denied'; make it `chmod +x run.sh` first", None),
     ],
 )
 def test_what_a_task_changes_into_what_is_a_pair_its_values_left_in_the_task(

@@ -1,10 +1,12 @@
 """The parts of a task that say when or why, not what: "check which files are modified
 before I commit", "list every line that imports it so I can fix them", "After the
-refactor, tests/test_models.py still has …". A step they name comes before or after
-the one asked for (the commit, the fix), so their words are no part of what the task
-asks a tool to do: matching by words (step 3) and the steps' scenario and intent read
-the task without them. Arguments are still found in the whole task. What a task quotes
-is no aside ("commit with the message 'so we can ship'")."""
+rebase, force-push my branch". A step they name comes before or after the one asked
+for (the commit, the fix), so their words are no part of what the task asks a tool to
+do: steps 1 to 3 (scenario, intent, matching by words) and step 4's words of the task
+read it without them. Arguments (step 5) are still found in the whole task. What a
+task quotes is no aside ("commit with the message 'so we can ship'"), nor a time that
+is past ("what did README.md say before we rewrote it?": a revision), nor what a
+change should make a thing do ("edit main.py so it doesn't print debug output")."""
 
 from __future__ import annotations
 
@@ -14,25 +16,36 @@ from toolrun.selection.quotes import QUOTED
 from toolrun.selection.text import blanked
 
 _CONTEXT_WORDS = 6  # the most words of the context a task starts with
-_PERSON = r"(?:i|we|you|they|he|she|it|someone|anyone|everyone|nobody|people|others)"
-_SUBJECT = rf"(?:{_PERSON}|the\s+[\w-]+|my\s+[\w-]+|our\s+[\w-]+)"
-_MODAL = r"(?:can|could|may|might|will|won'?t|don'?t|do\s+not|doesn'?t|does\s+not|can'?t)"
-# An aside runs to its clause's end: a mark before a space or the end, a dash, a bracket
-# or the end of the task ("Path.walk" and "config/settings.py" go on).
-_REST = r"(?:[^.,;:!?()\u2014\u2013]|[.,;:!?](?=[^\s.,;:!?]))*"
+# Who an aside's purpose is for: the asker or people, never the thing the task changes
+# ("so it reads …", "so the server will listen on 8080" say what the change is).
+_PERSON = r"(?:i|we|you|they|he|she|someone|anyone|everyone|nobody|people|others)"
+_MODAL = r"(?:can|could|may|might|won'?t|don'?t|do\s+not|can'?t)"
+# A step in the past is a time, not a step to come ("before we rewrote it").
+_PAST = (
+    r"(?!\s+(?:\w+ed|rewrote|wrote|broke|made|did|had|was|were|got|left|came|went|took|ran"
+    r"|saw|began|found|gave|put|set|split|cut)\b)"
+)
+# An aside runs to its clause's end: a mark before a space or the end, a dash, a bracket,
+# a new line, or a word that starts another part of the task ("then", "also": the
+# parts `steps.clauses` splits at); "Path.walk" and "config/settings.py" go on.
+_NEXT_PART = (
+    r"(?:\band\s+then|\bthen|\balso|\bafter\s+that|\bafterwards|\badditionally|\bfinally"
+    r"|\bnext|\s-\s)\b"
+)
+_REST = rf"(?:(?!{_NEXT_PART})[^.,;:!?()\n\u2014\u2013]|[.,;:!?](?=[^\s.,;:!?]))*"
 _ASIDE = re.compile(
     r"(?:"
-    # … before I commit · before committing · before they get staged (not "as it was
-    # before the refactor": a time; after a word: a task that starts so says its context
-    # first)
-    rf"(?<=[\w'`)\]]\s)before\s+(?:{_PERSON}\b|\w+ing\b)"
-    # so I can fix them · so that we don't forget · so the merge can continue
-    rf"|\bso(?:\s+that)?\s+{_SUBJECT}\s+{_MODAL}\b"
+    # … before I commit · before committing · before they get staged (after a word or a
+    # quote, not "as it was before the refactor": a time; a task that starts so says its
+    # context first, below)
+    rf"(?:(?<=[^\s.,;:!?]\s)|(?<=\s\s))before\s+(?:{_PERSON}\b{_PAST}|\w+ing\b)"
+    # so I can fix them · so that we don't forget
+    rf"|\bso(?:\s+that)?\s+{_PERSON}\s+{_MODAL}\b"
     rf"){_REST}"
-    # After the refactor, … · Before I commit: … · Once the build passes, … (a few words
-    # up to a comma or a colon)
+    # After the rebase, … · Before I commit: … · Once the build passes, … (at most
+    # _CONTEXT_WORDS words up to a comma or a colon, in the task's first sentence)
     r"|\A\W*(?:after|before|once|now\s+that|since|because)\b"
-    rf"(?:\s+[^\s,:;!?]+){{1,{_CONTEXT_WORDS}}}?(?=[,:](?:\s|$))",
+    rf"(?:\s+(?:[^\s,:;.!?]|[.](?=\S))+){{1,{_CONTEXT_WORDS}}}?(?=[,:](?:\s|$))",
     re.IGNORECASE,
 )
 _FEWEST_LEFT = 2  # words the task must keep for its asides to be set aside

@@ -31,7 +31,7 @@ _SAYS_SO = re.compile(
     r"\b(?:"
     rf"(?:just\s+)?paste\s+(?:{_OBJECT}\s+)?(?:here|inline|in\s+(?:the\s+)?(?:chat|reply|answer))"
     rf"|(?:i'?ll|i\s+will|let\s+me)\s+(?:paste|type|add|put|run|do)\s+{_OBJECT}\s+(?:in\s+)?myself"
-    rf"|in\s+(?:the|your)\s+(?:chat|reply|answer){_CLAUSE_END}"
+    rf"|in\s+the\s+(?:chat|reply){_CLAUSE_END}|just\s+in\s+your\s+(?:chat|reply){_CLAUSE_END}"
     r"|(?:don'?t|do\s+not|never)\s+save\s+(?:it|them|anything)"
     r")\b",
     re.IGNORECASE,
@@ -45,17 +45,21 @@ _SAYS_SO_ALONE = re.compile(
     rf"|without\s+(?:looking\s+at|opening|touching|reading|running)\s+{_WORKSPACE_PART}"
     r"|just\s+(?:explain|tell\s+me|the\s+text|give\s+me\s+the\s+(?:text|message|command))"
     r"|general\s+(?:advice|opinion|terms)|your\s+(?:general\s+)?opinion|conceptual(?:ly)?"
-    r"|rules?\s+of\s+thumb"
+    r"|(?:a|any|good|some|general)\s+rules?\s+of\s+thumb"
     r")(?![\w/.-])",
     re.IGNORECASE,
 )
 # A question of knowledge or advice, as a task's first words (after "can you", "could
-# you", "please"): "explain …", "what's the difference between …", "diff btw …", "is X
-# the same as …", "how do I …", "should I …". Not "why …": "why does the build fail?"
-# asks to look.
+# you", "can you tell me", "please"): "explain …", "what's the difference between …",
+# "diff btw …", "is X the same as …", "how do I …", "should I …", "what does X mean",
+# "what does X stand for", "what are good practices for …". Not "why …": "why does the
+# build fail?" asks to look; nor "what does X do?": "what does the deploy script do?"
+# asks to read it.
 _KNOWLEDGE = re.compile(
-    r"\A\W*(?:(?:can|could|would)\s+you\s+|please\s+)?"
-    r"(?:explain|what'?s\s+the\s+difference|what\s+is\s+the\s+difference"
+    r"\A\W*(?:(?:can|could|would)\s+you\s+(?:tell\s+me\s+)?|please\s+)?"
+    r"(?:what\s+(?:does|do|is|are)\s+[^?.;]{0,80}?\b(?:mean|stand\s+for)\b|what\s+mean\b"
+    r"|what\s+(?:are|is)\s+(?:some\s+)?(?:a\s+)?(?:good|best)\s+practices?\b"
+    r"|explain|what'?s\s+the\s+difference|what\s+is\s+the\s+difference"
     r"|diff(?:erence)?\s+(?:btw|between)|is\s+(?:\S+\s+){0,4}?(?:the\s+same|better|worse|bad|good"
     r"|worth)|how\s+(?:do|should|can)\s+i|should\s+i|when\s+should)\b",
     re.IGNORECASE,
@@ -77,7 +81,7 @@ def asks_in_chat(task: str) -> str | None:
     text = blanked(task, [quote.span() for quote in QUOTED.finditer(task)]).replace("\u2019", "'")
     found = _SAYS_SO.search(text)
     if found is not None:
-        return found[0]
+        return " ".join(found[0].split())
     said = _SAYS_SO_ALONE.search(text)
     if said is not None:  # what the phrase names is no part of it: "without touching the repo"
         text = blanked(text, [said.span()])
@@ -85,7 +89,7 @@ def asks_in_chat(task: str) -> str | None:
         said = _KNOWLEDGE.match(text)
     if said is None or _names_the_workspace(task, text):
         return None
-    return said[0].strip()
+    return " ".join(said[0].split())  # a quote's blank closed up
 
 
 def _names_the_workspace(task: str, text: str) -> bool:

@@ -137,6 +137,7 @@ _READS_AS = re.compile(
     + _QUOTE.format("new"),
     re.I,
 )
+_LINE_WORD = re.compile(r"[a-z_][a-z0-9_]*")  # the words of a line edited (`_edited_line`)
 _FIRST_WORD_CHANGED = frozenset({"rename", "swap"})  # "rename tmp to buffer"
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
 _BREAK = re.compile(r"[.!?](?=\W*\s)|[\"“”\u2018\u2019`\n]|(?<!\w)'|'(?!\w)|\\n")
@@ -568,11 +569,13 @@ def _changed(text: str) -> tuple[str, str] | None:
     ("for" after swap), the old one quoted, written as a value (a number, a path, an
     identifier), after a word for a value ("the variable tmp", "from 8000") or, after
     rename and swap, the verb's first word ("rename tmp to buffer"); or two assignments
-    whole ("DEBUG = True to DEBUG = False"); or a quoted value and the quoted text it
-    should read as (`_READS_AS`: "… `a = 1` so it reads `a = 2`"). Not a span ("lines 10 to 20"), a file
-    renamed ("rename notes.txt to report.txt") or a stop word."""
-    if reads := _READS_AS.search(text):
-        return _group(reads, "old"), _group(reads, "new")
+    whole ("DEBUG = True to DEBUG = False"); or a quoted line and the quoted text it
+    should read as (`_READS_AS`: "… `a = 1` so it reads `a = 2`"). Not a span ("lines
+    10 to 20"), a file renamed ("rename notes.txt to report.txt") or a stop word."""
+    for reads in _READS_AS.finditer(text):
+        old, new = _group(reads, "old"), _group(reads, "new")
+        if _edited_line(old, new):
+            return old, new
     for verb in _CHANGE_VERB.finditer(text):
         words = _words_after(text, verb.end())
         verbed = verb[1].lower()
@@ -594,6 +597,15 @@ def _changed(text: str) -> tuple[str, str] | None:
             ):
                 return old, new
     return None
+
+
+def _edited_line(old: str, new: str) -> bool:
+    """Whether quoted `old` reading as `new` is a line or a phrase edited: words, not one
+    name ("fix `load_settings` so it reads `settings.toml`" says what code should do),
+    and a word of it kept ("`timeout = 5`" → "`timeout = 50`"; not "the log says
+    'permission denied'; make it `chmod +x run.sh`")."""
+    kept = set(_LINE_WORD.findall(old.lower())) & set(_LINE_WORD.findall(new.lower()))
+    return len(old.split()) > 1 and bool(kept)
 
 
 def _group(match: re.Match[str], name: str) -> str:

@@ -29,7 +29,7 @@ REGISTRY_TASKS = TASKS / "toolrun_tasks.jsonl"
 # descriptions and parameters alone).
 NEVER_SEEN = frozenset(
     (TASKS / f"toolrun_tasks_{name}.jsonl").resolve()
-    for name in ("blind4", "blind6", "blind10", "blind12")
+    for name in ("blind4", "blind6", "blind10", "blind12", "blind14")
 )
 
 

@@ -27,6 +27,11 @@ from toolrun.selection.pipeline import Selector
         ("run the tests before committing and then push", "run the tests and then push"),
         ("lint src before I commit - also show me the diff", "lint src - also show me the diff"),
         ("stage the files before I commit\nthen push", "stage the files then push"),
+        (
+            "find the TODOs so I can fix them and show me git status",
+            "find the TODOs and show me git status",
+        ),
+        ("show the staged diff before I proceed", "show the staged diff"),  # "proceed" is no past
         ("Before committing, check which files are modified", ", check which files are modified"),
         ("Before I commit: is anything staged?", ": is anything staged?"),
         ("After the rebase, force-push my branch", ", force-push my branch"),
@@ -57,6 +62,9 @@ def test_an_aside_is_set_aside(task: str, left: str) -> None:
         "change the config so the server will listen on 8080",
         "edit main.py so it doesn't print debug output anymore",
         "mark it resolved so the merge can continue",
+        "Since which commit has test_api failed, and who changed it?",  # a question
+        "Before we rewrote it, what did README.md say?",  # a time past, first
+        "Once the build passes, deploy",  # too little left
     ],
 )
 def test_what_is_no_aside_is_kept(task: str) -> None:

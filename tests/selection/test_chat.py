@@ -34,6 +34,7 @@ def selector(encoder: Encoder) -> Selector:
         ("suggest a commit message, just in your reply, for a rename", "just in your reply"),
         ("good rule of thumb for liveness probe timeouts, generally?", "good rule of thumb"),
         ("What does the acronym 'SOLID' stand for in OOP?", "What does the acronym stand for"),
+        ("What does CORS stand for?", "What does CORS stand for"),
         ("what does `chmod 755` mean in terms of permissions?", "what does mean"),
         ("can you tell me what mean the word 'deprecated'?", "can you tell me what mean"),
         ("what are good practices for writing commit messages?", "what are good practices"),
@@ -78,12 +79,15 @@ def test_a_task_that_wants_its_answer_in_the_chat_says_so(task: str, said: str) 
         "is the build good to go?",
         "should I commit these changes?",
         "what's the rule of thumb we use in docs/STYLE.md for headings?",  # names a file
-        "put the answer in your reply.txt file",  # a file's name, not the reply
+        "save it just in your reply.txt file",  # a file's name, not the reply
         "Read CHANGELOG.md and quote the 2.0 entry in your answer.",
         "Run pytest -q and list the failing tests in your reply",  # not "just" in it
         "run the load test and tell me if we meet our rule of thumb of 200ms p95",
         "what does the deploy script do?",  # asks to read it
         "what does this error in build.log mean?",  # names a file
+        "What does the config key log_level mean",  # not a quote, an acronym or a word
+        "what does max_retries mean in our config?",
+        "what are good practices for commit messages? check our git log for examples",
     ],
 )
 def test_a_task_for_the_workspace_does_not(task: str) -> None:

@@ -77,15 +77,17 @@ def test_lists_identifiers_replace_pairs_and_ranges() -> None:
             "change the line `timeout_ms = 500` so it reads `timeout_ms = 5000`",
             ("timeout_ms = 500", "timeout_ms = 5000"),
         ),
-        ("fix 'teh cat' so that it says 'the cat' in notes.md", ("teh cat", "the cat")),
+        ("fix 'port = 80' so that it says 'port = 8080' in app.ini", ("port = 80", "port = 8080")),
+        ("fix 'teh cat' so that it says 'the cat'", None),  # its key not kept: no line
         ("it still has `import a`; make it `import b`", ("import a", "import b")),
         ('main.py has "x = 1" \u2014 change it to "x = 2"', ("x = 1", "x = 2")),
         ("the readme says `v1`", None),  # no new value
-        ("run `make` so it reads the new config", None),  # no old value
+        ("update `make` so it reads `make -j4`", None),  # one name, not a line
         # a name and what code should do, not a line edited
         ("fix `load_settings` so it reads `settings.toml`", None),
         ("update `loader.py` so it reads `config.yaml` instead", None),
         ("the log says 'permission denied'; make it `chmod +x run.sh` first", None),
+        ("the log says 'permission denied: ./run.sh'; make it `chmod +x run.sh`", None),
     ],
 )
 def test_what_a_task_changes_into_what_is_a_pair_its_values_left_in_the_task(

@@ -49,19 +49,35 @@ _SAYS_SO_ALONE = re.compile(
     r")(?![\w/.-])",
     re.IGNORECASE,
 )
+# A term a question of knowledge asks about: a word, a number or an acronym, not a name
+# from code ("log_level", "maxRetries", "app.cfg") nor one of this, our or the error.
+_TERM_WORD = (
+    r"(?!(?:this|these|that|those|our|my|your|the|its|their)\b)"
+    r"(?:[A-Za-z][a-z'-]*|[A-Z0-9]+|\d+)(?![\w.])"
+)
+_TERM_WORDS = 3
 # A question of knowledge or advice, as a task's first words (after "can you", "could
 # you", "can you tell me", "please"): "explain …", "what's the difference between …",
-# "diff btw …", "is X the same as …", "how do I …", "should I …", "what does X mean",
-# "what does X stand for", "what are good practices for …". Not "why …": "why does the
-# build fail?" asks to look; nor "what does X do?": "what does the deploy script do?"
-# asks to read it.
+# "diff btw …", "is X the same as …", "how do I …", "should I …", "what does X mean" and
+# "what does X stand for" (X a quote or a term of at most _TERM_WORDS words: "what does
+# the config key log_level mean" asks to look), "what are good practices for …". Not "why
+# …": "why does the build fail?" asks to look; nor "what does X do?": "what does the
+# deploy script do?" asks to read it; nor a question the task goes on to ask to look
+# into ("… ? check our git log for examples").
 _KNOWLEDGE = re.compile(
     r"\A\W*(?:(?:can|could|would)\s+you\s+(?:tell\s+me\s+)?|please\s+)?"
-    r"(?:what\s+(?:does|do|is|are)\s+[^?.;]{0,80}?\b(?:mean|stand\s+for)\b|what\s+mean\b"
+    r"(?:what\s+(?:does|do)\s+(?:the\s+(?:word|term|acronym|abbreviation|phrase|expression)\s+)?"
+    rf"(?:{_TERM_WORD}\s+){{0,{_TERM_WORDS}}}(?:mean|stand\s+for)\b|what\s+mean\b"
     r"|what\s+(?:are|is)\s+(?:some\s+)?(?:a\s+)?(?:good|best)\s+practices?\b"
     r"|explain|what'?s\s+the\s+difference|what\s+is\s+the\s+difference"
     r"|diff(?:erence)?\s+(?:btw|between)|is\s+(?:\S+\s+){0,4}?(?:the\s+same|better|worse|bad|good"
     r"|worth)|how\s+(?:do|should|can)\s+i|should\s+i|when\s+should)\b",
+    re.IGNORECASE,
+)
+# A later sentence that asks to look into the workspace ("… check our git log", "run it").
+_LOOK_INTO = re.compile(
+    r"[.?!;]\s+(?:(?:please|pls|then|and|now)\s+)?(?:check|look|run|open|read|search|grep"
+    r"|list|find|fetch|compare)\b",
     re.IGNORECASE,
 )
 # What names the workspace's own repository, code, build or history: "this repo", "our
@@ -87,6 +103,8 @@ def asks_in_chat(task: str) -> str | None:
         text = blanked(text, [said.span()])
     else:
         said = _KNOWLEDGE.match(text)
+        if said is not None and _LOOK_INTO.search(text, said.end()):
+            return None
     if said is None or _names_the_workspace(task, text):
         return None
     return " ".join(said[0].split())  # a quote's blank closed up

@@ -573,7 +573,7 @@ def _changed(text: str) -> tuple[str, str] | None:
     should read as (`_READS_AS`: "… `a = 1` so it reads `a = 2`"). Not a span ("lines
     10 to 20"), a file renamed ("rename notes.txt to report.txt") or a stop word."""
     for reads in _READS_AS.finditer(text):
-        old, new = _group(reads, "old"), _group(reads, "new")
+        old, new = _quoted_side(reads, "old"), _quoted_side(reads, "new")
         if _edited_line(old, new):
             return old, new
     for verb in _CHANGE_VERB.finditer(text):
@@ -600,15 +600,16 @@ def _changed(text: str) -> tuple[str, str] | None:
 
 
 def _edited_line(old: str, new: str) -> bool:
-    """Whether quoted `old` reading as `new` is a line or a phrase edited: words, not one
-    name ("fix `load_settings` so it reads `settings.toml`" says what code should do),
-    and a word of it kept ("`timeout = 5`" → "`timeout = 50`"; not "the log says
-    'permission denied'; make it `chmod +x run.sh`")."""
-    kept = set(_LINE_WORD.findall(old.lower())) & set(_LINE_WORD.findall(new.lower()))
-    return len(old.split()) > 1 and bool(kept)
+    """Whether quoted `old` reading as `new` is a line edited: words, not one name ("fix
+    `load_settings` so it reads `settings.toml`" says what code should do), whose first
+    word, its key, is kept ("`timeout = 5`" → "`timeout = 50`", "`from a import b`" →
+    "`from c import b`"; not "the log says 'permission denied: ./run.sh'; make it
+    `chmod +x run.sh`")."""
+    old_words, new_words = _LINE_WORD.findall(old.lower()), _LINE_WORD.findall(new.lower())
+    return len(old.split()) > 1 and old_words[:1] == new_words[:1] != []
 
 
-def _group(match: re.Match[str], name: str) -> str:
+def _quoted_side(match: re.Match[str], name: str) -> str:
     """The text of whichever of `name`'s quote groups (`_QUOTE`) matched."""
     return next(found for n in "123" if (found := match[f"{name}{n}"]) is not None)
 

@@ -2525,6 +2525,26 @@ def test_a_directory_or_a_list_of_paths_takes_paths_not_quoted_words() -> None:
     assert fill(git, "stage `foo` and `bar`").arguments == {"paths": ["foo", "bar"]}
 
 
+def test_a_list_of_paths_takes_the_paths_the_task_names() -> None:
+    repo = {"type": "string", "description": "A directory inside the repository"}
+    paths = {"type": "array", "items": {"type": "string"}, "description": "Paths to stage"}
+    git = card({"paths": paths, "repo": repo})
+
+    assert fill(git, "stage src/app.py").arguments == {"paths": ["src/app.py"]}
+    assert fill(git, "git add src/app.py and tests/test_app.py").arguments == {
+        "paths": ["src/app.py", "tests/test_app.py"]
+    }
+    # … not the one it calls its repository
+    assert fill(git, "stage src/a.py in the services/api repo").arguments == {
+        "paths": ["src/a.py"],
+        "repo": "services/api",
+    }
+    assert fill(git, "stage everything").arguments == {}
+    # a list not named for paths takes none
+    names = card({"file_types": {"type": "array", "items": {"type": "string"}}})
+    assert fill(names, "look in src/app.py").arguments == {}
+
+
 def test_a_list_named_for_what_files_are_is_no_list_of_paths() -> None:
     words = {"type": "array", "items": {"type": "string"}}
     searched = card({"file_types": words, "folder_names": words})

@@ -1,6 +1,7 @@
 """Step 5 for array parameters: a literal list of the task's, the enum values it names,
 items counted in one list ("five burgers and six wings") and their counts, a span's two
-numbers for a range, a run of numbers or of strings."""
+numbers for a range, a run of numbers or of strings, and for one named for paths the
+task's paths ("stage src/app.py and tests/test_app.py")."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ ITEMS = frozenset({"item", "product", "order", "food", "dish", "good", "ingredi"
 ONE_ITEM = ITEMS - {"order"}  # … the one item a task orders: not for sort_order, order_type
 _PATHS = frozenset(stem(word) for word in PATH_WORDS)  # "paths", "files", "dirs"
 _SPACE = re.compile(r"\s")
+# The words after a path that call it the repository, not one of the paths to work on
+# ("in the services/api repo").
+_REPOSITORY = r"\s+(?:repo|repository|checkout|worktree)s?\b"
 
 
 def array(
@@ -51,10 +55,18 @@ def array(
         return facts.counted.pop(0), "counted items in the task"
     if kind(items) == "string" and not facts.groups and facts.words and required:
         return facts.words.pop(0), "words in the task"
+    return _strings(name, kind(items), task, facts)
+
+
+def _strings(name: str, items: str, task: str, facts: Facts) -> tuple[Any, str]:
+    """A run of strings the task writes as one list ("'Age', 'Income' and 'Sex'"), the
+    one the parameter's name is said just before first; for one named for paths, each
+    a path or a word, else the task's paths but the one it calls its repository."""
     groups = facts.groups
-    if _names_paths(name):  # each a path or a word, not "`git merge` and `git rebase`"
+    for_paths = _names_paths(name)
+    if for_paths:  # each a path or a word, not "`git merge` and `git rebase`"
         groups = [g for g in groups if all(A_PATH.fullmatch(v) or not _SPACE.search(v) for v in g)]
-    if kind(items) == "string" and groups:
+    if items == "string" and groups:
         words = name_words(name)
         group = next((g for g in groups if words & set(facts.before.get(g[0], []))), groups[0])
         facts.groups.remove(group)
@@ -63,7 +75,17 @@ def array(
                 if value in pool:
                     pool.remove(value)
         return group, "list in the task"
+    paths = [path for path in facts.paths if not _called_repository(path, task)]
+    if for_paths and items == "string" and paths:
+        for path in paths:  # "stage src/app.py and tests/test_app.py"
+            facts.paths.remove(path)
+        return paths, "paths in the task"
     return None, ""
+
+
+def _called_repository(path: str, task: str) -> bool:
+    """Whether `task` calls `path` its repository ("the services/api repo")."""
+    return re.search(re.escape(path) + _REPOSITORY, task, re.IGNORECASE) is not None
 
 
 def _names_paths(name: str) -> bool:

@@ -75,11 +75,12 @@ def _strings(name: str, items: str, task: str, facts: Facts) -> tuple[Any, str]:
                 if value in pool:
                     pool.remove(value)
         return group, "list in the task"
-    paths = [path for path in facts.paths if not _called_repository(path, task)]
-    if for_paths and items == "string" and paths:
+    if for_paths and items == "string":
+        paths = [path for path in facts.paths if not _called_repository(path, task)]
         for path in paths:  # "stage src/app.py and tests/test_app.py"
             facts.paths.remove(path)
-        return paths, "paths in the task"
+        if paths:
+            return paths, "paths in the task"
     return None, ""
 
 

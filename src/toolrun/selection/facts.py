@@ -125,18 +125,20 @@ _SPANNED = frozenset(  # "lines 10 to 20": a span, not a change
     | {"chapters", "section", "sections", "item", "items", "step", "steps", "slide", "slides"}
 )
 _MARKED_VALUE = re.compile(r"[\d_./=-]|[a-z][A-Z]")  # 8000, parse_args, v1.0, x=1, camelCase
-# A value and what it should read as, both quoted (backticks too): "change the line
-# `timeout = 5` so it reads `timeout = 50`", "it still has `import a`; make it `import b`".
-_QUOTE = r"(?:`(?P<{0}1>[^`\n]+)`|\"(?P<{0}2>[^\"\n]+)\"|'(?P<{0}3>[^'\n]+)')"
-_READS_AS = re.compile(
+# A value and what it should read as, both quoted (`quotes.QUOTED`, backticks too):
+# "change the line `timeout = 5` so it reads `timeout = 50`", "it still has `import a`;
+# make it `import b`" — the words before the first quote, and those between the two.
+_READS_BEFORE = re.compile(
     r"\b(?:change|fix|edit|update|correct|alter|has|says|reads|contains)\s+"
-    r"(?:(?:the|this|that)\s+(?:line|text|string|value|setting)\s+)?"
-    + _QUOTE.format("old")
-    + r"[\s,;.\u2014\u2013-]*"
-    + r"(?:so\s+(?:that\s+)?it\s+(?:reads|says)|(?:make|change)\s+it(?:\s+to)?)\s+"
-    + _QUOTE.format("new"),
+    r"(?:(?:the|this|that)\s+(?:line|text|string|value|setting)\s+)?\Z",
     re.I,
 )
+_READS_BETWEEN = re.compile(
+    r"[\s,;.\u2014\u2013-]*"
+    r"(?:so\s+(?:that\s+)?it\s+(?:reads|says)|(?:make|change)\s+it(?:\s+to)?)\s+",
+    re.I,
+)
+_BEFORE_READS = 40  # characters before the first quote where its verb is looked for
 _LINE_WORD = re.compile(r"[a-z_][a-z0-9_]*")  # the words of a line edited (`_edited_line`)
 _FIRST_WORD_CHANGED = frozenset({"rename", "swap"})  # "rename tmp to buffer"
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|\u2013|through)\s*(\d+)\b")
@@ -570,12 +572,10 @@ def _changed(text: str) -> tuple[str, str] | None:
     identifier), after a word for a value ("the variable tmp", "from 8000") or, after
     rename and swap, the verb's first word ("rename tmp to buffer"); or two assignments
     whole ("DEBUG = True to DEBUG = False"); or a quoted line and the quoted text it
-    should read as (`_READS_AS`: "… `a = 1` so it reads `a = 2`"). Not a span ("lines
+    should read as (`_read_as`: "… `a = 1` so it reads `a = 2`"). Not a span ("lines
     10 to 20"), a file renamed ("rename notes.txt to report.txt") or a stop word."""
-    for reads in _READS_AS.finditer(text):
-        old, new = _quoted_side(reads, "old"), _quoted_side(reads, "new")
-        if _edited_line(old, new):
-            return old, new
+    if (read_as := _read_as(text)) is not None:
+        return read_as
     for verb in _CHANGE_VERB.finditer(text):
         words = _words_after(text, verb.end())
         verbed = verb[1].lower()
@@ -609,9 +609,18 @@ def _edited_line(old: str, new: str) -> bool:
     return len(old.split()) > 1 and old_words[:1] == new_words[:1] != []
 
 
-def _quoted_side(match: re.Match[str], name: str) -> str:
-    """The text of whichever of `name`'s quote groups (`_QUOTE`) matched."""
-    return next(found for n in "123" if (found := match[f"{name}{n}"]) is not None)
+def _read_as(text: str) -> tuple[str, str] | None:
+    """The first quoted line of `text` and the quoted text it should read as: two quotes
+    one after the other, a word of changing or holding it before the first
+    (`_READS_BEFORE`), "so it reads" or "make it" between them (`_READS_BETWEEN`)."""
+    for first, second in pairwise(QUOTED.finditer(text)):
+        before = text[max(0, first.start() - _BEFORE_READS) : first.start()]
+        between = text[first.end() : second.start()]
+        if _READS_BEFORE.search(before) and _READS_BETWEEN.fullmatch(between):
+            old, new = quote(first, text), quote(second, text)
+            if _edited_line(old, new):
+                return old, new
+    return None
 
 
 def _words_after(text: str, start: int) -> list[str]:

@@ -4,8 +4,8 @@
 2. intents — what it wants done (`steps.intents`, or a model: `model_steps`);
 3. matching — candidates ranked by BM25 over their fields (`lexical`), the task read
    without what it says of when or why (`asides`: "… before I commit", "so I can fix
-   them"; steps 1 and 2 read it so too), each part of a task that asks for several
-   things ranked too, so every part's tool is among them;
+   them"; steps 1 and 2 and step 4's words of the task read it so too), each part of
+   a task that asks for several things ranked too, so every part's tool is among them;
    with an embedding model (`semantic`, `nearness`), over a short list or where words
    leave doubt, the candidates' similarity in meaning to the task is weighed too, and in
    a list of at most MEANING_LIST the built-in tools nearest the task in meaning are
